@@ -1,0 +1,1 @@
+"""The numpy reference transformer: the oracle every problemgen answer is computed from."""
