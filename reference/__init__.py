@@ -1,1 +1,54 @@
-"""The numpy reference transformer: the oracle every problemgen answer is computed from."""
+"""The numpy reference transformer: the oracle every problemgen answer is computed from.
+
+It knows nothing about problems. Everything is plain numpy in float64 (sympy only in
+:mod:`reference.exact` and :mod:`reference.shapes`), row-vector convention (``y = x @ w``),
+boolean masks with ``True`` meaning "may attend", additive masks added to the scaled scores.
+
+Modules: :mod:`~reference.attention` (softmax, scaled dot-product and multi-head attention),
+:mod:`~reference.masks`, :mod:`~reference.layers` (norms, activations, FFN),
+:mod:`~reference.positional` (sinusoidal, RoPE), :mod:`~reference.blocks` (encoder/decoder
+blocks, full forward pass), :mod:`~reference.kvcache` (incremental decoding),
+:mod:`~reference.params` (configs, parameter counts, KV-cache and attention costs),
+:mod:`~reference.exact` (sympy arithmetic) and :mod:`~reference.shapes` (symbolic shapes).
+"""
+
+from reference.attention import (
+    grouped_attention,
+    merge_heads,
+    multi_head_attention,
+    project,
+    repeat_kv,
+    scaled_dot_product_attention,
+    softmax,
+    split_heads,
+)
+from reference.layers import FFN_KINDS, feed_forward, gelu, layer_norm, relu, rms_norm, sigmoid, silu
+from reference.masks import additive_mask, causal_mask, combine_masks, lengths_to_valid, padding_mask
+from reference.positional import rope, rope_angles, sinusoidal_encoding
+
+__all__ = [
+    "FFN_KINDS",
+    "additive_mask",
+    "causal_mask",
+    "combine_masks",
+    "feed_forward",
+    "gelu",
+    "grouped_attention",
+    "layer_norm",
+    "lengths_to_valid",
+    "merge_heads",
+    "multi_head_attention",
+    "padding_mask",
+    "project",
+    "relu",
+    "repeat_kv",
+    "rms_norm",
+    "rope",
+    "rope_angles",
+    "scaled_dot_product_attention",
+    "sigmoid",
+    "silu",
+    "sinusoidal_encoding",
+    "softmax",
+    "split_heads",
+]
