@@ -1,0 +1,58 @@
+"""The problem model: JSON round trips, freezing rules and the value comparison used by self-checks."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from problemgen.core import AnswerPart, Mistake, Problem, to_jsonable, values_match
+
+
+def sample_problem() -> Problem:
+    part = AnswerPart(
+        key="weights",
+        type="matrix",
+        value=[[0.5, 0.5], [0.33, 0.67]],
+        label="the attention weights",
+        atol=0.005,
+        mistakes=(Mistake("no_scaling", [[0.5, 0.5], [0.27, 0.73]], "scale"),),
+    )
+    return Problem("attention.weights", 3, 1, {"L": 2}, "Weights", "attention", {"Q": [[1, 0]]}, (part,), {"S": [[1]]})
+
+
+def test_problem_survives_a_json_round_trip_unchanged():
+    problem = sample_problem()
+    assert Problem.from_dict(json.loads(json.dumps(problem.to_dict()))) == problem
+
+
+def test_variant_id_names_kind_difficulty_seed_and_overrides():
+    assert sample_problem().variant_id == "attention.weights/d1/s3,L=2"
+
+
+def test_to_jsonable_converts_numpy_and_refuses_non_finite_values():
+    assert to_jsonable({"a": np.arange(3), "b": np.float64(1.5), "c": (np.int64(2),)}) == {"a": [0, 1, 2], "b": 1.5, "c": [2]}
+    with pytest.raises(ValueError):
+        to_jsonable([1.0, float("-inf")])
+
+
+def test_matrix_values_match_needs_the_exact_shape_and_every_entry_within_tolerance():
+    part = sample_problem().parts[0]
+    assert values_match(part, [[0.5, 0.5], [0.334, 0.668]])
+    assert not values_match(part, [[0.5, 0.5], [0.34, 0.67]])
+    assert not values_match(part, [[0.5, 0.5, 0.0], [0.33, 0.67, 0.0]])
+    assert not values_match(part, [0.5, 0.5, 0.33, 0.67])
+
+
+def test_numbers_use_absolute_plus_relative_tolerance():
+    part = AnswerPart(key="x", type="number", value=100.0, rtol=0.01, atol=0.0)
+    assert values_match(part, 100.9)
+    assert not values_match(part, 101.1)
+
+
+def test_answer_part_rejects_unknown_types_and_non_identifier_keys():
+    with pytest.raises(ValueError):
+        AnswerPart(key="x", type="vector", value=1)
+    with pytest.raises(ValueError):
+        AnswerPart(key="a b", type="number", value=1)
