@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import math
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -129,7 +128,9 @@ def _filters(fmt: str) -> dict:
 
 def builtin_templates_dir() -> Path:
     """Directory of the templates shipped with the package (works for non-editable installs)."""
-    return Path(str(resources.files("problemgen.templates")))
+    from problemgen.resources import templates_dir
+
+    return templates_dir()
 
 
 @functools.lru_cache(maxsize=16)
