@@ -129,6 +129,15 @@ _ENTRIES = (
      "Self-attention without positions is permutation-equivariant: the outputs move with their tokens."),
     ("permutation_inverted", "the inverse permutation applied to the outputs",
      "Output row i belongs to new input row i: if new row i is old token π(i), so is output row i."),
+    # --- added with the attention/scaling/masks/multihead/shapes generators
+    ("projection_transposed", "projection matrix used in the other convention (W where Wᵀ was meant)",
+     "Row convention: Q = X W_Q with W_Q of shape d_model × d_k. Column convention: q = W_Q x, i.e. Q = X W_Qᵀ."),
+    ("assumed_symmetric_scores", "score(j, i) assumed equal to score(i, j)",
+     "score(i, j) = q_i · k_j uses token i's query and token j's key; swapping the tokens swaps which vector is the query."),
+    ("std_for_variance", "standard deviation and variance of q·k confused (√d_k vs d_k)",
+     "For unit-variance components Var(q·k) = d_k; its square root √d_k is the standard deviation, the number the scores are divided by."),
+    ("concat_wrong_axis", "head outputs stacked along the sequence axis instead of the feature axis",
+     "Concatenate the heads side by side per token: (L, d_v) blocks give (L, h·d_v)."),
 )
 
 CATALOGUE: dict[str, Misconception] = {tag: Misconception(tag, title, hint) for tag, title, hint in _ENTRIES}
