@@ -1,0 +1,104 @@
+"""Readable math in a terminal: turn the text render of a fragment into plain Unicode.
+
+Fragments are written for Markdown and LaTeX (prose plus ``$…$`` math). Rendered with ``fmt="text"``
+the filters already give aligned Unicode matrices and plain shapes; what is left is the inline LaTeX of
+the prose. ``to_unicode`` rewrites the common part of it — ``$`` delimiters dropped, ``d_k`` -> ``dₖ``,
+``\\sqrt{d_k}`` -> ``√dₖ``, ``\\times`` -> ``×``, ``\\infty`` -> ``∞``, ``K^\\top`` -> ``Kᵀ``, Greek
+letters, ``\\frac{a}{b}`` -> ``a/b`` — and leaves anything it does not know readable as it was.
+
+Colour is used only when the output is a terminal and ``NO_COLOR`` is unset (https://no-color.org).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Mapping, TextIO
+
+_SUB = dict(zip("0123456789+-=()aehijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ"))
+_SUP = dict(zip("0123456789+-=()inT", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁱⁿᵀ"))
+
+_SYMBOLS = {
+    "times": "×", "cdot": "·", "infty": "∞", "top": "ᵀ", "intercal": "ᵀ", "le": "≤", "leq": "≤",
+    "ge": "≥", "geq": "≥", "ne": "≠", "neq": "≠", "approx": "≈", "to": "→", "rightarrow": "→",
+    "leftarrow": "←", "in": "∈", "sum": "Σ", "prod": "Π", "pm": "±", "odot": "⊙", "otimes": "⊗",
+    "ldots": "…", "dots": "…", "cdots": "⋯", "mid": "|", "sim": "~", "propto": "∝", "partial": "∂",
+    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε",
+    "theta": "θ", "lambda": "λ", "mu": "μ", "sigma": "σ", "tau": "τ", "phi": "φ", "pi": "π",
+    "omega": "ω", "Phi": "Φ", "Sigma": "Σ", "Delta": "Δ", "log": "log", "exp": "exp", "ln": "ln",
+    "max": "max", "min": "min", "sin": "sin", "cos": "cos", "quad": "  ", "qquad": "    ",
+    "lbrace": "{", "rbrace": "}", "{": "{", "}": "}", "%": "%", "_": "_", "&": "&", "#": "#",
+    "$": "$", ",": " ", ";": " ", ":": " ", "!": "", " ": " ", "left": "", "right": "",
+    "bigl": "", "bigr": "", "Bigl": "", "Bigr": "", "lVert": "‖", "rVert": "‖", "|": "‖",
+}
+_FONTS = ("text", "mathrm", "mathbf", "mathit", "operatorname", "mathsf", "boldsymbol", "mathcal")
+_BLACKBOARD = {"R": "ℝ", "N": "ℕ", "Z": "ℤ"}
+
+_MATH = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$", re.S)
+_ARG = r"\{((?:[^{}]|\{[^{}]*\})*)\}"  # one brace group, one level of nesting inside
+
+
+def to_unicode(text: str) -> str:
+    """Rewrite the ``$…$`` math of rendered text into plain Unicode; prose outside math is kept."""
+    return _MATH.sub(lambda m: math_to_unicode(m.group(1) if m.group(1) is not None else m.group(2)), text)
+
+
+def math_to_unicode(tex: str) -> str:
+    """Unicode for one LaTeX math snippet (best effort, never raises)."""
+    out = re.sub(r"\\begin\{[bp]?matrix\}(.*?)\\end\{[bp]?matrix\}", lambda m: _matrix(m.group(1)), tex, flags=re.S)
+    out = re.sub(r"\\mathbb\{(\w)\}", lambda m: _BLACKBOARD.get(m.group(1), m.group(1)), out)
+    for _ in range(3):  # nested groups: innermost first
+        out = re.sub(rf"\\(?:{'|'.join(_FONTS)})\s*{_ARG}", r"\1", out)
+        out = re.sub(rf"\\frac\s*{_ARG}\s*{_ARG}", lambda m: f"{_group(m.group(1))}/{_group(m.group(2))}", out)
+        out = re.sub(rf"\\sqrt\s*{_ARG}", lambda m: "√" + _group(m.group(1)), out)
+    out = re.sub(r"\\([A-Za-z]+|.)", lambda m: _SYMBOLS.get(m.group(1), m.group(1)), out)
+    out = re.sub(r"\^\s*(\{[^{}]*\}|\S)", lambda m: _script(m.group(1), _SUP, "^"), out)
+    out = re.sub(r"_\s*(\{[^{}]*\}|[A-Za-z0-9]+)", lambda m: _script(m.group(1), _SUB, "_"), out)
+    out = out.replace("{", "").replace("}", "")
+    return re.sub(r"[ \t]{2,}", " ", out).strip() if "\n" not in out else out
+
+
+def _group(text: str) -> str:
+    """Parenthesise a fraction/root argument only when it has more than one term."""
+    text = text.strip()
+    return f"({text})" if re.search(r"[\s+\-−*/]", text) and not text.startswith("(") else text
+
+
+def _script(body: str, table: dict[str, str], marker: str) -> str:
+    """Unicode sub/superscript when every character has one; else keep ``d_model`` style."""
+    body = body[1:-1] if body.startswith("{") else body
+    body = body.replace("ᵀ", "T")
+    if body and all(c in table for c in body):
+        return "".join(table[c] for c in body)
+    if marker == "^" and body in ("ᵀ", "T"):
+        return "ᵀ"
+    return f"{marker}{body}" if len(body) == 1 or body.isalnum() else f"{marker}({body})"
+
+
+def _matrix(body: str) -> str:
+    """A hand-written bmatrix as an aligned block (the ``matrix`` filter already does this)."""
+    rows = [[math_to_unicode(cell) for cell in row.split("&")] for row in re.split(r"\\\\", body) if row.strip()]
+    widths = [max(len(r[j]) for r in rows if j < len(r)) for j in range(max(len(r) for r in rows))]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in rows]
+    return "[ " + " ; ".join(lines) + " ]" if len(lines) == 1 else "\n" + "\n".join(f"  │ {l} │" for l in lines) + "\n"
+
+
+# ------------------------------------------------------------------------------------------ colour
+
+_STYLES = {"good": "32", "bad": "31", "warn": "33", "dim": "2", "bold": "1", "accent": "36"}
+
+
+def use_colour(stream: TextIO, env: Mapping[str, str] | None = None) -> bool:
+    """Colour only on a real terminal, and never when NO_COLOR is set (non-empty) or TERM=dumb."""
+    env = os.environ if env is None else env
+    if env.get("NO_COLOR") or env.get("TERM") == "dumb":
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def style(text: str, role: str, colour: bool) -> str:
+    """Wrap ``text`` in the ANSI code of ``role`` when ``colour`` is on; plain text otherwise."""
+    if not colour or role not in _STYLES:
+        return text
+    return f"\x1b[{_STYLES[role]}m{text}\x1b[0m"
