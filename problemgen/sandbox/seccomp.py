@@ -1,0 +1,195 @@
+"""A seccomp-BPF system-call filter for the sandboxed child, assembled by hand and loaded via ctypes.
+
+Why a deny-list and not an allow-list: CPython, numpy and OpenBLAS use a long and version-dependent
+list of system calls (futex, mmap, sched_*, ...). Listing them all would break honest code on the
+next glibc; listing what a grader must never allow is short and stable:
+
+* new processes: ``fork``/``vfork``, ``clone`` without ``CLONE_THREAD`` (threads stay allowed so
+  BLAS can use its thread pool); ``clone3`` answers ENOSYS so glibc falls back to ``clone``,
+  whose flags we *can* inspect;
+* program execution: ``execve``/``execveat``;
+* network: every ``socket()`` (the child needs none; its pipes are inherited);
+* writing files: ``open``/``openat`` with a write, create, truncate or append flag, ``creat``,
+  ``openat2`` (ENOSYS, glibc falls back), and the calls that change the file system tree;
+* other processes: ``kill``/``tgkill``/``rt_sigqueueinfo`` aimed at any pid but the child's own,
+  ``ptrace``, ``process_vm_*``, pidfd signalling;
+* kernel attack surface a numpy exercise never needs (io_uring, bpf, namespaces, mounts, keys...).
+
+Denied calls fail with EPERM (ENOSYS where a fallback exists) instead of killing the process, so a
+student sees a Python ``PermissionError`` naming the operation rather than a silent death.
+Only x86-64 is supported; elsewhere ``available()`` is False and the level stays below "seccomp".
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import platform
+import struct
+
+AUDIT_ARCH_X86_64 = 0xC000003E
+_X32_SYSCALL_BIT = 0x40000000
+
+# BPF opcodes (linux/filter.h).
+_LD_W_ABS = 0x20
+_JEQ_K = 0x15
+_JSET_K = 0x45
+_JGE_K = 0x35
+_RET_K = 0x06
+
+RET_KILL_PROCESS = 0x80000000
+RET_ALLOW = 0x7FFF0000
+RET_ERRNO = 0x00050000
+DENY = RET_ERRNO | errno.EPERM
+NOSYS = RET_ERRNO | errno.ENOSYS
+
+# Offsets in struct seccomp_data (little-endian: low word of args[i] at 16 + 8 i).
+_NR, _ARCH = 0, 4
+
+
+def _arg_low(i: int) -> int:
+    return 16 + 8 * i
+
+
+# x86-64 system call numbers (asm/unistd_64.h).
+NR = {
+    "open": 2, "socket": 41, "clone": 56, "fork": 57, "vfork": 58, "execve": 59, "kill": 62,
+    "truncate": 76, "rename": 82, "mkdir": 83, "rmdir": 84, "creat": 85, "link": 86, "unlink": 87,
+    "symlink": 88, "chmod": 90, "fchmod": 91, "chown": 92, "fchown": 93, "lchown": 94,
+    "ptrace": 101, "syslog": 103, "rt_sigqueueinfo": 129, "mknod": 133, "personality": 135,
+    "vhangup": 153, "pivot_root": 155, "chroot": 161, "acct": 163, "settimeofday": 164,
+    "mount": 165, "umount2": 166, "swapon": 167, "swapoff": 168, "reboot": 169,
+    "sethostname": 170, "setdomainname": 171, "iopl": 172, "ioperm": 173, "init_module": 175,
+    "delete_module": 176, "quotactl": 179, "tkill": 200, "lookup_dcookie": 212,
+    "clock_settime": 227, "tgkill": 234, "kexec_load": 246, "add_key": 248, "request_key": 249,
+    "keyctl": 250, "openat": 257, "mkdirat": 258, "mknodat": 259, "fchownat": 260,
+    "unlinkat": 263, "renameat": 264, "linkat": 265, "symlinkat": 266, "fchmodat": 268,
+    "unshare": 272, "rt_tgsigqueueinfo": 297, "perf_event_open": 298, "name_to_handle_at": 303,
+    "open_by_handle_at": 304, "setns": 308, "process_vm_readv": 310, "process_vm_writev": 311,
+    "kcmp": 312, "finit_module": 313, "renameat2": 316, "kexec_file_load": 320, "bpf": 321,
+    "execveat": 322, "userfaultfd": 323, "pidfd_send_signal": 424, "io_uring_setup": 425,
+    "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428, "move_mount": 429,
+    "fsopen": 430, "fsmount": 432, "fspick": 433, "pidfd_open": 434, "clone3": 435,
+    "openat2": 437, "pidfd_getfd": 438, "process_madvise": 440, "mount_setattr": 442,
+    "fchmodat2": 452,
+}  # fmt: skip
+
+ALWAYS_DENIED = (
+    "fork", "vfork", "execve", "execveat", "socket", "creat", "truncate", "rename", "renameat",
+    "renameat2", "mkdir", "mkdirat", "rmdir", "link", "linkat", "symlink", "symlinkat", "unlink",
+    "unlinkat", "chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown",
+    "fchownat", "mknod", "mknodat", "ptrace", "process_vm_readv", "process_vm_writev", "kcmp",
+    "pidfd_send_signal", "pidfd_open", "pidfd_getfd", "process_madvise", "tkill", "io_uring_setup",
+    "io_uring_enter", "io_uring_register", "unshare", "setns", "mount", "umount2", "pivot_root",
+    "chroot", "open_tree", "move_mount", "fsopen", "fsmount", "fspick", "mount_setattr", "bpf",
+    "perf_event_open", "userfaultfd", "keyctl", "add_key", "request_key", "syslog", "personality",
+    "vhangup", "acct", "settimeofday", "clock_settime", "swapon", "swapoff", "reboot",
+    "sethostname", "setdomainname", "iopl", "ioperm", "init_module", "finit_module",
+    "delete_module", "kexec_load", "kexec_file_load", "quotactl", "lookup_dcookie",
+    "name_to_handle_at", "open_by_handle_at",
+)  # fmt: skip
+
+# open(2) flags that create, write or truncate: O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND.
+WRITE_FLAGS = 0o1 | 0o2 | 0o100 | 0o1000 | 0o2000
+CLONE_THREAD = 0x00010000
+# Namespace flags are refused even on threads.
+CLONE_NAMESPACES = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000 | 0x00000080  # fmt: skip
+
+
+def _insn(code: int, jt: int, jf: int, k: int) -> bytes:
+    return struct.pack("<HBBI", code, jt, jf, k)
+
+
+def _ret(value: int) -> list[bytes]:
+    return [_insn(_RET_K, 0, 0, value)]
+
+
+def _deny_if_flags(arg: int, mask: int) -> list[bytes]:
+    """Block for a syscall allowed unless ``args[arg] & mask``."""
+    return [
+        _insn(_LD_W_ABS, 0, 0, _arg_low(arg)),
+        _insn(_JSET_K, 0, 1, mask),
+        *_ret(DENY),
+        *_ret(RET_ALLOW),
+    ]
+
+
+def _allow_if_equal(arg: int, value: int) -> list[bytes]:
+    """Block for a syscall allowed only when the low word of ``args[arg]`` equals ``value``."""
+    return [
+        _insn(_LD_W_ABS, 0, 0, _arg_low(arg)),
+        _insn(_JEQ_K, 0, 1, value & 0xFFFFFFFF),
+        *_ret(RET_ALLOW),
+        *_ret(DENY),
+    ]
+
+
+def _clone_block() -> list[bytes]:
+    """clone(flags, ...): threads only, and no namespace tricks."""
+    return [
+        _insn(_LD_W_ABS, 0, 0, _arg_low(0)),
+        _insn(_JSET_K, 2, 0, CLONE_NAMESPACES),  # namespaces -> deny
+        _insn(_JSET_K, 0, 1, CLONE_THREAD),  # a thread -> allow
+        *_ret(RET_ALLOW),
+        *_ret(DENY),
+    ]
+
+
+def build_filter(own_pid: int) -> bytes:
+    """Assemble the program; ``own_pid`` is the only target the child may signal."""
+    rules: list[tuple[str, list[bytes]]] = [(name, _ret(DENY)) for name in ALWAYS_DENIED]
+    rules += [
+        ("clone", _clone_block()),
+        ("clone3", _ret(NOSYS)),
+        ("openat2", _ret(NOSYS)),
+        ("open", _deny_if_flags(1, WRITE_FLAGS)),
+        ("openat", _deny_if_flags(2, WRITE_FLAGS)),
+        ("kill", _allow_if_equal(0, own_pid)),
+        ("tgkill", _allow_if_equal(0, own_pid)),
+        ("rt_sigqueueinfo", _allow_if_equal(0, own_pid)),
+        ("rt_tgsigqueueinfo", _allow_if_equal(0, own_pid)),
+    ]
+    program = [
+        _insn(_LD_W_ABS, 0, 0, _ARCH),
+        _insn(_JEQ_K, 1, 0, AUDIT_ARCH_X86_64),
+        *_ret(RET_KILL_PROCESS),
+        _insn(_LD_W_ABS, 0, 0, _NR),
+        _insn(_JGE_K, 0, 1, _X32_SYSCALL_BIT),  # x32 ABI numbers alias the same calls
+        *_ret(DENY),
+    ]
+    for name, block in rules:
+        # Every block ends in a return, so the accumulator still holds the syscall number here.
+        program.append(_insn(_JEQ_K, 0, len(block), NR[name]))
+        program.extend(block)
+    program.extend(_ret(RET_ALLOW))
+    return b"".join(program)
+
+
+def available() -> bool:
+    return platform.system() == "Linux" and platform.machine() in ("x86_64", "AMD64")
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+_PR_SET_NO_NEW_PRIVS = 38
+_NR_SECCOMP = 317
+_SECCOMP_SET_MODE_FILTER = 1
+_SECCOMP_FILTER_FLAG_TSYNC = 1
+
+
+def install(own_pid: int | None = None) -> None:
+    """Load the filter into the calling process (irreversible). Raises OSError on failure."""
+    if not available():
+        raise OSError(errno.ENOSYS, "seccomp filter is only built for x86-64 Linux")
+    libc = ctypes.CDLL(None, use_errno=True)
+    program = build_filter(os.getpid() if own_pid is None else own_pid)
+    buffer = ctypes.create_string_buffer(program, len(program))
+    fprog = _SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+    flags = _SECCOMP_FILTER_FLAG_TSYNC
+    if libc.syscall(_NR_SECCOMP, _SECCOMP_SET_MODE_FILTER, flags, ctypes.byref(fprog)) != 0:
+        raise OSError(ctypes.get_errno(), "seccomp(SECCOMP_SET_MODE_FILTER) failed")

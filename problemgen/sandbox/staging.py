@@ -1,0 +1,131 @@
+"""Copy a submission into a private directory that holds nothing but its own ``.py`` sources.
+
+Why so strict: Python runs code it finds next to the program (``sitecustomize.py``, ``.pth`` files,
+a module named ``numpy.py`` that shadows the real one, stale ``.pyc`` files that do not match their
+source, ``conftest.py`` for pytest users). The child imports only from this directory, so whatever
+is not copied here cannot run.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+MAX_FILE_BYTES = 256 * 1024
+MAX_TOTAL_BYTES = 1024 * 1024
+MAX_FILES = 32
+FORBIDDEN_FILES = {"conftest.py", "sitecustomize.py", "usercustomize.py", "__init__.py", "__main__.py"}
+FORBIDDEN_SUFFIXES = (".pyc", ".pyo", ".pth", ".so", ".pyd", ".dylib", ".dll")
+# Importable names a submission's modules may not take over.
+RESERVED = set(sys.stdlib_module_names) | {
+    "numpy", "sympy", "mpmath", "scipy", "torch", "problemgen", "reference", "pytest",
+    "hypothesis", "click", "jinja2", "site", "typing_extensions", "_distutils_hack", "setuptools", "pip",
+}  # fmt: skip
+
+
+class RejectedSubmission(ValueError):
+    """The file set itself is not acceptable; the message says which file and why."""
+
+
+@dataclass(frozen=True)
+class StagedSubmission:
+    """A private directory ready for the child; remove it with :meth:`cleanup`."""
+
+    directory: str
+    entry: str  # file name of the module whose functions are called
+    files: tuple[str, ...]
+    sources: dict  # file name -> source text (for the static checks run by the grader)
+
+    def cleanup(self) -> None:
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def collect(path: str | os.PathLike, entry_names: tuple[str, ...] = ()) -> tuple[dict[str, str], str]:
+    """Read and validate the sources of a submission (one ``.py`` file or a flat directory).
+
+    Returns (file name -> source, entry file name). Raises RejectedSubmission with a clear reason.
+    Only ``.py`` files are taken from a directory; other harmless files (notes, data) are ignored,
+    sub-directories are never entered, symbolic links are refused.
+    """
+    path = Path(path)
+    if path.is_symlink():
+        raise RejectedSubmission(f"{path.name}: symbolic links are not accepted")
+    if path.is_file():
+        if path.suffix != ".py":
+            raise RejectedSubmission(f"{path.name}: a submission must be a .py file or a directory")
+        try:
+            name = _module_file_name(path.name)
+        except RejectedSubmission:
+            name = "submission.py"  # a lone file's own name does not matter; do not reject it for that
+        return {name: _read(path)}, name
+    if not path.is_dir():
+        raise RejectedSubmission(f"{path}: no such file or directory")
+    sources: dict[str, str] = {}
+    for item in sorted(path.iterdir()):
+        if item.name.endswith(FORBIDDEN_SUFFIXES):
+            raise RejectedSubmission(f"{item.name}: compiled or path-configuration files are not accepted")
+        if item.suffix != ".py" or item.is_dir():
+            continue
+        if item.is_symlink():
+            raise RejectedSubmission(f"{item.name}: symbolic links are not accepted")
+        sources[_module_file_name(item.name)] = _read(item)
+    if not sources:
+        raise RejectedSubmission(f"{path.name}: the directory holds no .py file")
+    if len(sources) > MAX_FILES:
+        raise RejectedSubmission(f"{path.name}: more than {MAX_FILES} .py files")
+    if sum(len(s) for s in sources.values()) > MAX_TOTAL_BYTES:
+        raise RejectedSubmission(f"{path.name}: the sources exceed {MAX_TOTAL_BYTES} bytes in total")
+    return sources, _entry(sources, entry_names, path.name)
+
+
+def _module_file_name(name: str) -> str:
+    stem = name[:-3]
+    if name in FORBIDDEN_FILES:
+        raise RejectedSubmission(f"{name}: this file name is not accepted in a submission")
+    if not stem.isidentifier() or not stem.isascii():
+        raise RejectedSubmission(f"{name}: not an importable module name (use letters, digits, _)")
+    if stem in RESERVED or stem.split(".")[0] in RESERVED:
+        raise RejectedSubmission(f"{name}: the name shadows the installed module {stem!r}; rename the file")
+    return name
+
+
+def _read(path: Path) -> str:
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise RejectedSubmission(f"{path.name}: larger than {MAX_FILE_BYTES} bytes")
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RejectedSubmission(f"{path.name}: not UTF-8 text (byte {exc.start})") from exc
+
+
+def _entry(sources: dict[str, str], entry_names: tuple[str, ...], where: str) -> str:
+    for name in (*entry_names, "submission.py", "solution.py"):
+        if name in sources:
+            return name
+    if len(sources) == 1:
+        return next(iter(sources))
+    wanted = ", ".join((*entry_names, "submission.py"))
+    raise RejectedSubmission(f"{where}: several .py files and none is named {wanted}")
+
+
+def stage(sources: dict[str, str], entry: str) -> StagedSubmission:
+    """Write the sources into a fresh private directory, read-only, readable by the child."""
+    directory = tempfile.mkdtemp(prefix="problemgen-sub-")
+    try:
+        for name, text in sorted(sources.items()):
+            target = os.path.join(directory, name)
+            with open(target, "x", encoding="utf-8") as handle:
+                handle.write(text)
+            os.chmod(target, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+        # The child may run as 'nobody': it must be able to list and read, never write.
+        os.chmod(directory, 0o755)
+    except OSError:
+        shutil.rmtree(directory, ignore_errors=True)
+        raise
+    return StagedSubmission(directory, entry, tuple(sorted(sources)), dict(sources))
