@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
-from problemgen.core import Problem, ProblemgenError
+from problemgen.core import AnswerPart, Problem, ProblemgenError
 
 FORMATS = ("md", "tex", "text")
 
@@ -116,6 +117,7 @@ def _filters(fmt: str) -> dict:
             "sym": str,
             "num": format_number,
             "mask": lambda m, rep="bool", digits=4: matrix_text(mask_values(m, rep), digits),
+            "heatmap": heatmap_text,
         }
     return {
         "matrix": matrix_latex,
@@ -123,6 +125,7 @@ def _filters(fmt: str) -> dict:
         "sym": symbol_latex,
         "num": format_number,
         "mask": lambda m, rep="bool", digits=4: matrix_latex(mask_values(m, rep), digits),
+        "heatmap": heatmap_md if fmt == "md" else heatmap_tex,
     }
 
 
@@ -183,3 +186,269 @@ def render_problem(problem: Problem, fmt: str = "md", *, solution: bool = False,
         heading = {"md": "**Solution.**", "tex": r"\paragraph{Solution.}", "text": "Solution:"}[fmt]
         text += f"\n{heading}\n\n" + render_block(problem, "solution", fmt, user_dir)
     return text
+
+
+# --------------------------------------------------------------------------------------------------
+# Heatmaps: attention weights drawn as shaded cells (LaTeX colortbl), shade glyphs (Markdown, text).
+# --------------------------------------------------------------------------------------------------
+
+SHADES = "·░▒▓█"
+"""Five shade glyphs, lightest first; a Markdown or terminal heatmap cell shows one next to its value."""
+
+
+def _unit_intensities(rows: list[list[Any]]) -> list[list[float]]:
+    """Map entries to [0, 1]: weights (already in [0, 1]) as they are, other matrices by min–max."""
+    flat = [float(x) for row in rows for x in row]
+    low, high = min(flat), max(flat)
+    if 0.0 <= low and high <= 1.0:
+        return [[float(x) for x in row] for row in rows]
+    span = (high - low) or 1.0
+    return [[(float(x) - low) / span for x in row] for row in rows]
+
+
+def _shade(intensity: float) -> str:
+    return SHADES[min(len(SHADES) - 1, int(intensity * len(SHADES)))]
+
+
+def shade_legend() -> str:
+    """Which glyph stands for which range of a heatmap cell (for Markdown and the terminal)."""
+    step = 1 / len(SHADES)
+    ranges = [f"{g} {i * step:.1f}–{(i + 1) * step:.1f}" for i, g in enumerate(SHADES)]
+    return ", ".join(ranges)
+
+
+def heatmap_md(value: Any, digits: int = 2) -> str:
+    """A GitHub-flavoured Markdown table: rows are queries, columns keys, each cell a shade and its value."""
+    rows = _rows(value)
+    heat = _unit_intensities(rows)
+    header = "| query \\ key | " + " | ".join(str(j + 1) for j in range(len(rows[0]))) + " |"
+    rule = "|---|" + "---:|" * len(rows[0])
+    body = [
+        f"| {i + 1} | " + " | ".join(f"{_shade(h)} {format_number(x, digits)}" for x, h in zip(row, hrow)) + " |"
+        for i, (row, hrow) in enumerate(zip(rows, heat))
+    ]
+    return "\n".join([header, rule, *body, "", f"Shading: {shade_legend()}"]) + "\n"
+
+
+def heatmap_tex(value: Any, digits: int = 2) -> str:
+    r"""A tabular of ``\cellcolor``-shaded cells (needs ``\usepackage[table]{xcolor}``); dark cells get white text."""
+    rows = _rows(value)
+    heat = _unit_intensities(rows)
+    cols = len(rows[0])
+    lines = [
+        rf"\begin{{tabular}}{{r|*{{{cols}}}{{c}}}}",
+        r"\multicolumn{1}{r}{\footnotesize query\,\textbackslash\,key} & "
+        + " & ".join(str(j + 1) for j in range(cols)) + r" \\ \hline",
+    ]
+    for i, (row, hrow) in enumerate(zip(rows, heat)):
+        cells = []
+        for x, h in zip(row, hrow):
+            percent = round(70 * h)
+            text = format_number(x, digits)
+            text = rf"\textcolor{{white}}{{{text}}}" if percent >= 45 else text
+            cells.append(rf"\cellcolor{{blue!{percent}}}{text}")
+        lines.append(f"{i + 1} & " + " & ".join(cells) + r" \\")
+    lines.append(r"\end{tabular}")
+    return "\n".join(lines) + "\n"
+
+
+def heatmap_text(value: Any, digits: int = 2) -> str:
+    """The terminal version: one row per query, each cell a shade glyph and the value."""
+    rows = _rows(value)
+    heat = _unit_intensities(rows)
+    cells = [[f"{_shade(h)} {format_number(x, digits)}" for x, h in zip(row, hrow)] for row, hrow in zip(rows, heat)]
+    width = max(len(c) for row in cells for c in row)
+    return "\n".join("  " + "  ".join(c.ljust(width) for c in row) for row in cells) + "\n"
+
+
+# --------------------------------------------------------------------------------------------------
+# Escaping plain text (titles, labels, student ids) — math segments ($…$) pass through untouched.
+# --------------------------------------------------------------------------------------------------
+
+_TEX_SPECIALS = {
+    "\\": r"\textbackslash{}",
+    "{": r"\{",
+    "}": r"\}",
+    "$": r"\$",
+    "&": r"\&",
+    "#": r"\#",
+    "^": r"\^{}",
+    "_": r"\_",
+    "%": r"\%",
+    "~": r"\textasciitilde{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
+}
+_MD_SPECIALS = set("\\`*_[]<>#|")
+_MATH = re.compile(r"(\$\$.+?\$\$|\$[^$\n]+?\$)", re.S)
+
+
+def tex_escape(text: Any) -> str:
+    """Escape every LaTeX-special character: for text that must print literally (ids, file names)."""
+    return "".join(_TEX_SPECIALS.get(c, c) for c in str(text))
+
+
+def _outside_math(text: str, escape) -> str:
+    parts = _MATH.split(str(text))
+    return "".join(part if i % 2 else escape(part) for i, part in enumerate(parts))
+
+
+def tex_text(text: Any) -> str:
+    """Escape prose for LaTeX but keep ``$…$`` math, so a title may say "Scaling by $\\sqrt{d_k}$"."""
+    return _outside_math(str(text), tex_escape)
+
+
+def md_text(text: Any) -> str:
+    """Escape Markdown emphasis and markup characters in prose, keeping ``$…$`` math intact."""
+    return _outside_math(str(text), lambda s: "".join("\\" + c if c in _MD_SPECIALS else c for c in s))
+
+
+TEX_UNICODE = {
+    "−": r"\ensuremath{-}", "×": r"\ensuremath{\times}", "√": r"\ensuremath{\surd}",
+    "∞": r"\ensuremath{\infty}", "…": r"\ldots{}", "·": r"\ensuremath{\cdot}", "≈": r"\ensuremath{\approx}",
+    "≤": r"\ensuremath{\le}", "≥": r"\ensuremath{\ge}", "≠": r"\ensuremath{\neq}", "→": r"\ensuremath{\to}",
+    "←": r"\ensuremath{\leftarrow}", "±": r"\ensuremath{\pm}", "′": r"\ensuremath{'}", "ᵀ": r"\ensuremath{^{\top}}",
+    "⊙": r"\ensuremath{\odot}", "⊗": r"\ensuremath{\otimes}", "∈": r"\ensuremath{\in}", "∑": r"\ensuremath{\sum}",
+    "Σ": r"\ensuremath{\Sigma}", "Φ": r"\ensuremath{\Phi}", "α": r"\ensuremath{\alpha}", "β": r"\ensuremath{\beta}",
+    "γ": r"\ensuremath{\gamma}", "δ": r"\ensuremath{\delta}", "ε": r"\ensuremath{\varepsilon}",
+    "θ": r"\ensuremath{\theta}", "λ": r"\ensuremath{\lambda}", "μ": r"\ensuremath{\mu}", "π": r"\ensuremath{\pi}",
+    "σ": r"\ensuremath{\sigma}", "τ": r"\ensuremath{\tau}", "φ": r"\ensuremath{\varphi}", "ω": r"\ensuremath{\omega}",
+    "ℝ": r"\ensuremath{\mathbb{R}}", "⁰": r"\ensuremath{^{0}}", "¹": r"\ensuremath{^{1}}", "²": r"\ensuremath{^{2}}",
+    "³": r"\ensuremath{^{3}}", "⁴": r"\ensuremath{^{4}}", "⁵": r"\ensuremath{^{5}}", "⁶": r"\ensuremath{^{6}}",
+    "⁷": r"\ensuremath{^{7}}", "⁸": r"\ensuremath{^{8}}", "⁹": r"\ensuremath{^{9}}", "⁻": r"\ensuremath{^{-}}",
+    "ₖ": r"\ensuremath{_{k}}", "∘": r"\ensuremath{\circ}", "⌈": r"\ensuremath{\lceil}", "⌉": r"\ensuremath{\rceil}",
+    "⌊": r"\ensuremath{\lfloor}", "⌋": r"\ensuremath{\rfloor}", "✓": r"\ensuremath{\checkmark}",
+}
+"""Unicode that prose may contain, declared in the LaTeX preamble so pdflatex (no unicode-math) prints it."""
+
+
+def tex_unicode_declarations() -> str:
+    """``\\DeclareUnicodeCharacter`` lines for TEX_UNICODE, sorted for stable output."""
+    return "\n".join(
+        rf"\DeclareUnicodeCharacter{{{ord(c):04X}}}{{{TEX_UNICODE[c]}}}" for c in sorted(TEX_UNICODE)
+    ) + "\n"
+
+
+# --------------------------------------------------------------------------------------------------
+# Answers in the key: the value a part expects, shown by type, with its tolerance.
+# --------------------------------------------------------------------------------------------------
+
+
+def answer_digits(part: AnswerPart) -> int:
+    """Decimals worth showing for a part: one more than its absolute tolerance resolves (4 by default)."""
+    if part.atol > 0:
+        return max(1, min(8, math.ceil(-math.log10(part.atol)) + 1))
+    return 4
+
+
+def tolerance_text(part: AnswerPart) -> str:
+    """How close an answer must be, in words ("within ±0.005", "exact")."""
+    if part.type not in ("number", "matrix", "expression"):
+        return "exact"
+    bounds = []
+    if part.atol > 0:
+        bounds.append(f"±{format_number(part.atol, 8)}")
+    if part.rtol > 0:
+        bounds.append(f"±{format_number(part.rtol * 100, 6)}% of the value")
+    return "within " + " plus ".join(bounds) if bounds else "exact"
+
+
+def is_heatmap(part: AnswerPart) -> bool:
+    """Whether the key draws this matrix part as a heatmap: ``spec["heatmap"]`` or the ``weights`` key."""
+    if part.type != "matrix" or not isinstance(part.value, list) or not part.value:
+        return False
+    return bool(part.spec.get("heatmap", part.key == "weights"))
+
+
+def _display_math(latex: str, fmt: str) -> str:
+    return f"$$\n{latex}\n$$" if fmt == "md" else f"\\[\n{latex}\n\\]"
+
+
+def _code(text: str, fmt: str) -> str:
+    return f"`{text}`" if fmt == "md" else rf"\texttt{{{tex_escape(text)}}}"
+
+
+def _prose(text: Any, fmt: str) -> str:
+    return md_text(text) if fmt == "md" else tex_text(text)
+
+
+def answer_display(part: AnswerPart, fmt: str) -> str:
+    """The expected answer of one part as Markdown or LaTeX (display math for matrices)."""
+    digits = answer_digits(part)
+    value = part.value
+    if part.type == "matrix":
+        return _display_math(matrix_latex(value, digits), fmt)
+    if part.type == "mask":
+        rep = part.spec.get("representation", "bool")
+        return _display_math(matrix_latex(mask_values(value, rep), digits), fmt)
+    if part.type == "number":
+        exact = f" (exactly {_code(part.exact, fmt)})" if part.exact else ""
+        return f"${format_number(value, digits)}$" + exact
+    if part.type == "integer":
+        return f"${value}$"
+    if part.type == "expression":
+        decimal = part.spec.get("decimal")
+        approx = f" $\\approx {format_number(decimal, digits)}$" if decimal is not None else ""
+        return _code(str(value), fmt) + approx
+    if part.type == "shape":
+        dims = part.spec.get("dims", {})
+        numeric = f" $= {shape_latex([dims.get(d, d) for d in value])}$" if dims else ""
+        return f"${shape_latex(value)}$" + numeric
+    if part.type == "choice":
+        options = {o["id"]: o for o in part.spec.get("options", [])}
+        return "; ".join(
+            f"({cid}) " + _prose(options[cid]["text"], fmt) if cid in options else f"({cid})" for cid in value
+        )
+    if part.type == "term":
+        others = f" (also accepted: {', '.join(_code(v, fmt) for v in value[1:])})" if len(value) > 1 else ""
+        return _code(str(value[0]), fmt) + others
+    return _code(str(value), fmt)
+
+
+# --------------------------------------------------------------------------------------------------
+# Document wrappers: templates/documents/<name>.<fmt>.j2
+# --------------------------------------------------------------------------------------------------
+
+TEX_DELIMITERS = {
+    "block_start_string": "((*", "block_end_string": "*))",
+    "variable_start_string": "(((", "variable_end_string": ")))",
+    "comment_start_string": "((=", "comment_end_string": "=))",
+}
+"""LaTeX wrappers use these so ``{``, ``}`` and ``{#`` of TeX never clash with jinja."""
+
+
+@functools.lru_cache(maxsize=16)
+def document_environment(fmt: str, user_dir: str | None = None) -> jinja2.Environment:
+    """Jinja environment for whole documents; ``tex`` uses the ``((* *))`` family of delimiters."""
+    if fmt not in ("md", "tex"):
+        raise ProblemgenError(f"documents are rendered as md or tex, not {fmt!r}")
+    search = [user_dir] if user_dir else []
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader([*search, str(builtin_templates_dir())]),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        **(TEX_DELIMITERS if fmt == "tex" else {}),
+    )
+    env.filters.update(_filters(fmt))
+    env.filters.update(
+        {"tex": tex_text, "tex_literal": tex_escape, "md": md_text, "num": format_number}
+    )
+    env.globals.update({"fmt": fmt, "tex_unicode_declarations": tex_unicode_declarations, "shade_legend": shade_legend})
+    return env
+
+
+def render_document(name: str, fmt: str, context: dict, user_dir: str | None = None) -> str:
+    """Render ``documents/<name>.<fmt>.j2`` with ``context``; a missing template is a clear error."""
+    env = document_environment(fmt, user_dir)
+    try:
+        template = env.get_template(f"documents/{name}.{fmt}.j2")
+    except jinja2.TemplateNotFound as exc:
+        raise ProblemgenError(f"no document template {exc.name!r}") from exc
+    try:
+        return re.sub(r"\n{3,}", "\n\n", template.render(context))
+    except jinja2.UndefinedError as exc:
+        raise ProblemgenError(f"template documents/{name}.{fmt}.j2: {exc.message}") from exc

@@ -1,0 +1,109 @@
+"""``problemgen worksheet`` and ``problemgen bank``: option parsing only; the work is in the library."""
+
+from __future__ import annotations
+
+import click
+
+from problemgen import banks, worksheet
+
+
+@click.command("worksheet")
+@click.argument("bank")
+@click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Output directory.")
+@click.option("--seed", type=click.IntRange(min=0), help="Worksheet seed (default: the bank's seed).")
+@click.option("--format", "formats", default="md", show_default=True, help="Comma-separated: md, tex, pdf.")
+@click.option("--roster", type=click.Path(dir_okay=False), help="CSV with an id/student_id/student column.")
+@click.option("--secret-env", metavar="VAR", help="Environment variable holding the class secret (with --roster).")
+@click.option("--templates", type=click.Path(file_okay=False), help="Directory of templates overriding the built-in ones.")
+@click.option("--force", is_flag=True, help="Write into a non-empty directory (same-named files are replaced).")
+def worksheet_command(bank, out_dir, seed, formats, roster, secret_env, templates, force):
+    """Turn a question BANK into a worksheet, answer key, answer sheets and variant.json.
+
+    BANK is a TOML file or the name of a shipped bank (see `problemgen bank list`). With --roster,
+    every student gets a sub-directory with a variant seeded from the secret, plus manifest.json.
+
+    \b
+    Example:
+      problemgen worksheet question_banks/attention_basics.toml -o out/
+      problemgen worksheet masking -o out/ --seed 3 --format md,tex,pdf
+      export CLASS_SECRET=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
+      problemgen worksheet mixed_exam -o class/ --roster roster.csv --secret-env CLASS_SECRET
+    """
+    if bool(roster) != bool(secret_env):
+        raise click.UsageError("--roster and --secret-env go together")
+    job = worksheet.WorksheetJob(bank, out_dir, seed, worksheet.parse_formats(formats), templates, force)
+    if not roster:
+        variant = worksheet.write_worksheet(job)
+        return click.echo(f"wrote {len(variant.problems)} problems ({variant.variant_id}) to {out_dir}")
+    with click.progressbar(length=1, label="students", file=click.get_text_stream("stderr")) as bar:
+        entries = worksheet.write_class_set(job, roster, secret_env, _advance(bar))
+    click.echo(f"wrote {len(entries)} student worksheets and manifest.json to {out_dir}")
+
+
+def _advance(bar):
+    """Progress callback moving a click progress bar to done/total."""
+
+    def update(done: int, total: int) -> None:
+        bar.length = total
+        bar.update(done - bar.pos)
+
+    return update
+
+
+@click.group("bank")
+def bank_group():
+    """Validate, list and inspect question banks.
+
+    \b
+    Example:
+      problemgen bank list
+      problemgen bank validate question_banks/masking.toml
+      problemgen bank show attention_basics
+    """
+
+
+@bank_group.command("validate")
+@click.argument("paths", nargs=-1, required=True)
+@click.pass_context
+def validate_command(ctx, paths):
+    """Check banks: kinds, counts, difficulties, overrides; errors name file, line and key.
+
+    \b
+    Example:
+      problemgen bank validate question_banks/*.toml
+    """
+    failures = 0
+    for path in paths:
+        bank, issues = banks.check_bank(path)
+        for issue in issues:
+            click.echo(f"error: {issue}", err=True)
+        failures += bool(issues)
+        if bank:
+            click.echo(f"ok: {bank.path} ({bank.size} problems)")
+    ctx.exit(2 if failures else 0)
+
+
+@bank_group.command("list")
+def list_command():
+    """List the shipped question banks.
+
+    \b
+    Example:
+      problemgen bank list
+    """
+    for path in banks.shipped_banks():
+        bank, issues = banks.check_bank(path, try_generate=False)
+        summary = f"{bank.size:>3} problems  {bank.title}" if bank else f"invalid: {issues[0].message}"
+        click.echo(f"{path.stem:<20} {summary}")
+
+
+@bank_group.command("show")
+@click.argument("bank")
+def show_command(bank):
+    """Show what a bank puts on a worksheet (kinds, counts, difficulty, points).
+
+    \b
+    Example:
+      problemgen bank show question_banks/full_block.toml
+    """
+    click.echo(banks.describe_bank(banks.load_bank(bank)))

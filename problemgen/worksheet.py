@@ -1,0 +1,378 @@
+"""Worksheets and class sets: a question bank becomes printable sheets, keys and grader files.
+
+One worksheet is a ``WorksheetVariant`` (the frozen problems, ``variant.json``) plus documents rendered
+from it: ``worksheet.md`` / ``answer_key.md`` (and ``.tex`` / ``.pdf`` on request), the blank answer
+sheet ``answers.toml`` and the filled ``key.toml``. A class set writes one such directory per student
+of a roster and a ``manifest.json``.
+
+Seeds. Every problem seed is a hash of the worksheet seed and the problem's place in the bank, so one
+worksheet seed rebuilds the whole sheet. A student's worksheet seed is an HMAC-SHA256 of the class
+secret over (bank id, base seed, student id): without the secret nobody can rebuild another student's
+sheet, and the printed variant id is a separate slice of the same MAC, so it gives the seed away neither.
+
+Output directories. Nothing is written outside ``out_dir``. A non-empty ``out_dir`` is refused unless
+``force`` is set; then files of the same names are replaced and nothing else is touched or deleted.
+Same inputs give the same bytes: no timestamps, sorted JSON keys, roster order kept.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import hmac
+import io
+import json
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable
+
+from problemgen.banks import SAFE_ID, Bank, BankItem, load_bank
+from problemgen.core import Problem, ProblemgenError
+from problemgen.variantfile import SheetProblem, WorksheetVariant
+
+FORMATS = ("md", "tex", "pdf")
+"""Document formats; Markdown is always written, ``tex`` and ``pdf`` on request."""
+
+ROSTER_ID_COLUMNS = ("id", "student_id", "student")
+MAX_ROSTER_BYTES = 4 * 1024 * 1024
+MAX_STUDENTS = 5000
+_RESERVED_NAMES = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))}
+
+
+# --------------------------------------------------------------------------------------------------
+# Seeds
+# --------------------------------------------------------------------------------------------------
+
+
+def problem_seed(worksheet_seed: int, item_index: int, copy: int, kind: str) -> int:
+    """The seed of one problem: a 32-bit slice of SHA-256 over the worksheet seed and its place in the bank."""
+    message = f"problemgen.problem/1\0{worksheet_seed}\0{item_index}\0{copy}\0{kind}".encode()
+    return int.from_bytes(hashlib.sha256(message).digest()[:4], "big")
+
+
+def student_seed(secret: str, bank_id: str, base_seed: int, student: str) -> tuple[int, str]:
+    """(worksheet seed, variant tag) of one student, from the class secret by HMAC-SHA256.
+
+    The seed (48 bits) and the printed tag (12 hex digits) are disjoint slices of the MAC, so the tag on
+    a student's sheet does not reveal the seed that would rebuild the key.
+    """
+    message = f"problemgen.student/1\0{bank_id}\0{base_seed}\0{student}".encode()
+    digest = hmac.new(secret.encode(), message, hashlib.sha256).digest()
+    return int.from_bytes(digest[:6], "big"), digest[6:12].hex()
+
+
+def read_secret(env_var: str) -> str:
+    """The class secret from the named environment variable (never from the command line)."""
+    secret = os.environ.get(env_var, "")
+    if not secret.strip():
+        raise ProblemgenError(
+            f"environment variable {env_var} is not set or empty; set it to a long random secret, e.g. "
+            f"export {env_var}=$(python3 -c 'import secrets; print(secrets.token_hex(32))')"
+        )
+    return secret
+
+
+# --------------------------------------------------------------------------------------------------
+# Building variants
+# --------------------------------------------------------------------------------------------------
+
+
+class ProblemCache:
+    """Generated problems by (kind, seed, difficulty, overrides): pinned seeds are generated once per class."""
+
+    def __init__(self) -> None:
+        self._problems: dict[tuple, Problem] = {}
+
+    def get(self, item: BankItem, seed: int) -> Problem:
+        from problemgen.registry import generate
+
+        key = (item.kind, seed, item.difficulty, json.dumps(item.overrides, sort_keys=True))
+        if key not in self._problems:
+            try:
+                self._problems[key] = generate(item.kind, seed, item.difficulty, **item.overrides)
+            except ProblemgenError as exc:
+                raise ProblemgenError(f"bank entry at line {item.line}: {exc}") from exc
+        return self._problems[key]
+
+
+def _item_seeds(item: BankItem, item_index: int, worksheet_seed: int) -> list[int]:
+    if item.seeds is not None:
+        return list(item.seeds)
+    return [problem_seed(worksheet_seed, item_index, copy, item.kind) for copy in range(item.count)]
+
+
+def build_variant(
+    bank: Bank, seed: int, *, student: str | None = None, variant_id: str | None = None,
+    cache: ProblemCache | None = None,
+) -> WorksheetVariant:
+    """The frozen worksheet for ``seed``: problems ``p1…pn`` in bank order, with their points and titles."""
+    cache = cache or ProblemCache()
+    placed: list[SheetProblem] = []
+    for index, item in enumerate(bank.items):
+        for problem_seed_ in _item_seeds(item, index, seed):
+            problem = cache.get(item, problem_seed_)
+            if item.title:
+                problem = replace(problem, title=item.title)
+            placed.append(SheetProblem(id=f"p{len(placed) + 1}", points=item.points, problem=problem))
+    return WorksheetVariant(
+        variant_id=variant_id or f"{bank.id}-s{seed}", title=bank.title, bank=bank.id, seed=seed,
+        problems=tuple(placed), student=student,
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# Rendering documents
+# --------------------------------------------------------------------------------------------------
+
+
+class DocumentRenderer:
+    """Renders a variant's worksheet and key; caches fragment output per (problem, block, format)."""
+
+    def __init__(self, user_dir: str | None = None) -> None:
+        self.user_dir = str(user_dir) if user_dir else None
+        self._blocks: dict[tuple, str] = {}
+        self._conventions: dict[str, str] = {}
+
+    def _block(self, problem: Problem, block: str, fmt: str) -> str:
+        from problemgen.rendering import render_block
+
+        key = (problem.variant_id, problem.title, block, fmt)
+        if key not in self._blocks:
+            self._blocks[key] = render_block(problem, block, fmt, self.user_dir)
+        return self._blocks[key]
+
+    def conventions(self, fmt: str) -> str:
+        from problemgen.rendering import environment
+
+        if fmt not in self._conventions:
+            template = environment(fmt, self.user_dir).get_template("documents/conventions.j2")
+            self._conventions[fmt] = template.render().strip() + "\n"
+        return self._conventions[fmt]
+
+    def _part(self, part, fmt: str) -> dict:
+        from problemgen import rendering
+        from problemgen.misconceptions import describe
+
+        heatmap = rendering.heatmap_md if fmt == "md" else rendering.heatmap_tex
+        return {
+            "key": part.key, "label": part.label or part.key, "type": part.type,
+            "tolerance": rendering.tolerance_text(part),
+            "answer": rendering.answer_display(part, fmt),
+            "heatmap": heatmap(part.value) if rendering.is_heatmap(part) else "",
+            "mistakes": [describe(m.name) for m in part.mistakes],
+        }
+
+    def context(self, variant: WorksheetVariant, fmt: str, *, key: bool) -> dict:
+        """What the document templates see (documented at the top of each template)."""
+        problems = []
+        for number, placed in enumerate(variant.problems, start=1):
+            problem = placed.problem
+            problems.append({
+                "id": placed.id, "number": number, "title": problem.title, "points": placed.points,
+                "kind": problem.kind, "problem_variant": problem.variant_id,
+                "prompt": self._block(problem, "prompt", fmt),
+                "solution": self._block(problem, "solution", fmt) if key else "",
+                "parts": [self._part(part, fmt) for part in problem.parts] if key else [
+                    {"key": p.key, "label": p.label or p.key, "type": p.type} for p in problem.parts
+                ],
+            })
+        return {
+            "title": variant.title, "bank": variant.bank, "variant_id": variant.variant_id,
+            "student": variant.student, "instructions": "", "conventions": self.conventions(fmt),
+            "total_points": sum(p.points for p in variant.problems), "problems": problems,
+        }
+
+    def documents(self, variant: WorksheetVariant, formats: tuple[str, ...], instructions: str = "") -> dict[str, bytes]:
+        """File name -> bytes of every document of one variant in the requested formats."""
+        from problemgen.rendering import render_document
+
+        files: dict[str, bytes] = {}
+        wanted = ("md", "tex") if {"tex", "pdf"} & set(formats) else ("md",)
+        for fmt in wanted:
+            for name, key in (("worksheet", False), ("answer_key", True)):
+                context = self.context(variant, fmt, key=key) | {"instructions": instructions}
+                text = render_document(name, fmt, context, self.user_dir)
+                if fmt == "md" or "tex" in formats:
+                    files[f"{name}.{fmt}"] = text.encode("utf-8")
+                if fmt == "tex" and "pdf" in formats:
+                    from problemgen.latex import compile_pdf
+
+                    files[f"{name}.pdf"] = compile_pdf(text, name)
+        return files
+
+
+def answer_sheets(variant: WorksheetVariant) -> dict[str, bytes]:
+    """``answers.toml`` (blank) and ``key.toml`` (filled), written by the grading side's sheet module."""
+    try:
+        from problemgen.answersheet import blank_sheet, key_sheet
+    except ImportError as exc:  # the answer-sheet module ships with the grader
+        raise ProblemgenError("answer sheets need problemgen.answersheet, which is not installed") from exc
+    return {"answers.toml": blank_sheet(variant).encode("utf-8"), "key.toml": key_sheet(variant).encode("utf-8")}
+
+
+def variant_files(
+    variant: WorksheetVariant, renderer: DocumentRenderer, formats: tuple[str, ...], instructions: str = ""
+) -> dict[str, bytes]:
+    """Every file of one worksheet directory."""
+    files = renderer.documents(variant, formats, instructions)
+    files.update(answer_sheets(variant))
+    files["variant.json"] = variant.to_json().encode("utf-8")
+    return dict(sorted(files.items()))
+
+
+# --------------------------------------------------------------------------------------------------
+# Rosters and output directories
+# --------------------------------------------------------------------------------------------------
+
+
+def check_student_id(student: str, where: str) -> str:
+    """A student id usable as a directory name on every platform, or a clear error."""
+    if not SAFE_ID.match(student) or student in (".", "..") or student.split(".")[0].lower() in _RESERVED_NAMES:
+        raise ProblemgenError(
+            f"{where}: student id {student!r} is not a safe directory name "
+            "(letters, digits, '.', '_', '-'; at most 64; not a reserved device name)"
+        )
+    return student
+
+
+def read_roster(path: str | Path) -> list[str]:
+    """Student ids from a CSV with a header naming an ``id``, ``student_id`` or ``student`` column."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ProblemgenError(f"{path}: cannot read roster ({exc.strerror})") from exc
+    if len(raw) > MAX_ROSTER_BYTES:
+        raise ProblemgenError(f"{path}: roster larger than {MAX_ROSTER_BYTES} bytes")
+    try:
+        rows = list(csv.reader(io.StringIO(raw.decode("utf-8-sig"))))
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise ProblemgenError(f"{path}: roster is not a UTF-8 CSV file ({exc})") from exc
+    if not rows:
+        raise ProblemgenError(f"{path}: roster is empty")
+    header = [h.strip().lower() for h in rows[0]]
+    column = next((header.index(name) for name in ROSTER_ID_COLUMNS if name in header), None)
+    if column is None:
+        raise ProblemgenError(
+            f"{path}, line 1: no student id column; name one of {', '.join(ROSTER_ID_COLUMNS)} (found {rows[0]})"
+        )
+    return _roster_ids(path, rows[1:], column)
+
+
+def _roster_ids(path: Path, rows: list[list[str]], column: int) -> list[str]:
+    students: list[str] = []
+    seen: dict[str, int] = {}
+    for line, row in enumerate(rows, start=2):
+        if not any(cell.strip() for cell in row):
+            continue
+        student = row[column].strip() if column < len(row) else ""
+        if not student:
+            raise ProblemgenError(f"{path}, line {line}: empty student id")
+        check_student_id(student, f"{path}, line {line}")
+        folded = student.lower()
+        if folded in seen:
+            raise ProblemgenError(f"{path}, line {line}: student id {student!r} repeats line {seen[folded]}")
+        seen[folded] = line
+        students.append(student)
+    if not students:
+        raise ProblemgenError(f"{path}: roster lists no students")
+    if len(students) > MAX_STUDENTS:
+        raise ProblemgenError(f"{path}: roster lists {len(students)} students; at most {MAX_STUDENTS}")
+    return students
+
+
+def prepare_output(out_dir: str | Path, force: bool) -> Path:
+    """Create ``out_dir`` (refusing a non-empty one without ``force``) and return its resolved path."""
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ProblemgenError(f"{out}: exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()) and not force:
+        raise ProblemgenError(f"{out}: directory is not empty; use --force to replace the files problemgen writes there")
+    out.mkdir(parents=True, exist_ok=True)
+    return out.resolve()
+
+
+def write_files(root: Path, subdir: str | None, files: dict[str, bytes]) -> None:
+    """Write ``files`` into ``root/subdir``, refusing any path that would resolve outside ``root``."""
+    target = root / subdir if subdir else root
+    target.mkdir(exist_ok=True)
+    for name, data in files.items():
+        path = target / name
+        if not path.resolve().is_relative_to(root):
+            raise ProblemgenError(f"refusing to write {path}: it resolves outside {root}")
+        path.write_bytes(data)
+
+
+def parse_formats(text: str) -> tuple[str, ...]:
+    """``"md,tex,pdf"`` -> a sorted tuple of known formats (Markdown always included)."""
+    names = {f.strip().lower() for f in text.split(",") if f.strip()}
+    unknown = sorted(names - set(FORMATS))
+    if unknown:
+        raise ProblemgenError(f"unknown format(s) {', '.join(unknown)}; choose from {', '.join(FORMATS)}")
+    return tuple(f for f in FORMATS if f in names | {"md"})
+
+
+# --------------------------------------------------------------------------------------------------
+# The two jobs
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WorksheetJob:
+    """What ``problemgen worksheet`` was asked to do."""
+
+    bank: str | Path
+    out_dir: str | Path
+    seed: int | None = None
+    formats: tuple[str, ...] = ("md",)
+    templates: str | Path | None = None
+    force: bool = False
+
+
+def _check_formats(job: WorksheetJob) -> None:
+    if "pdf" in job.formats:
+        from problemgen.latex import INSTALL_HINT, pdflatex_path
+
+        if pdflatex_path() is None:
+            raise ProblemgenError(INSTALL_HINT)
+    if job.templates is not None and not Path(job.templates).is_dir():
+        raise ProblemgenError(f"{job.templates}: templates directory not found")
+
+
+def write_worksheet(job: WorksheetJob) -> WorksheetVariant:
+    """One worksheet (no roster) into ``job.out_dir``; returns the variant written."""
+    bank = load_bank(job.bank)
+    _check_formats(job)
+    seed = bank.seed if job.seed is None else job.seed
+    variant = build_variant(bank, seed)
+    files = variant_files(variant, DocumentRenderer(job.templates), job.formats, bank.instructions)
+    write_files(prepare_output(job.out_dir, job.force), None, files)
+    return variant
+
+
+def write_class_set(
+    job: WorksheetJob, roster: str | Path, secret_env: str,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[dict]:
+    """One worksheet directory per roster student plus ``manifest.json``; returns the manifest entries."""
+    bank = load_bank(job.bank)
+    _check_formats(job)
+    students = read_roster(roster)
+    secret = read_secret(secret_env)
+    base_seed = bank.seed if job.seed is None else job.seed
+    root = prepare_output(job.out_dir, job.force)
+    cache, renderer, entries = ProblemCache(), DocumentRenderer(job.templates), []
+    for done, student in enumerate(students, start=1):
+        seed, tag = student_seed(secret, bank.id, base_seed, student)
+        variant = build_variant(bank, seed, student=student, variant_id=f"{bank.id}-{tag}", cache=cache)
+        write_files(root, student, variant_files(variant, renderer, job.formats, bank.instructions))
+        entries.append({"student": student, "directory": student, "variant_id": variant.variant_id})
+        if progress:
+            progress(done, len(students))
+    manifest = {
+        "schema": "problemgen.manifest/1", "bank": bank.id, "title": bank.title, "base_seed": base_seed,
+        "formats": list(job.formats), "problems": bank.size, "students": entries,
+    }
+    write_files(root, None, {"manifest.json": (json.dumps(manifest, sort_keys=True, indent=1) + "\n").encode()})
+    return entries
