@@ -10,6 +10,8 @@ Modules: :mod:`~reference.attention` (softmax, scaled dot-product and multi-head
 blocks, full forward pass), :mod:`~reference.kvcache` (incremental decoding),
 :mod:`~reference.params` (configs, parameter counts, KV-cache and attention costs),
 :mod:`~reference.exact` (sympy arithmetic) and :mod:`~reference.shapes` (symbolic shapes).
+
+``reference.exact`` imports sympy, so it is not loaded here: use ``from reference import exact``.
 """
 
 from reference.attention import (
@@ -38,6 +40,7 @@ from reference.params import (
     matmul_flops,
     norm_parameters,
 )
+from reference import shapes
 from reference.blocks import (
     apply_norm,
     attention_sublayer,
@@ -91,6 +94,7 @@ __all__ = [
     "rope",
     "rope_angles",
     "scaled_dot_product_attention",
+    "shapes",
     "sigmoid",
     "silu",
     "sinusoidal_encoding",
