@@ -1,0 +1,148 @@
+"""Drawing helpers shared by the problem generators.
+
+Generators choose what the student sees first (small integers, short sequences) and compute every
+answer from exactly those numbers. The helpers here keep that first step honest and uniform: integer
+matrices in a stated range, checks that turn a degenerate draw into a ``Redraw`` (a saturated
+softmax, ties that would make two answers coincide), validation of keyword overrides, and shuffled
+multiple-choice options whose ids are assigned after shuffling so the correct letter varies.
+
+Other generator modules may import these helpers; they hold no state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from problemgen.core import ProblemgenError, Redraw
+
+WEIGHT_ATOL = 0.005
+"""Tolerance on attention weights: the prompt asks for 3 decimals and accepts ±0.005."""
+
+OUTPUT_ATOL = 0.01
+"""Tolerance on attention outputs (weighted sums of values, so rounding errors add up a little)."""
+
+SCORE_ATOL = 0.005
+"""Tolerance on scaled scores given as decimals."""
+
+SATURATION_LIMIT = {1: 0.97, 2: 0.97, 3: 0.99}
+"""Largest weight a row may carry before the softmax counts as saturated (per difficulty)."""
+
+OPTION_IDS = "abcdefghij"
+
+TOKENS = (
+    ("The", "cat", "sat", "on", "the", "mat"),
+    ("Alice", "will", "eat", "pizza", "today", "again"),
+    ("She", "sat", "by", "the", "river", "bank"),
+    ("Le", "chat", "est", "assis", "sur", "le"),
+    ("Bob", "will", "drink", "hot", "coffee", "now"),
+    ("The", "dog", "will", "chase", "the", "ball"),
+    ("My", "cat", "will", "ignore", "me", "again"),
+    ("The", "robot", "will", "assemble", "the", "car"),
+)
+"""Short sentences (at most 6 tokens) used to label positions in mask problems."""
+
+
+def int_matrix(rng: np.random.Generator, shape: tuple[int, ...], low: int, high: int) -> np.ndarray:
+    """Integers drawn uniformly from ``low..high`` inclusive."""
+    return rng.integers(low, high + 1, size=shape)  # shape
+
+
+def pick(rng: np.random.Generator, options: Sequence):
+    """One element of ``options`` as a plain Python value (not a numpy scalar)."""
+    value = options[int(rng.integers(len(options)))]
+    return value.item() if hasattr(value, "item") else value
+
+
+def override(name: str, value, default, allowed: Iterable) -> object:
+    """Return ``value`` if given (checked against ``allowed``), else ``default``.
+
+    Overrides come from users (``problemgen show KIND --seed 1`` with keyword overrides from banks),
+    so a bad one is a ``ProblemgenError`` naming the parameter, not a crash inside numpy.
+    """
+    if value is None:
+        return default
+    allowed = list(allowed)
+    if value not in allowed:
+        shown = ", ".join(str(a) for a in allowed[:12]) + (" …" if len(allowed) > 12 else "")
+        raise ProblemgenError(f"override {name}={value!r} is not allowed; choose one of {shown}")
+    return value
+
+
+def require(condition: bool, reason: str) -> None:
+    """Raise ``Redraw(reason)`` unless ``condition`` holds."""
+    if not condition:
+        raise Redraw(reason)
+
+
+def max_weight(weights: np.ndarray) -> float:
+    """Largest weight over the rows that have a real choice (two or more keys with weight > 0).
+
+    A row with a single visible key (the first row of a causal mask) has weight 1 by construction;
+    that is not saturation and is ignored.
+    """
+    weights = np.atleast_2d(np.asarray(weights, dtype=float))  # (..., L, S)
+    rows = weights.reshape(-1, weights.shape[-1])  # (rows, S)
+    choice = (rows > 0).sum(axis=-1) >= 2  # (rows,)
+    if not choice.any():
+        return 0.0
+    return float(rows[choice].max())
+
+
+def require_unsaturated(weights: np.ndarray, difficulty: int) -> None:
+    """Redraw when a softmax row is nearly one-hot (scaling and masking effects would hide)."""
+    require(max_weight(weights) <= SATURATION_LIMIT[difficulty], "saturated softmax")
+
+
+def require_distinct(values: Sequence, reason: str, *, atol: float = 0.0) -> None:
+    """Redraw unless the numbers in ``values`` differ pairwise by more than ``atol``."""
+    flat = [float(v) for v in values]
+    for i, a in enumerate(flat):
+        for b in flat[i + 1 :]:
+            require(abs(a - b) > atol, reason)
+
+
+def choice_options(
+    rng: np.random.Generator, correct: Sequence[tuple[str, str]], wrong: Sequence[tuple[str, str]]
+) -> tuple[list[dict], list[str]]:
+    """Shuffle (text, why) options, label them a, b, c…; return (options, sorted correct ids)."""
+    tagged = [(text, why, True) for text, why in correct] + [(text, why, False) for text, why in wrong]
+    order = rng.permutation(len(tagged))
+    options, key = [], []
+    for slot, index in enumerate(order):
+        text, why, ok = tagged[int(index)]
+        options.append({"id": OPTION_IDS[slot], "text": text, "why": why})
+        if ok:
+            key.append(OPTION_IDS[slot])
+    return options, sorted(key)
+
+
+def sentence(rng: np.random.Generator, n: int) -> list[str]:
+    """The first ``n`` tokens of a randomly chosen short sentence (labels for positions)."""
+    if n > len(TOKENS[0]):
+        return [f"t{i + 1}" for i in range(n)]
+    return list(TOKENS[int(rng.integers(len(TOKENS)))][:n])
+
+
+def sqrt_text(n: int) -> str:
+    """``sqrt(n)`` written for SymPy, simplified for perfect squares (``4`` -> ``2``)."""
+    root = int(round(n**0.5))
+    return str(root) if root * root == n else f"sqrt({n})"
+
+
+def softmax_weight_exact(scores: Sequence[int], d_k: int, index: int) -> tuple[str, str]:
+    """Exact softmax weight of entry ``index`` of integer ``scores`` scaled by 1/sqrt(d_k).
+
+    Returns the SymPy-readable string (the answer key's exact form) and the same value in LaTeX
+    for the worked solution. Every exponent is written as ``exp(...)`` (never SymPy's ``E``), so the
+    string reads like the lecture notes: ``[2, 6, -2]`` with ``d_k = 1`` and index 0 gives
+    ``exp(2)/(exp(2) + exp(6) + exp(-2))``.
+    """
+    import sympy
+
+    exponents = [sympy.Integer(int(s)) / sympy.sqrt(d_k) for s in scores]
+    terms = [f"exp({sympy.sstr(e)})" for e in exponents]
+    latex = [f"e^{{{sympy.latex(e)}}}" for e in exponents]
+    text = f"{terms[index]}/({' + '.join(terms)})"
+    return text, rf"\frac{{{latex[index]}}}{{{' + '.join(latex)}}}"
