@@ -105,7 +105,7 @@ class Curriculum:
         from problemgen.registry import suggest
 
         names = [u.id for u in self.units]
-        raise ProblemgenError(f"unknown topic {topic!r}{suggest(topic, names)}; units: {', '.join(names)}")
+        raise ProblemgenError(f"unknown topic {topic!r}{suggest(topic, names)} (units: {', '.join(names)})")
 
     def all_kinds(self) -> list[str]:
         return [kind for unit in self.units for kind in unit.kinds]
@@ -371,3 +371,34 @@ def next_seed(base_seed: int, kind: str, difficulty: int, seen: set[tuple[int, i
         if (seed, difficulty) not in seen:
             return seed
     raise ProblemgenError(f"no unseen seed left for {kind}")  # unreachable in practice
+
+
+# ---------------------------------------------------------------------------------- summary
+
+
+def summary(curriculum: Curriculum, items: list[ItemRecord], now: datetime,
+            available: Mapping[str, tuple[int, ...]]) -> list[dict]:
+    """One plain dict per unit, in curriculum order: what ``problemgen progress`` shows."""
+    states = all_states(curriculum, items)
+    rows = []
+    for unit in curriculum.units:
+        state = states[unit.id]
+        unlocked = unit_unlocked(unit, curriculum, states, available)
+        if state.mastered:
+            status = "review due" if state.is_due(now) else "mastered"
+        elif not _kinds_of(unit, available):
+            status = "not installed"
+        else:
+            status = "learning" if unlocked else "locked"
+        rows.append({
+            "id": unit.id, "title": unit.title, "status": status, "unlocked": unlocked,
+            "requires": list(unit.requires), "rule": unit.rule.describe(),
+            "progress": state.progress, "needed": state.needed, "answered": state.answered,
+            "correct": state.correct, "difficulty": state.level, "box": state.box,
+            "mastered_at": _iso(state.mastered_at), "next_review": _iso(state.due),
+        })
+    return rows
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ") if moment else None

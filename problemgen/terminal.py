@@ -33,6 +33,7 @@ _SYMBOLS = {
 }
 _FONTS = ("text", "mathrm", "mathbf", "mathit", "operatorname", "mathsf", "boldsymbol", "mathcal")
 _BLACKBOARD = {"R": "ℝ", "N": "ℕ", "Z": "ℤ"}
+_ACCENTS = {"hat": "\u0302", "bar": "\u0304", "tilde": "\u0303", "vec": "\u20d7"}  # combining marks
 
 _MATH = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$", re.S)
 _ARG = r"\{((?:[^{}]|\{[^{}]*\})*)\}"  # one brace group, one level of nesting inside
@@ -40,27 +41,66 @@ _ARG = r"\{((?:[^{}]|\{[^{}]*\})*)\}"  # one brace group, one level of nesting i
 
 def to_unicode(text: str) -> str:
     """Rewrite the ``$…$`` math of rendered text into plain Unicode; prose outside math is kept."""
-    return _MATH.sub(lambda m: math_to_unicode(m.group(1) if m.group(1) is not None else m.group(2)), text)
+    out = _MATH.sub(lambda m: math_to_unicode(m.group(1) if m.group(1) is not None else m.group(2)), text)
+    return re.sub(r"\n{3,}", "\n\n", out)  # display blocks bring their own blank lines
 
 
 def math_to_unicode(tex: str) -> str:
     """Unicode for one LaTeX math snippet (best effort, never raises)."""
     out = re.sub(r"\\begin\{[bp]?matrix\}(.*?)\\end\{[bp]?matrix\}", lambda m: _matrix(m.group(1)), tex, flags=re.S)
     out = re.sub(r"\\mathbb\{(\w)\}", lambda m: _BLACKBOARD.get(m.group(1), m.group(1)), out)
+    out = re.sub(r"\\(hat|bar|tilde|vec)\s*(?:\{(\w)\}|(\w))", lambda m: (m.group(2) or m.group(3)) + _ACCENTS[m.group(1)], out)
     for _ in range(3):  # nested groups: innermost first
         out = re.sub(rf"\\(?:{'|'.join(_FONTS)})\s*{_ARG}", r"\1", out)
-        out = re.sub(rf"\\frac\s*{_ARG}\s*{_ARG}", lambda m: f"{_group(m.group(1))}/{_group(m.group(2))}", out)
         out = re.sub(rf"\\sqrt\s*{_ARG}", lambda m: "√" + _group(m.group(1)), out)
+        out = re.sub(rf"\\frac\s*{_ARG}\s*{_ARG}", lambda m: f"{_group(m.group(1))}/{_group(m.group(2))}", out)
     out = re.sub(r"\\([A-Za-z]+|.)", lambda m: _SYMBOLS.get(m.group(1), m.group(1)), out)
     out = re.sub(r"\^\s*(\{[^{}]*\}|\S)", lambda m: _script(m.group(1), _SUP, "^"), out)
     out = re.sub(r"_\s*(\{[^{}]*\}|[A-Za-z0-9]+)", lambda m: _script(m.group(1), _SUB, "_"), out)
     out = out.replace("{", "").replace("}", "")
-    return re.sub(r"[ \t]{2,}", " ", out).strip() if "\n" not in out else out
+    if "\n" not in out:
+        return re.sub(r"[ \t]{2,}", " ", out).strip()
+    return side_by_side(out)
+
+
+_BLOCK = re.compile(r"\n?((?:[ \t]*[┌│└][^\n]*(?:\n|$))+)")
+MAX_WIDTH = 100
+
+
+def side_by_side(text: str) -> str:
+    """Lay out the multi-line matrix blocks of one formula next to each other (``Q = ┌…┐, K = ┌…┐``),
+    text vertically centred between them; stacked as they are when that would be too wide."""
+    pieces: list[list[str]] = []
+    pos = 0
+    for match in _BLOCK.finditer(text):
+        _add_text(pieces, text[pos:match.start()])
+        pieces.append([line[2:] if line.startswith("  ") else line
+                       for line in match.group(1).rstrip("\n").split("\n")])
+        pos = match.end()
+    _add_text(pieces, text[pos:])
+    height = max(len(p) for p in pieces)
+    widths = [max(len(line) for line in p) for p in pieces]
+    if sum(widths) + len(pieces) > MAX_WIDTH or len(pieces) < 2:
+        return text
+    rows = [[" " * w for w in widths] for _ in range(height)]
+    for column, (piece, width) in enumerate(zip(pieces, widths)):
+        top = (height - len(piece)) // 2
+        for offset, line in enumerate(piece):
+            rows[top + offset][column] = line.ljust(width)
+    return "\n" + "\n".join(("  " + " ".join(row)).rstrip() for row in rows) + "\n"
+
+
+def _add_text(pieces: list[list[str]], text: str) -> None:
+    text = re.sub(r"\s+", " ", text).strip()
+    if text:
+        pieces.append([text])
 
 
 def _group(text: str) -> str:
     """Parenthesise a fraction/root argument only when it has more than one term."""
     text = text.strip()
+    if text.startswith("√(") and text.endswith(")") and text.count("(") == 1:
+        return text  # √(σ² + ε) is already one term
     return f"({text})" if re.search(r"[\s+\-−*/]", text) and not text.startswith("(") else text
 
 

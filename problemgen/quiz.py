@@ -1,0 +1,489 @@
+"""The self-quiz session: one problem at a time, instant feedback, hints, solutions, mastery gates.
+
+The loop is I/O-agnostic: it reads lines through ``Console.read`` and writes through
+``Console.write``, and reaches generation, grading and rendering through ``Services``, so tests drive
+it with lists of strings and the CLI with a terminal or a pipe. Every graded answer is committed to the
+progress store before the feedback is printed (see ``problemgen.progress``); which item comes next is
+decided by ``problemgen.practice`` from the stored history.
+
+At the prompt the student types an answer or one of the commands in ``COMMANDS``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Callable, Mapping
+
+from problemgen.core import AnswerPart, Problem, ProblemgenError
+from problemgen.practice import Choice, Curriculum, MasteryRule, UnitState, all_states, choose_next, next_seed, unit_unlocked
+from problemgen.progress import ProgressStore, default_db_path, from_text, utc_now
+from problemgen.terminal import style, to_unicode, use_colour
+
+COMMANDS: dict[str, str] = {
+    "hint": "a hint; ask again for a more specific one (an item answered after a hint does not count toward mastery)",
+    "solution": "the worked solution of this variant (ends the item; it counts as not known)",
+    "skip": "leave this problem and go to the next one",
+    "another": "a different, never-seen variant of the same skill",
+    "quit": "save and leave (your progress is kept; run the quiz again to resume)",
+    "help": "list these commands",
+}
+COMMAND_HELP = "\n".join(f"  {name:<9} {text}" for name, text in COMMANDS.items())
+NOW_ENV = "PROBLEMGEN_NOW"
+"""If set (ISO time, e.g. ``2026-03-01T09:00:00Z``), the quiz and ``progress`` use it as the clock."""
+
+
+# ---------------------------------------------------------------------------------- plumbing
+
+
+@dataclass
+class Console:
+    """Where lines come from and go to. ``read`` raises EOFError at the end of the input."""
+
+    read: Callable[[str], str]
+    write: Callable[[str], None]
+    colour: bool = False
+
+    def say(self, text: str = "", role: str = "") -> None:
+        self.write(style(text, role, self.colour) + "\n")
+
+
+def terminal_console(stdin=None, stdout=None, env: Mapping[str, str] | None = None) -> Console:
+    """A console on real streams: ``input()`` on a terminal, one line per answer from a pipe."""
+    stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
+    interactive = stdin.isatty() and stdout.isatty()
+
+    def write(text: str) -> None:
+        stdout.write(text)
+        stdout.flush()
+
+    def read(prompt: str) -> str:
+        if interactive:
+            return input(prompt)
+        write(prompt)
+        line = stdin.readline()
+        if not line:
+            raise EOFError
+        write(line if line.endswith("\n") else line + "\n")  # echo: the transcript reads like a session
+        return line.rstrip("\r\n")
+
+    return Console(read, write, colour=interactive and use_colour(stdout, env))
+
+
+@dataclass
+class Services:
+    """What the loop needs from the rest of problemgen (tests may pass fakes)."""
+
+    generate: Callable[[str, int, int], Problem]
+    grade: Callable[[AnswerPart, str], Any]
+    render: Callable[[Problem, str], str]
+    available: Mapping[str, tuple[int, ...]]
+    summary: Mapping[str, str] = field(default_factory=dict)
+
+
+def default_services() -> Services:
+    """The real generator, grader and renderer (imported here, when a session starts)."""
+    from problemgen import grading, registry, rendering
+
+    kinds = registry.all_kinds()
+    return Services(
+        generate=lambda kind, seed, difficulty: registry.generate(kind, seed, difficulty),
+        grade=grading.grade_text,
+        render=lambda problem, block: to_unicode(rendering.render_block(problem, block, "text")),
+        available={k.name: tuple(k.difficulties) for k in kinds},
+        summary={k.name: k.summary for k in kinds},
+    )
+
+
+def clock_from_env(env: Mapping[str, str] | None = None) -> Callable[[], datetime]:
+    """The real clock, or a fixed one from ``PROBLEMGEN_NOW`` (scripted demos and tests)."""
+    env = os.environ if env is None else env
+    if not env.get(NOW_ENV):
+        return utc_now
+    try:
+        fixed = from_text(env[NOW_ENV])
+    except ValueError as exc:
+        raise ProblemgenError(f"{NOW_ENV} must look like 2026-03-01T09:00:00Z, not {env[NOW_ENV]!r}") from exc
+    return lambda: fixed
+
+
+# ---------------------------------------------------------------------------- answer formats
+
+
+def answer_format(part: AnswerPart) -> str:
+    """What a typed answer to this part looks like (shown with the prompt and after an invalid line)."""
+    spec = part.spec or {}
+    tolerance = _tolerance(part)
+    if part.type == "number":
+        exact = "; an exact form such as 1/3 or exp(2)/(1 + exp(2)) is accepted too" if part.exact else ""
+        return f"a number{tolerance}{exact}"
+    if part.type == "integer":
+        return "a whole number, e.g. 1024"
+    if part.type == "matrix":
+        return f"{_dims(part.value)} of numbers on one line, row by row, e.g. [[0.5, 0.5], [0.25, 0.75]]{tolerance}"
+    if part.type == "shape":
+        return "a shape such as (B, h, L, d_k)" + (" or with the numbers given" if spec.get("dims") else "")
+    if part.type == "expression":
+        decimal = f", or a decimal{tolerance}" if spec.get("allow_decimal") else ""
+        return f"an exact expression such as exp(2)/(exp(2) + exp(1)){decimal}"
+    if part.type == "choice":
+        return ("the letters of every correct option, e.g. a, c" if spec.get("multiple")
+                else "the letter of one option, e.g. b")
+    if part.type == "mask":
+        example = {"bool": "[[T, F], [T, T]]", "01": "[[1, 0], [1, 1]]", "additive": "[[0, -inf], [0, 0]]"}
+        rep = spec.get("representation", "bool")
+        return f"{_dims(part.value)} mask on one line, e.g. {example.get(rep, example['bool'])}"
+    return "a word or a short phrase"
+
+
+def _tolerance(part: AnswerPart) -> str:
+    if part.atol and not part.rtol:
+        return f" (within ±{part.atol:g})"
+    if part.rtol and not part.atol:
+        return f" (within {part.rtol * 100:g}% relative)"
+    if part.rtol and part.atol:
+        return f" (within ±{part.atol:g} + {part.rtol * 100:g}%)"
+    return ""
+
+
+def _dims(value: Any) -> str:
+    if isinstance(value, list) and value and isinstance(value[0], list):
+        return f"a {len(value)}×{len(value[0])} matrix"
+    if isinstance(value, list):
+        return f"a vector of {len(value)}"
+    return "a value"
+
+
+# ----------------------------------------------------------------------------------- session
+
+
+class Quit(Exception):
+    """The student asked to leave (``quit``, end of input or Ctrl-C)."""
+
+
+@dataclass
+class ItemState:
+    """The item on screen: its problem, id in the store, hint level and what has happened so far."""
+
+    choice: Choice
+    problem: Problem
+    item_id: int
+    hints: int = 0
+    failed: bool = False
+
+
+class QuizSession:
+    """One run of the quiz: picks items, asks each part, grades, records, and reports progress."""
+
+    def __init__(self, store: ProgressStore, curriculum: Curriculum, console: Console, services: Services,
+                 *, clock: Callable[[], datetime] = utc_now, seed: int | None = None,
+                 topic: str | None = None) -> None:
+        self.store, self.curriculum, self.console, self.services = store, curriculum, console, services
+        self.clock, self.topic = clock, topic
+        self.seed = store.base_seed() if seed is None else seed
+        self.session_id = 0
+        self.current_unit: str | None = None
+
+    # -- top level ----------------------------------------------------------------------------
+
+    def run(self) -> int:
+        """Ask items until the student quits or input ends; return the exit code."""
+        choice = choose_next(self.curriculum, self.store.items(), self.clock(), self.services.available,
+                             self.topic)  # validates --topic before anything is written
+        self.session_id = self.store.start_session(self.seed, self.topic, self.clock())
+        self.console.say("problemgen quiz: type your answer at the > prompt, or one of: "
+                         + ", ".join(COMMANDS) + ".", "dim")
+        try:
+            while True:
+                self._ask_choice(choice)
+                choice = choose_next(self.curriculum, self.store.items(), self.clock(),
+                                     self.services.available, self.topic)
+        except Quit as stop:
+            self.console.say(f"Progress saved in {self.store.path}. See it with `problemgen progress`.")
+            return stop.args[0] if stop.args else 0
+
+    def _ask_choice(self, choice: Choice) -> None:
+        """Ask variants of ``choice`` until one ends without ``another``."""
+        self._announce(choice)
+        before = all_states(self.curriculum, self.store.items())
+        while True:
+            item = self._start_item(choice)
+            ending = self._ask_item(item)
+            if ending != "another":
+                break
+            self.console.say("Another variant of the same skill:", "dim")
+        self._report(choice, item, ending, before)
+
+    def _announce(self, choice: Choice) -> None:
+        unit, state = choice.unit, all_states(self.curriculum, self.store.items())[choice.unit.id]
+        if choice.unit.id != self.current_unit:
+            self.current_unit = choice.unit.id
+            self.console.say()
+            self.console.say(f"Unit: {unit.title} [{unit.id}]", "bold")
+            self.console.say(f"Mastery: {unit.rule.describe()}. {_progress_phrase(state, unit.rule)}", "dim")
+        if choice.review:
+            self.console.say(f"Review of a mastered unit (Leitner box {state.box}).", "accent")
+        if choice.target:
+            from problemgen.misconceptions import describe
+
+            self.console.say(f"Practising again; watch for this mistake: {describe(choice.target)}.", "warn")
+        elif choice.reason == "practice again":
+            self.console.say("Practising the same skill again.", "warn")
+
+    def _start_item(self, choice: Choice) -> ItemState:
+        seed = next_seed(self.seed, choice.kind, choice.difficulty, self.store.seen(choice.kind))
+        problem = self.services.generate(choice.kind, seed, choice.difficulty)
+        item_id = self.store.start_item(
+            self.session_id, unit=choice.unit.id, kind=choice.kind, seed=problem.seed,
+            difficulty=problem.difficulty, variant_id=problem.variant_id, review=choice.review,
+            target=choice.target, now=self.clock(),
+        )
+        self.console.say()
+        self.console.say(f"── {problem.title} · variant {problem.variant_id} ──", "bold")
+        self.console.say(self.services.render(problem, "prompt").rstrip())
+        return ItemState(choice, problem, item_id)
+
+    # -- one item -----------------------------------------------------------------------------
+
+    def _ask_item(self, item: ItemState) -> str:
+        """Ask every part in turn; return how the item ended (correct/wrong/skipped/another/revealed)."""
+        parts = item.problem.parts
+        for number, part in enumerate(parts, 1):
+            label = f"Part {number} of {len(parts)}: " if len(parts) > 1 else "Answer: "
+            self.console.say(f"{label}{part.label or part.key} — {answer_format(part)}", "accent")
+            ending = self._ask_part(item, part, last=number == len(parts))
+            if ending != "answered":
+                return ending
+        return "wrong" if item.failed else "correct"
+
+    def _ask_part(self, item: ItemState, part: AnswerPart, last: bool) -> str:
+        while True:
+            line = self._read("> ", item)
+            command = line.strip().lower()
+            if not command:
+                continue
+            if command in ("hint", "solution", "skip", "another", "help", "quit", "exit"):
+                ending = self._command(item, command)
+                if ending:
+                    return ending
+                continue
+            if self._answer(item, part, line, last):
+                return "answered"
+
+    def _read(self, prompt: str, item: ItemState) -> str:
+        try:
+            return self.console.read(prompt)
+        except (EOFError, KeyboardInterrupt) as exc:
+            self.console.say()
+            self.store.finish_item(item.item_id, "quit", self.clock())
+            raise Quit(130 if isinstance(exc, KeyboardInterrupt) else 0) from None
+
+    def _command(self, item: ItemState, command: str) -> str | None:
+        """Run a prompt command; return an ending when it ends the item, None to keep asking."""
+        if command == "help":
+            self.console.say(COMMAND_HELP)
+        elif command == "hint":
+            self._hint(item)
+        elif command == "solution":
+            self.console.say("Worked solution:", "bold")
+            self.console.say(self.services.render(item.problem, "solution").rstrip())
+            self.store.finish_item(item.item_id, "revealed", self.clock())
+            return "revealed"
+        elif command in ("skip", "another"):
+            self.store.finish_item(item.item_id, "skipped" if command == "skip" else "another", self.clock())
+            return "skipped" if command == "skip" else "another"
+        else:
+            self.store.finish_item(item.item_id, "quit", self.clock())
+            raise Quit(0)
+        return None
+
+    def _answer(self, item: ItemState, part: AnswerPart, line: str, last: bool) -> bool:
+        """Grade one typed line, commit it, then give feedback; True when the part is done."""
+        result = self.services.grade(part, line)
+        decided = None
+        if result.status == "wrong" and not item.failed:
+            decided, item.failed = "wrong", True
+        elif result.status == "correct" and last and not item.failed:
+            decided = "correct"
+        self.store.record_answer(item.item_id, part.key, line, result.status, result.score, result.mistake,
+                                 self.clock(), outcome=decided)
+        if result.status == "correct":
+            self.console.say("✓ Correct.", "good")
+            return True
+        if result.status == "invalid":
+            self.console.say(f"? I could not read that: {result.feedback}", "warn")
+            self.console.say(f"  Expected {answer_format(part)}.", "dim")
+            return False
+        self._wrong_feedback(part, result)
+        return False
+
+    def _wrong_feedback(self, part: AnswerPart, result: Any) -> None:
+        self.console.say("✗ Wrong.", "bad")
+        if result.mistake:
+            from problemgen.misconceptions import describe
+
+            self.console.say(f"  Known mistake: {describe(result.mistake)}.", "warn")
+        if result.feedback:
+            self.console.say(f"  {result.feedback}")
+        self.console.say("  Try again, or type hint, solution or skip.", "dim")
+
+    def _hint(self, item: ItemState) -> None:
+        item.hints += 1
+        self.store.record_hint(item.item_id, item.hints)
+        text = hint_text(item.problem, item.choice, item.hints, self.services.summary)
+        self.console.say(f"Hint {item.hints}: {text}", "accent")
+
+    # -- after an item ------------------------------------------------------------------------
+
+    def _report(self, choice: Choice, item: ItemState, ending: str, before: Mapping[str, UnitState]) -> None:
+        after = all_states(self.curriculum, self.store.items())
+        unit, old, new = choice.unit, before[choice.unit.id], after[choice.unit.id]
+        if ending == "correct" and item.hints:
+            self.console.say("Right, with a hint: this one does not count toward mastery.", "dim")
+        if new.mastered and not old.mastered:
+            self.console.say(f"★ Unit mastered: {unit.title}. First review on {_day(new.due)}.", "good")
+        elif old.mastered and new.box != old.box:
+            direction = "passed" if new.box > old.box else "missed: back to box 1"
+            self.console.say(f"Review {direction}; next review on {_day(new.due)}.", "accent")
+        elif ending in ("correct", "wrong", "revealed") and not new.mastered:
+            self.console.say(f"{unit.title}: {_progress_phrase(new, unit.rule)}", "dim")
+        for other in self.curriculum.units:
+            was = unit_unlocked(other, self.curriculum, before, self.services.available)
+            now = unit_unlocked(other, self.curriculum, after, self.services.available)
+            if now and not was:
+                self.console.say(f"Unlocked: {other.title} [{other.id}].", "good")
+
+
+def hint_text(problem: Problem, choice: Choice, level: int, summary: Mapping[str, str]) -> str:
+    """Level 1: the conventions and formula of the kind. Level 2: the first intermediate value of this
+    variant's worked solution that is not itself an answer. Later levels point at ``solution``."""
+    if level == 1:
+        return choice.unit.hint_for(problem.kind) or summary.get(problem.kind, "") or problem.title
+    if level == 2:
+        step = first_intermediate(problem)
+        if step is not None:
+            name, value = step
+            return f"the first step of the worked solution gives {name} = {show_value(value)}"
+    return "no more hints for this one: type solution to see the worked solution."
+
+
+def first_intermediate(problem: Problem) -> tuple[str, Any] | None:
+    """The first solution value that does not give an answer away (None when every one would)."""
+    from problemgen.core import values_match
+
+    for name, value in problem.solution.items():
+        gives_away = False
+        for part in problem.parts:
+            try:
+                gives_away = gives_away or values_match(part, value)
+            except (TypeError, ValueError):
+                continue
+        if not gives_away:
+            return name, value
+    return None
+
+
+def show_value(value: Any) -> str:
+    """A solution value in terminal form: aligned matrix, rounded number or plain text."""
+    from problemgen.rendering import format_number, matrix_text
+
+    if isinstance(value, list) and value and all(isinstance(v, (int, float, list)) for v in value):
+        try:
+            return matrix_text(value)
+        except (TypeError, ValueError):
+            return str(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return format_number(value)
+    return to_unicode(str(value))
+
+
+def _progress_phrase(state: UnitState, rule: MasteryRule) -> str:
+    if state.mastered:
+        return f"Mastered; review box {state.box}, next review on {_day(state.due)}."
+    counted = f"in your last {rule.window}" if rule.window else "in a row"
+    return f"Progress: {state.progress} of {state.needed} correct {counted} (difficulty {state.level})."
+
+
+def _day(moment: datetime | None) -> str:
+    return moment.strftime("%Y-%m-%d") if moment else "—"
+
+
+# ------------------------------------------------------------------------------- entry points
+
+
+def run_quiz(topic: str | None = None, db: str | None = None, seed: int | None = None,
+             *, stdin=None, stdout=None, env: Mapping[str, str] | None = None) -> int:
+    """``problemgen quiz``: open the store, build the session and run it; return the exit code."""
+    from problemgen.practice import load_curriculum
+
+    env = os.environ if env is None else env
+    if seed is not None and seed < 0:
+        raise ProblemgenError(f"--seed must be a non-negative integer, not {seed}")
+    console = terminal_console(stdin, stdout, env)
+    with ProgressStore(db or default_db_path(env)) as store:
+        session = QuizSession(store, load_curriculum(), console, default_services(),
+                              clock=clock_from_env(env), seed=seed, topic=topic)
+        return session.run()
+
+
+def run_progress(db: str | None = None, as_json: bool = False, reset: bool = False,
+                 *, stdout=None, env: Mapping[str, str] | None = None) -> int:
+    """``problemgen progress``: print (or reset) the stored progress; return the exit code."""
+    import json
+
+    from problemgen.practice import load_curriculum, summary
+
+    env = os.environ if env is None else env
+    stdout = stdout or sys.stdout
+    with ProgressStore(db or default_db_path(env)) as store:
+        if reset:
+            store.reset()
+            stdout.write(f"Progress reset: {store.path}\n")
+            return 0
+        now = clock_from_env(env)()
+        curriculum = load_curriculum()
+        rows = summary(curriculum, store.items(), now, _installed_kinds())
+        if as_json:
+            payload = {"db": str(store.path), "now": now.strftime("%Y-%m-%dT%H:%M:%SZ"), "units": rows}
+            stdout.write(json.dumps(payload, indent=2, sort_keys=True) + "\n")
+        else:
+            stdout.write(format_progress(rows, str(store.path), now, curriculum.intervals_days))
+    return 0
+
+
+def _installed_kinds() -> dict[str, tuple[int, ...]]:
+    from problemgen import registry
+
+    return {k.name: tuple(k.difficulties) for k in registry.all_kinds()}
+
+
+def format_progress(rows: list[dict], path: str, now: datetime, intervals: tuple[int, ...]) -> str:
+    """The ``progress`` table: one line per unit, then how mastery and review work."""
+    lines = [f"Quiz progress ({path}), {now.strftime('%Y-%m-%d %H:%M')} UTC", ""]
+    lines.append(f"  {'unit':<12} {'status':<34} {'answered':>8} {'correct':>8}  next review")
+    for row in rows:
+        lines.append(f"  {row['id']:<12} {_status_text(row):<34} {row['answered']:>8} {row['correct']:>8}  "
+                     f"{(row['next_review'] or '—')[:10]}")
+    days = ", ".join(str(d) for d in intervals)
+    lines += ["", "Mastery: each unit states its rule; by default " + _default_rule_text() + ".",
+              f"Mastered units come back for review after {days} days (Leitner boxes 1–{len(intervals)});",
+              "a missed review goes back to box 1. Units unlock when their prerequisites are mastered.", ""]
+    return "\n".join(lines)
+
+
+def _status_text(row: dict) -> str:
+    if row["status"] in ("mastered", "review due"):
+        return f"{row['status']} (box {row['box']})"
+    if row["status"] == "locked":
+        return f"locked (needs {', '.join(row['requires'])})"
+    if row["status"] == "learning":
+        return f"learning: {row['progress']}/{row['needed']}, difficulty {row['difficulty']}"
+    return row["status"]
+
+
+def _default_rule_text() -> str:
+    from problemgen.practice import MasteryRule
+
+    return MasteryRule().describe()

@@ -1,0 +1,144 @@
+"""The progress store: schema versioning, one transaction per answer, platform paths, bad files."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from problemgen.core import ProblemgenError
+from problemgen.progress import (
+    MAX_ANSWER_CHARS,
+    SCHEMA_VERSION,
+    ProgressStore,
+    default_db_path,
+    from_text,
+    to_text,
+)
+
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def store(tmp_path):
+    with ProgressStore(tmp_path / "p.sqlite3") as s:
+        yield s
+
+
+def _item(store, kind="attention.scores", seed=1, difficulty=1, unit="attention"):
+    session = store.start_session(7, None, T0)
+    return store.start_item(session, unit=unit, kind=kind, seed=seed, difficulty=difficulty,
+                            variant_id=f"{kind}/d{difficulty}/s{seed}", review=False, target=None, now=T0)
+
+
+def test_new_store_is_at_the_latest_schema_version_and_passes_integrity_check(store):
+    assert store.schema_version() == SCHEMA_VERSION >= 1
+    assert store.integrity_ok()
+
+
+def test_store_written_by_a_newer_version_is_refused_with_a_clear_message(tmp_path):
+    path = tmp_path / "future.sqlite3"
+    ProgressStore(path).close()
+    db = sqlite3.connect(path)
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    db.commit()
+    db.close()
+    with pytest.raises(ProblemgenError, match=r"schema v\d+.*upgrade problemgen"):
+        ProgressStore(path)
+
+
+def test_a_file_that_is_not_sqlite_is_refused_not_overwritten(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_bytes(b"these are my notes, not a database\n" * 200)
+    with pytest.raises(ProblemgenError, match="not a problemgen progress store"):
+        ProgressStore(path)
+    assert path.read_bytes().startswith(b"these are my notes")
+
+
+def test_each_answer_is_visible_to_another_connection_as_soon_as_it_is_recorded(store):
+    """Committed per answer: a second reader (or a crash right after) sees it."""
+    item = _item(store)
+    store.record_answer(item, "scores", "[[1, 2]]", "wrong", 0.0, "transpose_scores", T0, outcome="wrong")
+    other = sqlite3.connect(store.path)
+    rows = other.execute("SELECT part, text, status, mistake FROM answers").fetchall()
+    outcome = other.execute("SELECT outcome, mistake FROM items").fetchone()
+    other.close()
+    assert rows == [("scores", "[[1, 2]]", "wrong", "transpose_scores")]
+    assert outcome == ("wrong", "transpose_scores")
+
+
+def test_a_wrong_item_stays_wrong_when_it_is_later_finished_otherwise(store):
+    item = _item(store)
+    store.record_answer(item, "scores", "1", "wrong", 0.0, None, T0, outcome="wrong")
+    store.record_answer(item, "scores", "2", "correct", 1.0, None, T0, outcome="correct")
+    store.finish_item(item, "revealed", T0)
+    assert store.items()[0].outcome == "wrong"
+
+
+def test_hints_record_the_highest_level_used(store):
+    item = _item(store)
+    store.record_hint(item, 1)
+    store.record_hint(item, 2)
+    assert store.items()[0].hints == 2
+
+
+def test_the_same_variant_cannot_be_shown_twice(store):
+    _item(store, seed=5)
+    assert store.seen("attention.scores") == {(5, 1)}
+    with pytest.raises(ProblemgenError, match="already shown"):
+        _item(store, seed=5)
+    _item(store, seed=5, difficulty=2)  # another difficulty is another variant
+
+
+def test_very_long_answers_are_truncated_before_storing(store):
+    item = _item(store)
+    store.record_answer(item, "scores", "9" * (MAX_ANSWER_CHARS * 3), "invalid", 0.0, None, T0)
+    assert len(store.answers(item)[0].text) == MAX_ANSWER_CHARS
+
+
+def test_base_seed_is_chosen_once_and_kept_across_openings(tmp_path):
+    path = tmp_path / "p.sqlite3"
+    with ProgressStore(path) as first:
+        seed = first.base_seed()
+        assert first.base_seed() == seed
+    with ProgressStore(path) as again:
+        assert again.base_seed() == seed
+
+
+def test_reset_forgets_history(store):
+    item = _item(store)
+    store.record_answer(item, "scores", "1", "correct", 1.0, None, T0, outcome="correct")
+    store.reset()
+    assert store.items() == [] and store.answers() == [] and store.session_count() == 0
+
+
+def test_an_unknown_outcome_is_a_bug_not_silently_stored(store):
+    item = _item(store)
+    with pytest.raises(ValueError):
+        store.finish_item(item, "maybe", T0)
+    assert store.items()[0].outcome is None  # the failed transaction was rolled back
+
+
+@pytest.mark.parametrize(
+    "platform, env, expected",
+    [
+        ("linux", {"XDG_DATA_HOME": "/data/xdg"}, "/data/xdg/problemgen/progress.sqlite3"),
+        ("linux", {}, "/home/u/.local/share/problemgen/progress.sqlite3"),
+        ("linux", {"XDG_DATA_HOME": "relative/dir"}, "/home/u/.local/share/problemgen/progress.sqlite3"),
+        ("darwin", {}, "/home/u/Library/Application Support/problemgen/progress.sqlite3"),
+        ("win32", {"APPDATA": "/roaming"}, "/roaming/problemgen/progress.sqlite3"),
+        ("win32", {}, "/home/u/AppData/Roaming/problemgen/progress.sqlite3"),
+    ],
+)
+def test_default_location_follows_the_platform_convention(platform, env, expected):
+    assert default_db_path(env, platform, Path("/home/u")) == Path(expected)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2200, 1, 1), timezones=st.just(timezone.utc)))
+def test_timestamps_round_trip_to_the_second(moment):
+    assert from_text(to_text(moment)) == moment.replace(microsecond=0)

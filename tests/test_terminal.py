@@ -1,0 +1,113 @@
+"""Terminal math: LaTeX fragments of rendered text become readable Unicode; colour only on a TTY."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from problemgen.terminal import math_to_unicode, style, to_unicode, use_colour
+
+
+@pytest.mark.parametrize(
+    "tex, expected",
+    [
+        (r"\sqrt{d_k}", "√dₖ"),
+        (r"Q K^\top", "Q Kᵀ"),
+        (r"Q K^T", "Q Kᵀ"),
+        (r"d_{\text{model}} \times d_{\text{ff}}", "d_model × d_ff"),
+        (r"-\infty", "-∞"),
+        (r"\frac{1}{\sqrt{d_k}}", "1/√dₖ"),
+        (r"\frac{Q K^\top}{\sqrt{d_k}}", "(Q Kᵀ)/√dₖ"),
+        (r"\mathrm{softmax}(x)_i", "softmax(x)ᵢ"),
+        (r"\mathbb{R}^{L \times d_k}", "ℝ^(L × dₖ)"),
+        (r"\sigma^2 + \epsilon", "σ² + ε"),
+        (r"10^{-3}", "10⁻³"),
+        (r"W_O", "W_O"),  # no subscript capital O in Unicode: keep it readable as typed
+        (r"q_i \cdot k_j", "qᵢ · kⱼ"),
+        (r"\sum_j a_j v_j", "Σⱼ aⱼ vⱼ"),
+        (r"\frac{x - \mu}{\sqrt{\sigma^2 + \epsilon}}", "(x - μ)/√(σ² + ε)"),
+        (r"\hat{x} = \bar x", "x\u0302 = x\u0304"),
+    ],
+)
+def test_common_math_becomes_unicode(tex, expected):
+    assert math_to_unicode(tex) == expected
+
+
+def test_prose_outside_math_is_kept_and_dollars_are_dropped():
+    text = "Scale by $1/\\sqrt{d_k}$ where $d_k = 4$; the mask adds $-\\infty$.\n\nNext paragraph."
+    assert to_unicode(text) == "Scale by 1/√dₖ where dₖ = 4; the mask adds -∞.\n\nNext paragraph."
+
+
+def test_display_math_is_converted_too():
+    assert to_unicode("$$A = \\mathrm{softmax}(S)$$") == "A = softmax(S)"
+
+
+def test_a_hand_written_bmatrix_becomes_aligned_rows():
+    out = math_to_unicode(r"\begin{bmatrix} 1 & -20 \\ 300 & 4 \end{bmatrix}")
+    rows = [line for line in out.splitlines() if line.strip()]
+    assert rows == ["  │   1  -20 │", "  │ 300    4 │"]
+
+
+def test_matrices_from_the_text_filter_pass_through_untouched():
+    from problemgen.rendering import matrix_text
+
+    block = matrix_text([[1, -2.5], [30, 4]])
+    assert to_unicode(f"S = {block}") == f"S = {block}"
+
+
+def test_matrices_of_one_formula_are_laid_out_side_by_side():
+    from problemgen.rendering import matrix_text
+
+    out = to_unicode(f"$$Q = {matrix_text([[1, 2], [3, 4]])}, \\qquad K = {matrix_text([[5], [6], [7]])}$$")
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert lines == [
+        "      ┌ 1  2 ┐       ┌ 5 ┐",
+        "  Q = └ 3  4 ┘ , K = │ 6 │",
+        "                     └ 7 ┘",
+    ]
+
+
+def test_formulas_too_wide_for_side_by_side_stay_stacked():
+    from problemgen.rendering import matrix_text
+
+    wide = matrix_text([[123456.75] * 8, [1] * 8])
+    out = to_unicode(f"$$A = {wide}, B = {wide}$$")
+    assert out.count("┌") == 2 and all(line.count("┌") <= 1 for line in out.splitlines())
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(max_size=60))
+def test_conversion_never_raises_on_arbitrary_text(text):
+    to_unicode(text)
+    math_to_unicode(text)
+
+
+class _Stream(io.StringIO):
+    def __init__(self, tty: bool) -> None:
+        super().__init__()
+        self._tty = tty
+
+    def isatty(self) -> bool:
+        return self._tty
+
+
+@pytest.mark.parametrize(
+    "tty, env, expected",
+    [
+        (True, {}, True),
+        (False, {}, False),
+        (True, {"NO_COLOR": "1"}, False),
+        (True, {"NO_COLOR": ""}, True),  # no-color.org: only a non-empty value disables colour
+        (True, {"TERM": "dumb"}, False),
+    ],
+)
+def test_colour_only_on_a_terminal_without_no_color(tty, env, expected):
+    assert use_colour(_Stream(tty), env) is expected
+
+
+def test_style_adds_ansi_codes_only_when_colour_is_on():
+    assert style("ok", "good", False) == "ok"
+    assert style("ok", "good", True) == "\x1b[32mok\x1b[0m"
