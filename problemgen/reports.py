@@ -1,0 +1,268 @@
+"""Grading reports: one result model, rendered for people (text, Markdown) and for CI (JSON, JUnit, Gradescope).
+
+Both graders (answer sheets and student code) produce a :class:`Report` of :class:`CheckResult` rows;
+this module is the only place that knows the output formats, so a CI system sees the same structure
+whichever grader ran. Rendering is deterministic (no timestamps, stable order) so a re-grade of the same
+submission produces identical bytes.
+
+Statuses: answer parts use ``correct`` / ``wrong`` / ``invalid``; the code grader may also use ``error``
+(a crash) or ``timeout``. ``invalid``, ``error`` and ``timeout`` are reported as JUnit *errors* (the
+submission could not be checked); every other non-passing status is a JUnit *failure*.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+
+FORMATS = ("text", "json", "junit", "gradescope", "md")
+ERROR_STATUSES = frozenset({"invalid", "error", "timeout"})
+GRADESCOPE_VISIBILITY = ("visible", "hidden", "after_due_date", "after_published")
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One graded check: an answer part (``p1.weights``) or one test of a coding task.
+
+    ``score`` is in points, between 0 and ``max_score``; ``group`` is the problem (or task) it belongs to.
+    """
+
+    name: str
+    status: str
+    passed: bool
+    score: float
+    max_score: float
+    mistake: str | None = None
+    feedback: str = ""
+    visible: bool = True
+    group: str = ""
+
+
+@dataclass(frozen=True)
+class Report:
+    """All the checks of one submission, plus metadata (variant id, student, warnings, isolation…)."""
+
+    title: str
+    results: tuple[CheckResult, ...]
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def points(self) -> float:
+        return sum(r.score for r in self.results)
+
+    @property
+    def max_points(self) -> float:
+        return sum(r.max_score for r in self.results)
+
+    @property
+    def score(self) -> float:
+        """The fraction of the available points earned (0 when nothing was gradable)."""
+        return self.points / self.max_points if self.max_points > 0 else 0.0
+
+    def groups(self) -> list[tuple[str, list[CheckResult]]]:
+        """Results grouped by ``group`` in first-seen order (the order of the sheet)."""
+        order: dict[str, list[CheckResult]] = {}
+        for result in self.results:
+            order.setdefault(result.group, []).append(result)
+        return list(order.items())
+
+
+def render(report: Report, fmt: str) -> str:
+    """Render a report as ``text``, ``json``, ``junit``, ``gradescope`` or ``md``; always ends with a newline."""
+    renderers = {
+        "text": render_text,
+        "json": render_json,
+        "junit": render_junit,
+        "gradescope": render_gradescope,
+        "md": render_markdown,
+    }
+    if fmt not in renderers:
+        raise ValueError(f"unknown report format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    return renderers[fmt](report)
+
+
+def _pts(x: float) -> str:
+    """Points for people: integers without decimals, otherwise up to 2 decimals."""
+    x = round(float(x), 2)
+    return str(int(x)) if x == int(x) else f"{x:g}"
+
+
+def _round(x: float) -> float:
+    """Scores in machine formats: rounded to 6 decimals so float noise never changes the bytes."""
+    return round(float(x), 6) + 0.0
+
+
+def _warnings(report: Report) -> list[str]:
+    return [str(w) for w in report.meta.get("warnings", ())]
+
+
+def _printable(text: str) -> str:
+    """Text for a terminal: control characters (escape sequences included) shown as \\xNN, never sent."""
+    return "".join(c if c == "\n" or c.isprintable() else f"\\x{ord(c):02x}" for c in str(text))
+
+
+# ------------------------------------------------------------------------------------------ text
+
+
+def render_text(report: Report) -> str:
+    lines = [report.title, f"score: {_pts(report.points)}/{_pts(report.max_points)} ({report.score:.0%})"]
+    if report.meta.get("error"):
+        lines.append(f"error: {report.meta['error']}")
+    lines += [f"warning: {w}" for w in _warnings(report)]
+    lines = [_printable(line) for line in lines]
+    for group, results in report.groups():
+        got, of = sum(r.score for r in results), sum(r.max_score for r in results)
+        lines.append("")
+        lines.append(_printable(f"{group or 'checks'}  {_pts(got)}/{_pts(of)}"))
+        for r in results:
+            lines.append(_printable(f"  {r.status:<8} {r.name}  {_pts(r.score)}/{_pts(r.max_score)}"))
+            if r.feedback:
+                lines += [f"           {line}" for line in _printable(r.feedback).splitlines()]
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------------------------------ Markdown
+
+
+def _md_cell(text: str) -> str:
+    """Table-safe Markdown: pipes escaped, newlines folded, HTML-ish characters neutralised."""
+    text = _printable(" ".join(str(text).split()))
+    for char, escaped in (("\\", "\\\\"), ("|", "\\|"), ("<", "&lt;"), (">", "&gt;"), ("`", "\\`")):
+        text = text.replace(char, escaped)
+    return text
+
+
+def render_markdown(report: Report) -> str:
+    lines = [f"## {_md_cell(report.title)}", "",
+             f"Score: **{_pts(report.points)}/{_pts(report.max_points)}** ({report.score:.0%})", ""]
+    if report.meta.get("error"):
+        lines += [f"Error: {_md_cell(report.meta['error'])}", ""]
+    lines += [f"Warning: {_md_cell(w)}" for w in _warnings(report)]
+    if _warnings(report):
+        lines.append("")
+    lines += ["| check | status | points | feedback |", "|---|---|---|---|"]
+    for r in report.results:
+        lines.append(f"| {_md_cell(r.name)} | {r.status} | {_pts(r.score)}/{_pts(r.max_score)} | {_md_cell(r.feedback)} |")
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------------------------------ JSON
+
+
+def report_dict(report: Report) -> dict:
+    """The JSON structure: overall score (fraction), points, and per problem (group) its parts."""
+    problems = []
+    for group, results in report.groups():
+        problems.append({
+            "id": group,
+            "score": _round(sum(r.score for r in results)),
+            "max_score": _round(sum(r.max_score for r in results)),
+            "parts": [
+                {
+                    "name": r.name,
+                    "status": r.status,
+                    "passed": r.passed,
+                    "score": _round(r.score),
+                    "max_score": _round(r.max_score),
+                    "mistake": r.mistake,
+                    "feedback": r.feedback,
+                    "visible": r.visible,
+                }
+                for r in results
+            ],
+        })
+    return {
+        "title": report.title,
+        "score": _round(report.score),
+        "points": _round(report.points),
+        "max_points": _round(report.max_points),
+        "meta": report.meta,
+        "problems": problems,
+    }
+
+
+def render_json(report: Report) -> str:
+    return json.dumps(report_dict(report), indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n"
+
+
+# ------------------------------------------------------------------------------------------ JUnit XML
+
+
+def _xml_text(text: str) -> str:
+    """Drop characters XML 1.0 cannot carry (control characters, lone surrogates) from echoed text."""
+    def allowed(c: str) -> bool:
+        o = ord(c)
+        return o in (0x9, 0xA, 0xD) or 0x20 <= o <= 0xD7FF or 0xE000 <= o <= 0xFFFD or 0x10000 <= o <= 0x10FFFF
+
+    return "".join(c if allowed(c) else "\ufffd" for c in str(text))
+
+
+def _junit_counts(results: list[CheckResult]) -> dict[str, str]:
+    errors = sum(1 for r in results if not r.passed and r.status in ERROR_STATUSES)
+    failures = sum(1 for r in results if not r.passed and r.status not in ERROR_STATUSES)
+    return {"tests": str(len(results)), "failures": str(failures), "errors": str(errors), "skipped": "0"}
+
+
+def render_junit(report: Report) -> str:
+    """JUnit XML as CI systems read it: testsuites > testsuite (one per problem) > testcase (one per part).
+
+    A wrong part is a ``<failure>``, an invalid (unparseable) one an ``<error>``; points go into
+    ``<properties>`` because JUnit itself has no notion of partial credit.
+    """
+    root = ET.Element("testsuites", {"name": _xml_text(report.title), **_junit_counts(list(report.results))})
+    root.attrib.pop("skipped")
+    for group, results in report.groups():
+        suite = ET.SubElement(root, "testsuite", {"name": _xml_text(group or "checks"), **_junit_counts(results)})
+        props = ET.SubElement(suite, "properties")
+        ET.SubElement(props, "property", {"name": "points", "value": _pts(sum(r.score for r in results))})
+        ET.SubElement(props, "property", {"name": "max_points", "value": _pts(sum(r.max_score for r in results))})
+        for r in results:
+            case = ET.SubElement(suite, "testcase", {"classname": _xml_text(f"problemgen.{group or 'checks'}"),
+                                                     "name": _xml_text(r.name)})
+            if r.passed:
+                continue
+            tag = "error" if r.status in ERROR_STATUSES else "failure"
+            message = r.feedback.splitlines()[0] if r.feedback else r.status
+            child = ET.SubElement(case, tag, {"message": _xml_text(message), "type": r.status})
+            detail = [f"status: {r.status}", f"points: {_pts(r.score)}/{_pts(r.max_score)}"]
+            if r.mistake:
+                detail.append(f"misconception: {r.mistake}")
+            if r.feedback:
+                detail.append(r.feedback)
+            child.text = _xml_text("\n".join(detail))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+# ------------------------------------------------------------------------------------------ Gradescope
+
+
+def render_gradescope(report: Report) -> str:
+    """Gradescope autograder ``results.json``: top-level points and one test per check.
+
+    Scores are in points (Gradescope sums them against the assignment's total); hidden checks get
+    ``"visibility": "hidden"``. ``status`` is Gradescope's optional passed/failed marker.
+    """
+    tests = []
+    for r in report.results:
+        output = f"{r.status}: {r.feedback}" if r.feedback else r.status
+        tests.append({
+            "name": r.name,
+            "score": _round(r.score),
+            "max_score": _round(r.max_score),
+            "status": "passed" if r.passed else "failed",
+            "output": output,
+            "visibility": "visible" if r.visible else "hidden",
+        })
+    summary = [f"{report.title}: {_pts(report.points)}/{_pts(report.max_points)} points"]
+    if report.meta.get("error"):
+        summary.append(f"error: {report.meta['error']}")
+    summary += [f"warning: {w}" for w in _warnings(report)]
+    data = {
+        "score": _round(report.points),
+        "output": "\n".join(summary),
+        "visibility": "visible",
+        "tests": tests,
+    }
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
