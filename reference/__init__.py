@@ -12,6 +12,8 @@ blocks, full forward pass), :mod:`~reference.kvcache` (incremental decoding),
 :mod:`~reference.exact` (sympy arithmetic) and :mod:`~reference.shapes` (symbolic shapes).
 
 ``reference.exact`` imports sympy, so it is not loaded here: use ``from reference import exact``.
+Bad arguments raise ``ValueError`` (the reference does not depend on problemgen, so callers
+turn these into the project's own error type).
 """
 
 from reference.attention import (

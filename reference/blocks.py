@@ -236,7 +236,8 @@ def decoder_block(
 
     ``x`` is ``(..., L, d)``. The causal mask is built here: ``L`` queries against the
     ``T + L`` keys seen so far (``T`` cached), bottom-right aligned, and combined with
-    ``self_mask`` (e.g. padding). Cross-attention runs when the block has ``cross_attn``
+    ``self_mask`` (e.g. padding; it must broadcast to ``(..., L, T + L)``). Cross-attention
+    runs when the block has ``cross_attn``
     parameters; ``memory`` is the encoder output ``(..., S, d)`` and ``memory_mask`` hides its
     padding. Without a cache, ``positions`` default to ``0..L-1``; with one, to the cached length
     onwards.
