@@ -131,18 +131,17 @@ def sqrt_text(n: int) -> str:
     return str(root) if root * root == n else f"sqrt({n})"
 
 
-def softmax_weight_exact(scores: Sequence[int], d_k: int, index: int) -> tuple[str, str]:
-    """Exact softmax weight of entry ``index`` of integer ``scores`` scaled by 1/sqrt(d_k).
+def exact_forms(expr) -> tuple[str, str]:
+    """A SymPy expression as (answer-key string, LaTeX for the worked solution).
 
-    Returns the SymPy-readable string (the answer key's exact form) and the same value in LaTeX
-    for the worked solution. Every exponent is written as ``exp(...)`` (never SymPy's ``E``), so the
-    string reads like the lecture notes: ``[2, 6, -2]`` with ``d_k = 1`` and index 0 gives
-    ``exp(2)/(exp(2) + exp(6) + exp(-2))``.
+    The string spells Euler's number as ``exp(1)`` rather than SymPy's ``E``, so a key such as
+    ``exp(1)/(exp(1) + exp(-1/2) + 1)`` reads like the lecture notes and like what students type.
     """
     import sympy
+    from sympy.printing.str import StrPrinter
 
-    exponents = [sympy.Integer(int(s)) / sympy.sqrt(d_k) for s in scores]
-    terms = [f"exp({sympy.sstr(e)})" for e in exponents]
-    latex = [f"e^{{{sympy.latex(e)}}}" for e in exponents]
-    text = f"{terms[index]}/({' + '.join(terms)})"
-    return text, rf"\frac{{{latex[index]}}}{{{' + '.join(latex)}}}"
+    class _Printer(StrPrinter):
+        def _print_Exp1(self, expr) -> str:  # noqa: N802 (SymPy's printer naming)
+            return "exp(1)"
+
+    return _Printer().doprint(expr), sympy.latex(expr)

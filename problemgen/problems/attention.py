@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 import reference
+from reference import exact as rx
 from problemgen.core import AnswerPart, Draft
 from problemgen.misconceptions import (
     attention_no_scaling,
@@ -29,7 +30,7 @@ from problemgen.problems._common import (
     pick,
     require,
     require_unsaturated,
-    softmax_weight_exact,
+    exact_forms,
 )
 from problemgen.registry import register
 
@@ -204,7 +205,7 @@ def one_query(rng, difficulty, *, n=None, d_k=None):
     scaled = s / np.sqrt(d_k)  # (n,)
     no_scale_out, no_scale_w = attention_no_scaling(q[None, :], k, v)
     by_dk_w = attention_scale_by_dk(q[None, :], k, v)[1][0]  # (n,)
-    exact, exact_latex = softmax_weight_exact([int(x) for x in s], d_k, top)
+    exact, exact_latex = exact_forms(rx.attention(q[None, :].tolist(), k.tolist(), v.tolist()).weights[0, top])
     parts = [
         AnswerPart(key="scores", type="matrix", value=s, label="the raw scores q·k_j", atol=0.0),
         AnswerPart(
