@@ -147,6 +147,7 @@ def environment(fmt: str, user_dir: str | None = None) -> jinja2.Environment:
         loader=loader,
         undefined=jinja2.StrictUndefined,
         autoescape=False,
+        auto_reload=False,
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -280,13 +281,14 @@ _TEX_SPECIALS = {
     ">": r"\textgreater{}",
     "|": r"\textbar{}",
 }
-_MD_SPECIALS = set("\\`*_[]<>#|")
+_TEX_TABLE = str.maketrans(_TEX_SPECIALS)
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|])")
 _MATH = re.compile(r"(\$\$.+?\$\$|\$[^$\n]+?\$)", re.S)
 
 
 def tex_escape(text: Any) -> str:
     """Escape every LaTeX-special character: for text that must print literally (ids, file names)."""
-    return "".join(_TEX_SPECIALS.get(c, c) for c in str(text))
+    return str(text).translate(_TEX_TABLE)
 
 
 def _outside_math(text: str, escape) -> str:
@@ -301,7 +303,7 @@ def tex_text(text: Any) -> str:
 
 def md_text(text: Any) -> str:
     """Escape Markdown emphasis and markup characters in prose, keeping ``$…$`` math intact."""
-    return _outside_math(str(text), lambda s: "".join("\\" + c if c in _MD_SPECIALS else c for c in s))
+    return _outside_math(str(text), lambda s: _MD_SPECIAL.sub(r"\\\1", s))
 
 
 TEX_UNICODE = {
@@ -428,6 +430,7 @@ def document_environment(fmt: str, user_dir: str | None = None) -> jinja2.Enviro
         loader=jinja2.FileSystemLoader([*search, str(builtin_templates_dir())]),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
+        auto_reload=False,
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -446,9 +449,10 @@ def render_document(name: str, fmt: str, context: dict, user_dir: str | None = N
     env = document_environment(fmt, user_dir)
     try:
         template = env.get_template(f"documents/{name}.{fmt}.j2")
+        return re.sub(r"\n{3,}", "\n\n", template.render(context))
     except jinja2.TemplateNotFound as exc:
         raise ProblemgenError(f"no document template {exc.name!r}") from exc
-    try:
-        return re.sub(r"\n{3,}", "\n\n", template.render(context))
+    except jinja2.TemplateSyntaxError as exc:
+        raise ProblemgenError(f"template {exc.filename or exc.name}, line {exc.lineno}: {exc.message}") from exc
     except jinja2.UndefinedError as exc:
         raise ProblemgenError(f"template documents/{name}.{fmt}.j2: {exc.message}") from exc

@@ -135,11 +135,18 @@ class DocumentRenderer:
         self._conventions: dict[str, str] = {}
 
     def _block(self, problem: Problem, block: str, fmt: str) -> str:
+        import jinja2
+
         from problemgen.rendering import render_block
 
         key = (problem.variant_id, problem.title, block, fmt)
         if key not in self._blocks:
-            self._blocks[key] = render_block(problem, block, fmt, self.user_dir)
+            try:
+                self._blocks[key] = render_block(problem, block, fmt, self.user_dir)
+            except jinja2.TemplateSyntaxError as exc:
+                raise ProblemgenError(f"template {exc.filename or exc.name}, line {exc.lineno}: {exc.message}") from exc
+            except jinja2.TemplateError as exc:
+                raise ProblemgenError(f"template problems/{problem.kind}.j2 ({block}): {exc.message}") from exc
         return self._blocks[key]
 
     def conventions(self, fmt: str) -> str:

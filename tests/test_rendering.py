@@ -1,0 +1,175 @@
+"""Rendering helpers: filters, escaping, answer display, heatmaps and the document environments."""
+
+from __future__ import annotations
+
+import re
+
+import jinja2
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from problemgen import rendering
+from problemgen.core import AnswerPart, Problem, ProblemgenError
+
+TEX_SPECIALS = "\\{}$&#^_%~<>|"
+
+
+def weights_part(**spec) -> AnswerPart:
+    return AnswerPart(key="weights", type="matrix", value=[[0.1, 0.9], [0.55, 0.45]], atol=0.005, spec=spec)
+
+
+# --- numbers and matrices -------------------------------------------------------------------------
+
+
+def test_format_number_keeps_integers_exact_and_trims_trailing_zeros():
+    assert rendering.format_number(12) == "12"
+    assert rendering.format_number(2.0) == "2"
+    assert rendering.format_number(0.25) == "0.25"
+    assert rendering.format_number(1 / 3, 3) == "0.333"
+    assert rendering.format_number(-0.00001, 3) == "0"
+    assert rendering.format_number(float("-inf")) == "-inf"
+
+
+def test_matrix_latex_is_a_bmatrix_with_rows_separated_by_double_backslash():
+    assert rendering.matrix_latex([[1, 2], [3, 4.5]]) == r"\begin{bmatrix} 1 & 2 \\ 3 & 4.5 \end{bmatrix}"
+    assert rendering.matrix_latex([[0, float("-inf")]]) == r"\begin{bmatrix} 0 & -\infty \end{bmatrix}"
+
+
+def test_mask_values_follow_the_requested_representation():
+    mask = [[True, False], [True, True]]
+    assert rendering.mask_values(mask, "01") == [[1, 0], [1, 1]]
+    assert rendering.mask_values(mask, "bool") == [["T", "F"], ["T", "T"]]
+    assert rendering.mask_values(mask, "additive") == [[0, float("-inf")], [0, 0]]
+
+
+# --- escaping -------------------------------------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet=TEX_SPECIALS + "ab 1", max_size=30))
+def test_tex_escape_leaves_no_unescaped_special_character(text):
+    escaped = rendering.tex_escape(text)
+    # remove every escape sequence the function may emit; nothing special may remain
+    stripped = re.sub(r"\\(textbackslash|textasciitilde|textless|textgreater|textbar)\{\}|\\\^\{\}|\\[{}$&#_%]", "", escaped)
+    assert not set(stripped) & set(TEX_SPECIALS)
+
+
+def test_tex_text_escapes_prose_but_keeps_math_segments():
+    text = r"Scale by $\sqrt{d_k}$: 50% of d_model & more"
+    assert rendering.tex_text(text) == r"Scale by $\sqrt{d_k}$: 50\% of d\_model \& more"
+
+
+def test_md_text_escapes_emphasis_outside_math_only():
+    assert rendering.md_text("a*b and d_model, $x_1 * y$") == r"a\*b and d\_model, $x_1 * y$"
+
+
+def test_every_declared_unicode_character_gets_a_preamble_line():
+    declarations = rendering.tex_unicode_declarations()
+    for char in rendering.TEX_UNICODE:
+        assert f"{{{ord(char):04X}}}" in declarations
+
+
+# --- answers --------------------------------------------------------------------------------------
+
+
+def test_tolerance_text_states_absolute_and_relative_bounds_or_exact():
+    assert rendering.tolerance_text(AnswerPart("x", "number", 1.0, atol=0.005)) == "within ±0.005"
+    assert rendering.tolerance_text(AnswerPart("x", "number", 1.0, rtol=0.01)) == "within ±1% of the value"
+    assert rendering.tolerance_text(AnswerPart("x", "integer", 12)) == "exact"
+    assert rendering.tolerance_text(AnswerPart("x", "number", 1.0)) == "exact"
+
+
+def test_answer_digits_resolve_the_tolerance():
+    assert rendering.answer_digits(AnswerPart("x", "number", 1.0, atol=0.005)) == 4
+    assert rendering.answer_digits(AnswerPart("x", "number", 1.0, atol=0.5)) == 2
+    assert rendering.answer_digits(AnswerPart("x", "number", 1.0)) == 4
+
+
+@pytest.mark.parametrize("fmt, opener", [("md", "$$"), ("tex", r"\[")])
+def test_matrix_answers_are_display_math_in_both_formats(fmt, opener):
+    shown = rendering.answer_display(weights_part(), fmt)
+    assert shown.startswith(opener) and r"\begin{bmatrix} 0.1 & 0.9 \\ 0.55 & 0.45 \end{bmatrix}" in shown
+
+
+def test_answer_display_covers_every_answer_type():
+    parts = {
+        "number": AnswerPart("n", "number", 0.5, atol=0.01, exact="1/2"),
+        "integer": AnswerPart("i", "integer", 4096),
+        "expression": AnswerPart("e", "expression", "exp(2)/(1 + exp(2))", spec={"decimal": 0.8808}),
+        "shape": AnswerPart("s", "shape", ["B", "L", "d_model"], spec={"dims": {"B": 2, "L": 5, "d_model": 8}}),
+        "choice": AnswerPart("c", "choice", ["b"], spec={"options": [{"id": "b", "text": "scale by $\\sqrt{d_k}$", "why": ""}]}),
+        "mask": AnswerPart("m", "mask", [[True, False], [True, True]], spec={"representation": "01"}),
+        "term": AnswerPart("t", "term", ["softmax", "soft-max"]),
+    }
+    shown = {kind: rendering.answer_display(part, "tex") for kind, part in parts.items()}
+    assert shown["number"] == r"$0.5$ (exactly \texttt{1/2})"
+    assert shown["integer"] == "$4096$"
+    assert r"\texttt{exp(2)/(1 + exp(2))}" in shown["expression"] and "0.8808" in shown["expression"]
+    assert shown["shape"] == r"$(B, L, d_{\text{model}})$ $= (2, 5, 8)$"
+    assert shown["choice"] == r"(b) scale by $\sqrt{d_k}$"
+    assert r"\begin{bmatrix} 1 & 0 \\ 1 & 1 \end{bmatrix}" in shown["mask"]
+    assert shown["term"].startswith(r"\texttt{softmax}") and "soft-max" in shown["term"]
+
+
+# --- heatmaps -------------------------------------------------------------------------------------
+
+
+def test_weights_parts_are_heatmaps_unless_the_spec_says_otherwise():
+    assert rendering.is_heatmap(weights_part())
+    assert not rendering.is_heatmap(weights_part(heatmap=False))
+    other = AnswerPart("output", "matrix", [[1.0, 2.0]], spec={"heatmap": True})
+    assert rendering.is_heatmap(other)
+    assert not rendering.is_heatmap(AnswerPart("output", "matrix", [[1.0, 2.0]]))
+
+
+def test_markdown_heatmap_is_a_table_whose_cells_carry_a_shade_growing_with_the_weight():
+    table = rendering.heatmap_md([[0.1, 0.9], [0.55, 0.45]])
+    lines = table.splitlines()
+    assert lines[0].startswith("|") and lines[1].startswith("|---")
+    assert lines[2] == "| 1 | · 0.1 | █ 0.9 |"
+    assert lines[3] == "| 2 | ▒ 0.55 | ▒ 0.45 |"
+    assert "Shading:" in table
+
+
+def test_latex_heatmap_shades_cells_in_proportion_and_whitens_text_on_dark_cells():
+    table = rendering.heatmap_tex([[0.1, 0.9]])
+    assert r"\cellcolor{blue!7}0.1" in table
+    assert r"\cellcolor{blue!63}\textcolor{white}{0.9}" in table
+    assert table.startswith(r"\begin{tabular}{r|*{2}{c}}")
+
+
+def test_heatmap_of_values_outside_zero_one_is_scaled_min_to_max():
+    table = rendering.heatmap_text([[-2.0, 0.0, 2.0]])
+    assert table.split() == ["·", "-2", "▒", "0", "█", "2"]
+
+
+# --- environments ---------------------------------------------------------------------------------
+
+
+def test_tex_document_environment_uses_parenthesis_delimiters_so_braces_stay_literal():
+    env = rendering.document_environment("tex")
+    template = env.from_string(r"\textbf{((( name | tex )))}((* if flag *)) {#x}((* endif *))((= note =))")
+    assert template.render(name="a_b", flag=True) == r"\textbf{a\_b} {#x}"
+
+
+def test_document_environment_is_strict_about_undefined_names(tmp_path):
+    (tmp_path / "documents").mkdir()
+    (tmp_path / "documents" / "worksheet.md.j2").write_text("{{ titel }}\n")
+    with pytest.raises(ProblemgenError, match="titel"):
+        rendering.render_document("worksheet", "md", {"title": "x"}, str(tmp_path))
+
+
+def test_unknown_document_template_is_a_clear_error():
+    with pytest.raises(ProblemgenError, match="no document template"):
+        rendering.render_document("nonexistent", "md", {})
+
+
+def test_fragment_rendering_is_strict_and_user_templates_override(tmp_path):
+    problem = Problem("demo.thing", 1, 1, {}, "Demo", "demo", {"x": 3}, (), {})
+    (tmp_path / "problems").mkdir()
+    fragment = tmp_path / "problems" / "demo.thing.j2"
+    fragment.write_text("{% block prompt %}x is {{ params.x }}{% endblock %}{% block solution %}{{ sol.y }}{% endblock %}")
+    assert rendering.render_block(problem, "prompt", "md", str(tmp_path)) == "x is 3\n"
+    with pytest.raises(jinja2.UndefinedError):
+        rendering.render_block(problem, "solution", "md", str(tmp_path))
