@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping
 from problemgen.core import AnswerPart, Problem, ProblemgenError
 from problemgen.practice import Choice, Curriculum, MasteryRule, UnitState, all_states, choose_next, next_seed, unit_unlocked
 from problemgen.progress import ProgressStore, default_db_path, from_text, utc_now
-from problemgen.terminal import style, to_unicode, use_colour
+from problemgen.terminal import math_to_unicode, style, to_unicode, use_colour
 
 COMMANDS: dict[str, str] = {
     "hint": "a hint; ask again for a more specific one (an item answered after a hint does not count toward mastery)",
@@ -79,19 +79,21 @@ class Services:
     generate: Callable[[str, int, int], Problem]
     grade: Callable[[AnswerPart, str], Any]
     render: Callable[[Problem, str], str]
+    describe: Callable[[AnswerPart], str]
     available: Mapping[str, tuple[int, ...]]
     summary: Mapping[str, str] = field(default_factory=dict)
 
 
 def default_services() -> Services:
     """The real generator, grader and renderer (imported here, when a session starts)."""
-    from problemgen import grading, registry, rendering
+    from problemgen import answersheet, grading, registry, rendering
 
     kinds = registry.all_kinds()
     return Services(
         generate=lambda kind, seed, difficulty: registry.generate(kind, seed, difficulty),
         grade=grading.grade_text,
         render=lambda problem, block: to_unicode(rendering.render_block(problem, block, "text")),
+        describe=answersheet.describe_format,
         available={k.name: tuple(k.difficulties) for k in kinds},
         summary={k.name: k.summary for k in kinds},
     )
@@ -109,53 +111,6 @@ def clock_from_env(env: Mapping[str, str] | None = None) -> Callable[[], datetim
     return lambda: fixed
 
 
-# ---------------------------------------------------------------------------- answer formats
-
-
-def answer_format(part: AnswerPart) -> str:
-    """What a typed answer to this part looks like (shown with the prompt and after an invalid line)."""
-    spec = part.spec or {}
-    tolerance = _tolerance(part)
-    if part.type == "number":
-        exact = "; an exact form such as 1/3 or exp(2)/(1 + exp(2)) is accepted too" if part.exact else ""
-        return f"a number{tolerance}{exact}"
-    if part.type == "integer":
-        return "a whole number, e.g. 1024"
-    if part.type == "matrix":
-        return f"{_dims(part.value)} of numbers on one line, row by row, e.g. [[0.5, 0.5], [0.25, 0.75]]{tolerance}"
-    if part.type == "shape":
-        return "a shape such as (B, h, L, d_k)" + (" or with the numbers given" if spec.get("dims") else "")
-    if part.type == "expression":
-        decimal = f", or a decimal{tolerance}" if spec.get("allow_decimal") else ""
-        return f"an exact expression such as exp(2)/(exp(2) + exp(1)){decimal}"
-    if part.type == "choice":
-        return ("the letters of every correct option, e.g. a, c" if spec.get("multiple")
-                else "the letter of one option, e.g. b")
-    if part.type == "mask":
-        example = {"bool": "[[T, F], [T, T]]", "01": "[[1, 0], [1, 1]]", "additive": "[[0, -inf], [0, 0]]"}
-        rep = spec.get("representation", "bool")
-        return f"{_dims(part.value)} mask on one line, e.g. {example.get(rep, example['bool'])}"
-    return "a word or a short phrase"
-
-
-def _tolerance(part: AnswerPart) -> str:
-    if part.atol and not part.rtol:
-        return f" (within ±{part.atol:g})"
-    if part.rtol and not part.atol:
-        return f" (within {part.rtol * 100:g}% relative)"
-    if part.rtol and part.atol:
-        return f" (within ±{part.atol:g} + {part.rtol * 100:g}%)"
-    return ""
-
-
-def _dims(value: Any) -> str:
-    if isinstance(value, list) and value and isinstance(value[0], list):
-        return f"a {len(value)}×{len(value[0])} matrix"
-    if isinstance(value, list):
-        return f"a vector of {len(value)}"
-    return "a value"
-
-
 # ----------------------------------------------------------------------------------- session
 
 
@@ -170,6 +125,7 @@ class ItemState:
     choice: Choice
     problem: Problem
     item_id: int
+    part: AnswerPart | None = None
     hints: int = 0
     failed: bool = False
 
@@ -222,7 +178,8 @@ class QuizSession:
             self.current_unit = choice.unit.id
             self.console.say()
             self.console.say(f"Unit: {unit.title} [{unit.id}]", "bold")
-            self.console.say(f"Mastery: {unit.rule.describe()}. {_progress_phrase(state, unit.rule)}", "dim")
+            self.console.say(f"Mastery: {unit.rule.describe()}.", "dim")
+            self.console.say(f"So far: {_progress_phrase(state, unit.rule)}", "dim")
         if choice.review:
             self.console.say(f"Review of a mastered unit (Leitner box {state.box}).", "accent")
         if choice.target:
@@ -252,7 +209,8 @@ class QuizSession:
         parts = item.problem.parts
         for number, part in enumerate(parts, 1):
             label = f"Part {number} of {len(parts)}: " if len(parts) > 1 else "Answer: "
-            self.console.say(f"{label}{part.label or part.key} — {answer_format(part)}", "accent")
+            self.console.say(f"{label}{part.label or part.key} — {self.services.describe(part)}", "accent")
+            item.part = part
             ending = self._ask_part(item, part, last=number == len(parts))
             if ending != "answered":
                 return ending
@@ -314,25 +272,30 @@ class QuizSession:
             return True
         if result.status == "invalid":
             self.console.say(f"? I could not read that: {result.feedback}", "warn")
-            self.console.say(f"  Expected {answer_format(part)}.", "dim")
+            self.console.say(f"  Expected {self.services.describe(part)}.", "dim")
             return False
         self._wrong_feedback(part, result)
         return False
 
     def _wrong_feedback(self, part: AnswerPart, result: Any) -> None:
         self.console.say("✗ Wrong.", "bad")
+        feedback = result.feedback or ""
         if result.mistake:
             from problemgen.misconceptions import describe
 
-            self.console.say(f"  Known mistake: {describe(result.mistake)}.", "warn")
-        if result.feedback:
-            self.console.say(f"  {result.feedback}")
+            title = describe(result.mistake)
+            self.console.say(f"  Known mistake: {title}.", "warn")
+            lead = f"{title[:1].upper()}{title[1:]}? "
+            feedback = feedback[len(lead):] if feedback.startswith(lead) else feedback  # title said once
+        if feedback:
+            self.console.say(f"  {feedback}")
         self.console.say("  Try again, or type hint, solution or skip.", "dim")
 
     def _hint(self, item: ItemState) -> None:
         item.hints += 1
         self.store.record_hint(item.item_id, item.hints)
-        text = hint_text(item.problem, item.choice, item.hints, self.services.summary)
+        unit_hint = item.choice.unit.hint_for(item.problem.kind) or self.services.summary.get(item.problem.kind, "")
+        text = hint_text(item.problem, item.part, unit_hint, item.hints)
         self.console.say(f"Hint {item.hints}: {text}", "accent")
 
     # -- after an item ------------------------------------------------------------------------
@@ -356,17 +319,38 @@ class QuizSession:
                 self.console.say(f"Unlocked: {other.title} [{other.id}].", "good")
 
 
-def hint_text(problem: Problem, choice: Choice, level: int, summary: Mapping[str, str]) -> str:
-    """Level 1: the conventions and formula of the kind. Level 2: the first intermediate value of this
-    variant's worked solution that is not itself an answer. Later levels point at ``solution``."""
+def hint_text(problem: Problem, part: AnswerPart, unit_hint: str, level: int) -> str:
+    """Progressive hints. 1: the conventions and formula of the kind. 2: the first intermediate value
+    of this variant's worked solution that is not itself an answer (or, when every step is an answer,
+    one entry of the asked matrix worked out). 3: the known mistakes to avoid on this part. Then: the
+    worked solution is the only thing left."""
     if level == 1:
-        return choice.unit.hint_for(problem.kind) or summary.get(problem.kind, "") or problem.title
+        return unit_hint or problem.title
     if level == 2:
         step = first_intermediate(problem)
         if step is not None:
             name, value = step
             return f"the first step of the worked solution gives {name} = {show_value(value)}"
+        entry = first_entry(part)
+        if entry is not None:
+            return f"the first entry of {part.label or part.key} is {entry}; the others follow the same way."
+    if level <= 3 and part.mistakes:
+        from problemgen.misconceptions import describe
+
+        traps = "; ".join(dict.fromkeys(describe(m.name) for m in part.mistakes))
+        return f"known mistakes on this part, to avoid: {traps}."
     return "no more hints for this one: type solution to see the worked solution."
+
+
+def first_entry(part: AnswerPart) -> str | None:
+    """Entry (1, 1) of a matrix answer with several entries, formatted; None for other answers."""
+    from problemgen.rendering import format_number
+
+    if part.type != "matrix" or not isinstance(part.value, list) or len(part.value) < 1:
+        return None
+    first = part.value[0][0] if isinstance(part.value[0], list) else part.value[0]
+    many = len(part.value) > 1 or (isinstance(part.value[0], list) and len(part.value[0]) > 1)
+    return format_number(first) if many and isinstance(first, (int, float)) else None
 
 
 def first_intermediate(problem: Problem) -> tuple[str, Any] | None:
@@ -396,14 +380,14 @@ def show_value(value: Any) -> str:
             return str(value)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return format_number(value)
-    return to_unicode(str(value))
+    return math_to_unicode(str(value))
 
 
 def _progress_phrase(state: UnitState, rule: MasteryRule) -> str:
     if state.mastered:
-        return f"Mastered; review box {state.box}, next review on {_day(state.due)}."
+        return f"mastered; review box {state.box}, next review on {_day(state.due)}."
     counted = f"in your last {rule.window}" if rule.window else "in a row"
-    return f"Progress: {state.progress} of {state.needed} correct {counted} (difficulty {state.level})."
+    return f"progress {state.progress} of {state.needed} correct {counted} (difficulty {state.level})."
 
 
 def _day(moment: datetime | None) -> str:

@@ -1,0 +1,235 @@
+"""The quiz session loop, driven line by line with a scripted console and a tiny fake curriculum.
+
+Generation and rendering are fakes (two-part arithmetic problems whose answers follow from the seed),
+grading is the real ``grading.grade_text``, and the store is a real SQLite file, so these tests pin the
+loop's behaviour: feedback, hints, solutions, another/skip/quit, mastery, unlocking, review, replay.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from problemgen.core import AnswerPart, Problem, ProblemgenError
+from problemgen.misconceptions import describe, mistake
+from problemgen.practice import parse_curriculum
+from problemgen.progress import ProgressStore
+from problemgen.quiz import COMMANDS, Console, QuizSession, Services, hint_text
+
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+
+CURRICULUM = parse_curriculum({
+    "unit": [
+        {"id": "sums", "title": "Sums", "kinds": ["toy.sum", "toy.pair"], "mastery": {"streak": 2},
+         "hint": "Add the two numbers."},
+        {"id": "products", "title": "Products", "kinds": ["toy.product"], "requires": ["sums"]},
+    ],
+})
+
+
+def toy_problem(kind: str, seed: int, difficulty: int) -> Problem:
+    """a + b (one part), or a + b and a - b (two parts); the known mistake is a * b."""
+    a, b = seed % 7 + 2, seed % 5 + 3 * difficulty
+    plus = AnswerPart("total", "integer", a + b, label="the sum", mistakes=(mistake("no_scaling", a * b),))
+    parts = [plus]
+    if kind == "toy.pair":
+        parts.append(AnswerPart("difference", "integer", a - b, label="the difference"))
+    if kind == "toy.product":
+        parts = [AnswerPart("product", "integer", a * b, label="the product")]
+    return Problem(kind, seed, difficulty, {}, kind.title(), "toy", {"a": a, "b": b}, tuple(parts),
+                   {"ab": a * 100 + b, "total": a + b})
+
+
+def services() -> Services:
+    from problemgen.grading import grade_text
+
+    return Services(
+        generate=toy_problem,
+        grade=grade_text,
+        render=lambda p, block: f"[{block}] a = {p.params['a']}, b = {p.params['b']}",
+        describe=lambda part: "a whole number",
+        available={"toy.sum": (1, 2, 3), "toy.pair": (1, 2), "toy.product": (1,)},
+    )
+
+
+class Script:
+    """A console whose answers may depend on the problem on screen (``callable(problem)`` lines)."""
+
+    def __init__(self, *lines) -> None:
+        self.lines = list(lines)
+        self.out: list[str] = []
+        self.session: QuizSession | None = None
+
+    def read(self, prompt: str) -> str:
+        self.out.append(prompt)
+        if not self.lines:
+            raise EOFError
+        line = self.lines.pop(0)
+        if callable(line):
+            line = line(*self.current())
+        self.out.append(line + "\n")
+        return line
+
+    def current(self) -> tuple[Problem, AnswerPart]:
+        """The problem on screen and the part being asked (the first not yet answered right)."""
+        store = self.session.store
+        last = store.items()[-1]
+        problem = toy_problem(last.kind, last.seed, last.difficulty)
+        done = {a.part for a in store.answers(last.id) if a.status == "correct"}
+        return problem, next(p for p in problem.parts if p.key not in done)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.out)
+
+
+def right(problem: Problem, part: AnswerPart) -> str:
+    """The right answer to whatever part is being asked."""
+    return str(part.value)
+
+
+def slip(problem: Problem, part: AnswerPart) -> str:
+    """The answer the part's first known mistake gives."""
+    return str(part.mistakes[0].value)
+
+
+def run(store, *lines, clock=lambda: T0, seed=11, topic=None) -> tuple[int, Script]:
+    script = Script(*lines)
+    session = QuizSession(store, CURRICULUM, Console(script.read, script.out.append), services(),
+                          clock=clock, seed=seed, topic=topic)
+    script.session = session
+    return session.run(), script
+
+
+@pytest.fixture
+def store(tmp_path):
+    with ProgressStore(tmp_path / "quiz.sqlite3") as s:
+        yield s
+
+
+def test_a_right_answer_is_confirmed_and_recorded(store):
+    code, script = run(store, right, "quit")
+    assert code == 0
+    assert "✓ Correct." in script.text and "Sums: progress 1 of 2" in script.text
+    first = store.items()[0]
+    assert (first.kind, first.outcome, first.hints) == ("toy.sum", "correct", 0)
+    assert [a.status for a in store.answers()] == ["correct"]
+
+
+def test_a_wrong_answer_names_the_misconception_and_the_next_item_targets_it(store):
+    code, script = run(store, slip, "skip", "quit")
+    assert "✗ Wrong." in script.text
+    assert f"Known mistake: {describe('no_scaling')}." in script.text
+    assert "Try again" in script.text
+    items = store.items()
+    assert (items[0].outcome, items[0].mistake) == ("wrong", "no_scaling")
+    assert (items[1].kind, items[1].target) == ("toy.sum", "no_scaling")  # same skill, same trap
+    assert "watch for this mistake" in script.text
+
+
+def test_an_unreadable_answer_is_invalid_says_what_is_expected_and_is_not_held_against_the_student(store):
+    code, script = run(store, "twelve", right, "quit")
+    assert "? I could not read that" in script.text and "Expected a whole number." in script.text
+    assert [a.status for a in store.answers()] == ["invalid", "correct"]
+    assert store.items()[0].outcome == "correct"
+
+
+def test_after_a_wrong_answer_the_student_may_retry_but_the_item_stays_wrong(store):
+    code, script = run(store, "0", right, "quit")
+    assert script.text.count("✓ Correct.") == 1
+    assert store.items()[0].outcome == "wrong"
+
+
+def test_hints_are_progressive_recorded_and_a_hinted_answer_does_not_count(store):
+    code, script = run(store, "hint", "hint", "hint", "hint", right, "quit")
+    assert "Hint 1: Add the two numbers." in script.text
+    assert "Hint 2: the first step of the worked solution gives ab = " in script.text  # not an answer
+    assert f"Hint 3: known mistakes on this part, to avoid: {describe('no_scaling')}." in script.text
+    assert "Hint 4: no more hints" in script.text
+    assert "does not count toward mastery" in script.text
+    assert store.items()[0].hints == 4
+    assert "Sums: progress 0 of 2" in script.text
+
+
+def test_hint_two_never_shows_a_value_that_is_an_answer():
+    problem = toy_problem("toy.sum", 3, 1)
+    assert "total" not in hint_text(problem, problem.parts[0], "", 2)
+
+
+def test_solution_shows_this_variants_worked_solution_and_ends_the_item(store):
+    code, script = run(store, "solution", "quit")
+    assert "Worked solution:" in script.text and "[solution] a = " in script.text
+    assert store.items()[0].outcome == "revealed"
+
+
+def test_another_gives_a_new_variant_of_the_same_skill_never_one_seen_before(store):
+    code, script = run(store, "another", "another", "another", "quit")
+    items = store.items()
+    assert [i.outcome for i in items] == ["another", "another", "another", "quit"]
+    assert {i.kind for i in items} == {"toy.sum"}
+    assert len({(i.seed, i.difficulty) for i in items}) == 4
+    assert script.text.count("Another variant of the same skill") == 3
+
+
+def test_multi_part_items_ask_each_part_in_turn(store):
+    # first item is toy.sum, second toy.pair (rotation): answer both of its parts
+    code, script = run(store, right, right, right, "quit")
+    assert "Part 1 of 2: the sum" in script.text and "Part 2 of 2: the difference" in script.text
+    assert [i.outcome for i in store.items()][:2] == ["correct", "correct"]
+
+
+def test_mastery_is_announced_and_unlocks_the_next_unit(store):
+    code, script = run(store, right, right, right, "quit")
+    assert "★ Unit mastered: Sums. First review on 2026-03-02." in script.text
+    assert "Unlocked: Products [products]." in script.text
+    assert "Unit: Products [products]" in script.text  # the session moved on by itself
+
+
+def test_quitting_and_resuming_keeps_progress(store):
+    run(store, right, "quit")
+    code, script = run(store, right, right, "quit")  # the next session continues the streak
+    assert "So far: progress 1 of 2" in script.text
+    assert "★ Unit mastered: Sums." in script.text
+    assert store.session_count() == 2
+
+
+def test_end_of_input_is_a_clean_quit_and_ctrl_c_exits_130(store):
+    code, script = run(store)
+    assert code == 0 and store.items()[0].outcome == "quit"
+
+    def interrupted(prompt):
+        raise KeyboardInterrupt
+
+    session = QuizSession(store, CURRICULUM, Console(interrupted, lambda s: None), services(), clock=lambda: T0)
+    assert session.run() == 130
+
+
+def test_a_mastered_unit_comes_back_for_review_when_due(store):
+    run(store, right, right, right, "quit")
+    code, script = run(store, right, "quit", clock=lambda: T0 + timedelta(days=1, hours=1))
+    assert "Review of a mastered unit (Leitner box 1)." in script.text
+    assert "Review passed; next review on 2026-03-05." in script.text
+
+
+def test_a_locked_topic_is_refused_before_anything_is_stored(store):
+    with pytest.raises(ProblemgenError, match="locked: master sums first"):
+        run(store, "quit", topic="products")
+    assert store.session_count() == 0
+
+
+def test_the_same_seed_and_the_same_answers_replay_the_same_session(tmp_path):
+    transcripts = []
+    for name in ("one", "two"):
+        with ProgressStore(tmp_path / name / "quiz.sqlite3") as s:
+            text = run(s, "1", right, "another", "hint", "skip", "quit", seed=5)[1].text
+            transcripts.append(text.replace(str(s.path), "<db>"))
+    assert transcripts[0] == transcripts[1]
+    with ProgressStore(tmp_path / "three" / "quiz.sqlite3") as s:
+        assert run(s, "1", right, "another", "hint", "skip", "quit", seed=6)[1].text != transcripts[0]
+
+
+def test_help_lists_every_command(store):
+    code, script = run(store, "help", "quit")
+    for command in COMMANDS:
+        assert f"  {command} " in script.text
