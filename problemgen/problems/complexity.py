@@ -1,0 +1,181 @@
+"""Cost problems: the L × L score matrix, attention FLOPs, growth with sequence length, path length.
+
+Entries, bytes and FLOPs come from ``reference.attention_memory`` and ``reference.attention_flops``
+(an ``(m × k)(k × n)`` product costs ``2·m·n·k`` FLOPs, as the prompts state). Known mistakes are the
+same calls with one thing wrong: one head instead of all, the factor 2 dropped, ``d_model`` in place
+of ``d_k``, a linear instead of a quadratic growth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from fractions import Fraction
+
+import numpy as np
+
+import reference
+from problemgen.core import AnswerPart, Draft
+from problemgen.misconceptions import mistake
+from problemgen.problems._common import override, pick
+from problemgen.problems.concepts import Option, choice_part
+from problemgen.problems.memory import DTYPES, OTHER_BASE, UNITS
+from problemgen.problems.params import config_params
+from problemgen.registry import register
+
+RTOL = 0.005
+
+
+def _config(d_model: int, n_heads: int, n_kv_heads: int | None = None) -> reference.TransformerConfig:
+    return reference.TransformerConfig(d_model=d_model, n_heads=n_heads, n_kv_heads=n_kv_heads, position="rope")
+
+
+# ------------------------------------------------------------------------------------- score matrix
+
+
+@register("complexity.score_matrix", title="Size of the attention score matrix")
+def score_matrix(rng: np.random.Generator, difficulty: int, *, dtype: str | None = None) -> Draft:
+    """Entries and bytes of the score matrices: one head (d1), a batch of heads (d2), cross-attention (d3)."""
+    dtype = override("dtype", dtype, pick(rng, ("fp16", "fp32")), ("fp16", "bf16", "fp32"))
+    width = DTYPES[dtype]
+    L = pick(rng, (64, 128, 256, 512) if difficulty == 1 else (512, 1024, 2048, 4096))
+    S = pick(rng, [s for s in (256, 512, 768, 1024) if s != L]) if difficulty == 3 else L
+    n_heads = 1 if difficulty == 1 else pick(rng, (8, 12, 16))
+    batch = 1 if difficulty == 1 else pick(rng, (2, 4, 8))
+    cfg = _config(64 * n_heads, n_heads)
+    mem = reference.attention_memory(cfg, L, S, batch, width)
+    entries, n_bytes = mem["score_entries"], mem["score_bytes"]
+    one_head = reference.attention_memory(replace(cfg, n_heads=1), L, S, 1, width)
+    linear_entries = batch * n_heads * max(L, S)  # what "attention is linear in length" would predict
+    entry_mistakes = [mistake("linear_not_quadratic", linear_entries)]
+    if difficulty > 1:
+        entry_mistakes.append(mistake("heads_not_counted", one_head["score_entries"]))
+    parts = [AnswerPart("entries", "integer", entries, label="the number of score entries",
+                        mistakes=tuple(entry_mistakes))]
+    other_width = reference.attention_memory(cfg, L, S, batch, 2 if width == 4 else 4)["score_bytes"]
+    if difficulty == 1:
+        unit = "bytes"
+        parts.append(AnswerPart("bytes", "integer", n_bytes, label="the bytes they occupy",
+                                mistakes=(mistake("wrong_dtype_bytes", other_width),
+                                          mistake("bits_not_bytes", n_bytes * 8))))
+    else:
+        unit = "MiB" if bool(rng.integers(2)) else "MB"
+        scale = UNITS[unit]
+        parts.append(AnswerPart(
+            "bytes", "number", n_bytes / scale, label=f"the memory in {unit}", rtol=RTOL,
+            exact=str(Fraction(n_bytes, scale)),
+            mistakes=(mistake("wrong_dtype_bytes", other_width / scale),
+                      mistake("bits_not_bytes", n_bytes * 8 / scale),
+                      mistake("heads_not_counted", one_head["score_bytes"] / scale),
+                      mistake("decimal_vs_binary_units", n_bytes / UNITS[OTHER_BASE[unit]]))))
+    return Draft(
+        params={"L": L, "S": S, "cross": S != L, "n_heads": n_heads, "batch": batch, "dtype": dtype,
+                "bytes_per_value": width, "unit": unit, "unit_bytes": UNITS.get(unit, 1)},
+        parts=parts,
+        solution={"per_head": L * S, "entries": entries, "bytes": n_bytes, "value": n_bytes / UNITS.get(unit, 1)},
+    )
+
+
+# ----------------------------------------------------------------------------------------- FLOPs
+
+
+@register("complexity.flops", title="FLOPs of attention")
+def flops(rng: np.random.Generator, difficulty: int) -> Draft:
+    """FLOPs of QKᵀ (one head at d1, all heads and a batch at d2) and of the projections (d2, d3)."""
+    if difficulty == 1:
+        d_k, L = pick(rng, (16, 32, 64, 128)), pick(rng, (32, 64, 128, 256))
+        cfg, batch, S = _config(d_k, 1), 1, L
+    else:
+        n_heads = pick(rng, (8, 12, 16))
+        d_model = 64 * n_heads
+        n_kv = pick(rng, [g for g in (1, 2, 4) if n_heads % g == 0]) if difficulty == 3 else None
+        cfg, batch = _config(d_model, n_heads, n_kv), pick(rng, (1, 2, 4, 8))
+        L = pick(rng, (128, 256, 512, 1024, 2048))
+        S = pick(rng, [s for s in (256, 512, 1024) if s != L]) if difficulty == 3 else L
+    f = reference.attention_flops(cfg, L, S, batch)
+    one_head = reference.attention_flops(replace(cfg, n_heads=1, n_kv_heads=None, head_dim=cfg.d_head), L, S, 1)
+    qk_mistakes = [mistake("flops_no_factor_two", f["qk"] // 2)]
+    if cfg.n_heads > 1:
+        qk_mistakes += [mistake("heads_not_counted", one_head["qk"]),
+                        mistake("dk_equals_d_model", reference.attention_flops(
+                            replace(cfg, head_dim=cfg.d_model), L, S, batch)["qk"])]
+    parts = [AnswerPart("qk", "integer", f["qk"], label="the FLOPs of the score product", mistakes=tuple(qk_mistakes))]
+    if difficulty >= 2:
+        key_name = "q_proj" if difficulty == 2 else "projections"
+        proj_mistakes = [mistake("flops_no_factor_two", f[key_name] // 2)]
+        if cfg.kv_heads < cfg.n_heads:
+            proj_mistakes.append(mistake("gqa_ignored", reference.attention_flops(
+                replace(cfg, n_kv_heads=None), L, S, batch)[key_name],
+                hint="With grouped-query attention W_K and W_V only produce n_kv_heads heads."))
+        parts.append(AnswerPart(key_name, "integer", f[key_name],
+                                label="the FLOPs of the Q projection" if difficulty == 2 else "the FLOPs of all four projections",
+                                mistakes=tuple(proj_mistakes)))
+    return Draft(params={"config": config_params(cfg), "L": L, "S": S, "batch": batch, "cross": S != L},
+                 parts=parts, solution={"flops": f})
+
+
+# -------------------------------------------------------------------------------------- doubling
+
+
+@register("complexity.doubling", title="Growth of attention cost with sequence length")
+def doubling(rng: np.random.Generator, difficulty: int, *, factor: int | None = None) -> Draft:
+    """How the score matrix, QKᵀ FLOPs and projections grow when the sequence gets k times longer."""
+    factor = override("factor", factor, 2 if difficulty == 1 else pick(rng, (2, 3, 4, 8)), (2, 3, 4, 8, 16))
+    n_heads = pick(rng, (8, 12, 16))
+    cfg = _config(64 * n_heads, n_heads)
+    L = pick(rng, (256, 512, 1024) if difficulty < 3 else (cfg.d_model // 2, cfg.d_model, 2 * cfg.d_model))
+    before, after = reference.attention_flops(cfg, L), reference.attention_flops(cfg, factor * L)
+    mem_before, mem_after = reference.attention_memory(cfg, L), reference.attention_memory(cfg, factor * L)
+    scores = Fraction(mem_after["score_entries"], mem_before["score_entries"])
+    parts = [AnswerPart("scores", "number", float(scores), label="the growth factor of the score matrix",
+                        rtol=RTOL, exact=str(scores), mistakes=(mistake("linear_not_quadratic", float(factor)),))]
+    if difficulty == 2:
+        proj = Fraction(after["projections"], before["projections"])
+        parts.append(AnswerPart("projections", "number", float(proj), label="the growth factor of the projection FLOPs",
+                                rtol=RTOL, exact=str(proj)))
+    if difficulty == 3:
+        total = Fraction(after["total"], before["total"])
+        parts.append(AnswerPart("total", "number", float(total), label="the growth factor of all attention FLOPs",
+                                rtol=RTOL, exact=str(total),
+                                mistakes=(mistake("linear_not_quadratic", float(factor)),)))
+    return Draft(
+        params={"factor": factor, "L": L, "config": config_params(cfg), "difficulty": difficulty},
+        parts=parts,
+        solution={"before": before, "after": after, "scores": float(scores),
+                  "entries_before": mem_before["score_entries"], "entries_after": mem_after["score_entries"],
+                  "projections": after["projections"] / before["projections"], "total": after["total"] / before["total"]},
+    )
+
+
+# ----------------------------------------------------------------------------------- path length
+
+_PATH_QUESTIONS = {
+    1: ("attention_path", [
+        Option("$O(1)$", "Any query attends to any key directly, so one layer connects every pair of positions.",
+               correct=True),
+        Option("$O(n)$", "That is the recurrent network: information hops through every hidden state in between."),
+        Option(r"$O(\log n)$", "That is a stack of dilated convolutions or a tree, not self-attention."),
+        Option("$O(n^2)$", "That is the cost of the score matrix, not the number of steps between two positions."),
+    ]),
+    2: ("rnn_sequential", [
+        Option("$O(n)$", "Each hidden state needs the previous one, so the steps cannot run in parallel.", correct=True),
+        Option("$O(1)$", "That describes self-attention, where all positions are processed at once."),
+        Option(r"$O(\log n)$", "No tree structure shortens a plain recurrence; every step waits for the last."),
+        Option("$O(n^2)$", "The recurrence visits each position once; nothing is done for every pair."),
+    ]),
+    3: ("attention_time", [
+        Option(r"$O(n^2 \cdot d)$", "Every pair of positions gets a d-dimensional dot product: quadratic in n.",
+               correct=True),
+        Option(r"$O(n \cdot d^2)$", "That is the recurrent layer (and the projections): linear in n.",
+               misconception="linear_not_quadratic"),
+        Option(r"$O(n \cdot d)$", "Too cheap: even one dot product per pair already costs more than this."),
+        Option(r"$O(n^2 \cdot d^2)$", "The pairwise part multiplies $n^2$ by $d$, not by $d^2$."),
+    ]),
+}
+
+
+@register("complexity.path_length", title="Path length and parallelism: RNN versus attention")
+def path_length(rng: np.random.Generator, difficulty: int) -> Draft:
+    """Choose the maximum path length, sequential steps or per-layer cost for attention versus an RNN."""
+    question, options = _PATH_QUESTIONS[difficulty]
+    part = choice_part(rng, options, label="the complexity")
+    return Draft(params={"question": question}, parts=[part], solution={"question": question})

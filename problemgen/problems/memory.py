@@ -1,0 +1,150 @@
+"""KV-cache memory problems: bytes of the cache for a config, and what grouped-query attention saves.
+
+Every size is ``reference.kv_cache_bytes(config, seq_len, batch, bytes_per_value)``; each known
+mistake is the same call with one argument wrong (only K or V, the wrong dtype, all query heads
+instead of the KV heads, one layer) or the right bytes converted with the wrong unit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from fractions import Fraction
+
+import numpy as np
+
+import reference
+from problemgen.core import AnswerPart, Draft
+from problemgen.misconceptions import mistake
+from problemgen.problems._common import override, pick
+from problemgen.problems.params import config_params
+from problemgen.registry import register
+
+RTOL = 0.005
+"""Sizes in MiB/GiB/MB/GB are accepted within 0.5 % (three significant figures)."""
+
+DTYPES = {"fp32": 4, "fp16": 2, "bf16": 2, "int8": 1}
+UNITS = {"MiB": 2**20, "GiB": 2**30, "MB": 10**6, "GB": 10**9}
+OTHER_BASE = {"MiB": "MB", "GiB": "GB", "MB": "MiB", "GB": "GiB"}
+CACHE_PRESETS = ("gpt2-small", "gpt2-xl", "llama-2-7b", "llama-3-8b", "mistral-7b", "qwen3-4b")
+
+
+def _custom_config(rng: np.random.Generator, *, gqa: bool) -> reference.TransformerConfig:
+    """A small decoder for hand computation; grouped-query attention when ``gqa``."""
+    n_heads = pick(rng, (4, 8, 12, 16))
+    d_head = pick(rng, (32, 64, 128))
+    kv = pick(rng, [g for g in (1, 2, 4) if n_heads % g == 0]) if gqa else None
+    return reference.TransformerConfig(
+        d_model=n_heads * d_head, n_heads=n_heads, n_kv_heads=kv, n_decoder_layers=pick(rng, (2, 4, 6, 12, 24)),
+        position="rope",
+    )
+
+
+def _unit_for(n_bytes: int, rng: np.random.Generator) -> str:
+    """A binary or decimal unit that keeps the answer between about 0.1 and 10,000."""
+    binary = bool(rng.integers(2))
+    if n_bytes >= 2**30:
+        return "GiB" if binary else "GB"
+    return "MiB" if binary else "MB"
+
+
+def _in_unit(n_bytes: int, unit: str) -> float:
+    return n_bytes / UNITS[unit]
+
+
+def _other_dtype(dtype: str) -> int:
+    """The byte width a student most often confuses with this dtype's."""
+    return {"fp32": 2, "fp16": 4, "bf16": 4, "int8": 2}[dtype]
+
+
+def _cache_mistakes(cfg, seq_len: int, batch: int, dtype: str, convert) -> list:
+    """The named slips for a KV-cache size, each the reference size of one wrong computation."""
+    width = DTYPES[dtype]
+    size = reference.kv_cache_bytes(cfg, seq_len, batch, width)
+    found = [
+        mistake("kv_not_both_cached", convert(size // 2)),
+        mistake("wrong_dtype_bytes", convert(reference.kv_cache_bytes(cfg, seq_len, batch, _other_dtype(dtype)))),
+        mistake("bits_not_bytes", convert(size * 8)),
+    ]
+    if cfg.n_decoder_layers > 1:
+        found.append(mistake("layers_forgotten", convert(reference.kv_cache_bytes(
+            replace(cfg, n_decoder_layers=1), seq_len, batch, width))))
+    if cfg.kv_heads < cfg.n_heads:
+        found.append(mistake("gqa_ignored", convert(reference.kv_cache_bytes(
+            replace(cfg, n_kv_heads=None), seq_len, batch, width))))
+    return found
+
+
+@register("memory.kv_cache", title="KV-cache size")
+def kv_cache(rng: np.random.Generator, difficulty: int, *, preset: str | None = None, dtype: str | None = None) -> Draft:
+    """Bytes of the KV cache for a config, sequence length, batch and dtype (GiB vs GB stated)."""
+    override("preset", preset, None, CACHE_PRESETS)
+    override("dtype", dtype, None, sorted(DTYPES))
+    if preset or difficulty == 3:
+        cfg = reference.PRESETS[preset or pick(rng, CACHE_PRESETS)]
+    else:
+        cfg = _custom_config(rng, gqa=difficulty == 2 and bool(rng.integers(2)))
+    dtype = dtype or ("fp16" if difficulty == 1 else pick(rng, sorted(DTYPES)))
+    seq_len = pick(rng, (128, 256, 512, 1024) if difficulty == 1 else (1024, 2048, 4096, 8192) if difficulty == 2
+                    else (4096, 8192, 32768))
+    seq_len = min(seq_len, cfg.max_positions) if cfg.position == "learned" else seq_len
+    batch = 1 if difficulty == 1 else pick(rng, (1, 2, 4, 8, 16))
+    size = reference.kv_cache_bytes(cfg, seq_len, batch, DTYPES[dtype])
+
+    if difficulty == 1:
+        unit = "bytes"
+        part = AnswerPart("size", "integer", size, label="the KV-cache size in bytes",
+                          mistakes=tuple(_cache_mistakes(cfg, seq_len, batch, dtype, int)))
+    else:
+        unit = _unit_for(size, rng)
+
+        def convert(n_bytes: int) -> float:
+            return _in_unit(n_bytes, unit)
+
+        mistakes = _cache_mistakes(cfg, seq_len, batch, dtype, convert)
+        mistakes.append(mistake("decimal_vs_binary_units", _in_unit(size, OTHER_BASE[unit])))
+        part = AnswerPart("size", "number", convert(size), label=f"the KV-cache size in {unit}", rtol=RTOL,
+                          exact=str(Fraction(size, UNITS[unit])), mistakes=tuple(mistakes))
+    per_token = reference.kv_cache_bytes(cfg, 1, 1, DTYPES[dtype])
+    return Draft(
+        params={"config": config_params(cfg), "preset": None if cfg.name == "custom" else cfg.name,
+                "seq_len": seq_len, "batch": batch, "dtype": dtype, "bytes_per_value": DTYPES[dtype], "unit": unit,
+                "unit_bytes": UNITS.get(unit, 1)},
+        parts=[part],
+        solution={"per_token": per_token, "bytes": size, "value": size / UNITS.get(unit, 1)},
+    )
+
+
+@register("memory.gqa_savings", title="KV-cache savings from grouped-query attention")
+def gqa_savings(rng: np.random.Generator, difficulty: int, *, n_kv_heads: int | None = None) -> Draft:
+    """Going from multi-head to grouped-query (or multi-query) attention: the ratio and the bytes saved."""
+    if difficulty == 3:
+        cfg = reference.PRESETS[pick(rng, ("llama-3-8b", "mistral-7b", "qwen3-4b"))]
+    else:
+        cfg = _custom_config(rng, gqa=False)
+        kv_options = [g for g in (1, 2, 4) if cfg.n_heads % g == 0 and g < cfg.n_heads]
+        override("n_kv_heads", n_kv_heads, None, kv_options)
+        cfg = replace(cfg, n_kv_heads=n_kv_heads or (1 if difficulty == 1 else pick(rng, kv_options)))
+    mha = replace(cfg, n_kv_heads=None)
+    seq_len = pick(rng, (512, 1024, 2048) if difficulty == 1 else (2048, 4096, 8192))
+    batch = 1 if difficulty == 1 else pick(rng, (2, 4, 8, 16))
+    width = 2
+    gqa_bytes = reference.kv_cache_bytes(cfg, seq_len, batch, width)
+    mha_bytes = reference.kv_cache_bytes(mha, seq_len, batch, width)
+    saved = mha_bytes - gqa_bytes
+    unit = "MiB" if difficulty < 3 else "GiB"
+    ratio = Fraction(mha_bytes, gqa_bytes)
+    parts = [
+        AnswerPart("ratio", "number", float(ratio), label="how many times smaller the GQA cache is", rtol=RTOL,
+                   exact=str(ratio)),
+        AnswerPart("saved", "number", _in_unit(saved, unit), label=f"the memory saved in {unit}", rtol=RTOL,
+                   exact=str(Fraction(saved, UNITS[unit])),
+                   mistakes=(mistake("kv_not_both_cached", _in_unit(saved // 2, unit)),
+                             mistake("decimal_vs_binary_units", _in_unit(saved, OTHER_BASE[unit])))),
+    ]
+    return Draft(
+        params={"config": config_params(cfg), "preset": None if cfg.name == "custom" else cfg.name,
+                "seq_len": seq_len, "batch": batch, "unit": unit, "unit_bytes": UNITS[unit]},
+        parts=parts,
+        solution={"mha_bytes": mha_bytes, "gqa_bytes": gqa_bytes, "saved": saved, "ratio": float(ratio),
+                  "mha": _in_unit(mha_bytes, unit), "gqa": _in_unit(gqa_bytes, unit)},
+    )

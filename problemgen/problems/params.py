@@ -1,0 +1,321 @@
+"""Parameter-count problems: one matrix, one attention or FFN layer, norms, embeddings, a whole model.
+
+Counts come from ``reference.params`` (``attention_parameters``, ``ffn_parameters``,
+``norm_parameters``, ``count_parameters``) on a :class:`reference.TransformerConfig`; a known mistake
+is the same count on a config with one thing changed (biases switched off, the head untied, SwiGLU
+counted as a two-matrix FFN, …), so every wrong value is exactly what that slip produces. Real models
+come from ``reference.PRESETS`` (GPT-2 small = 124,439,808 with its tied head).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, replace
+
+import numpy as np
+
+import reference
+from problemgen.core import AnswerPart, Draft
+from problemgen.misconceptions import mistake
+from problemgen.problems._common import override, pick
+from problemgen.registry import register
+
+TransformerConfig = reference.TransformerConfig
+
+MODEL_PRESETS = (
+    "gpt2-small", "gpt2-medium", "gpt2-large", "gpt2-xl", "bert-base", "bert-large", "llama-2-7b",
+    "llama-3-8b", "mistral-7b", "qwen3-4b", "t5-small", "transformer-base",
+)
+"""Presets a whole-model problem may use (every one documented in ``reference.params``)."""
+
+
+def config_params(cfg: TransformerConfig) -> dict:
+    """The config as plain data for the template, plus the derived widths it needs to state."""
+    data = {k: v for k, v in asdict(cfg).items() if k != "notes"}
+    data |= {"kv_heads": cfg.kv_heads, "d_head": cfg.d_head, "arch": cfg.arch, "n_stacks": cfg.n_stacks}
+    return data
+
+
+def _total(cfg: TransformerConfig) -> int:
+    return reference.count_parameters(cfg)["total"]
+
+
+def _without_biases(cfg: TransformerConfig) -> TransformerConfig:
+    return replace(cfg, qkv_bias=False, out_bias=False, ffn_bias=False)
+
+
+# ------------------------------------------------------------------------------------- one matrix
+
+
+def linear_parameters(d_in: int, d_out: int, bias: bool) -> int:
+    """Parameters of one linear map ``x @ W + b``: a ``d_in × d_out`` matrix and ``d_out`` biases.
+
+    The reference counts whole sublayers, not single matrices; the tests check that four of these
+    make ``reference.attention_parameters`` and two make ``reference.ffn_parameters``.
+    """
+    return d_in * d_out + d_out * int(bias)
+
+
+_MATRICES = {
+    "w1": ("d_model", "d_ff"),
+    "w2": ("d_ff", "d_model"),
+    "wo": ("d_model", "d_model"),
+}
+
+
+@register("params.matrix", title="Parameters of one weight matrix")
+def matrix(rng: np.random.Generator, difficulty: int, *, bias: bool | None = None) -> Draft:
+    """One projection: an FFN or output matrix (d1), one head's W_Q (d2), W_Q of every head and layer (d3)."""
+    d_model = pick(rng, (256, 512, 768, 1024) if difficulty == 1 else (512, 768, 1024, 1280, 2048))
+    n_heads = pick(rng, [h for h in (8, 12, 16, 20, 32) if d_model % h == 0 and d_model // h >= 32])
+    n_layers = pick(rng, (6, 12, 24, 36))
+    bias = bool(rng.integers(2)) if bias is None else bool(bias)
+    d_k, d_ff = d_model // n_heads, 4 * d_model
+    dims = {"d_model": d_model, "d_ff": d_ff}
+    if difficulty == 1:
+        what = pick(rng, sorted(_MATRICES))
+        rows, cols = (dims[n] for n in _MATRICES[what])
+        key = linear_parameters(rows, cols, bias)
+        mistakes = [mistake("forgot_biases", linear_parameters(rows, cols, False))] if bias else []
+    elif difficulty == 2:
+        what, rows, cols = "wq_head", d_model, d_k
+        key = linear_parameters(d_model, d_k, bias)
+        mistakes = [mistake("dk_equals_d_model", linear_parameters(d_model, d_model, bias))]
+        if bias:
+            mistakes.append(mistake("forgot_biases", linear_parameters(d_model, d_k, False)))
+    else:
+        what, rows, cols = "wq_all", d_model, d_k
+        per_layer = n_heads * linear_parameters(d_model, d_k, bias)
+        key = n_layers * per_layer
+        mistakes = [
+            mistake("layers_forgotten", per_layer),
+            mistake("heads_multiply_params", n_layers * n_heads * linear_parameters(d_model, d_model, bias)),
+        ]
+        if bias:
+            mistakes.append(mistake("forgot_biases", n_layers * n_heads * linear_parameters(d_model, d_k, False)))
+    part = AnswerPart("count", "integer", key, label="the number of parameters", mistakes=tuple(mistakes))
+    return Draft(
+        params={"what": what, "d_model": d_model, "d_ff": d_ff, "n_heads": n_heads, "n_layers": n_layers,
+                "bias": bias, "rows": rows, "cols": cols, "d_k": d_k},
+        parts=[part],
+        solution={"weights": rows * cols, "biases": cols * int(bias), "one": linear_parameters(rows, cols, bias),
+                  "count": key},
+    )
+
+
+# ---------------------------------------------------------------------------------- one sublayer
+
+
+def _attention_breakdown(cfg: TransformerConfig) -> dict:
+    """Weights and biases of W_Q, W_K, W_V, W_O (shown in the worked solution)."""
+    d, h, h_kv, d_head = cfg.d_model, cfg.n_heads, cfg.kv_heads, cfg.d_head
+    q, kv, o = linear_parameters(d, h * d_head, cfg.qkv_bias), linear_parameters(d, h_kv * d_head, cfg.qkv_bias), \
+        linear_parameters(h * d_head, d, cfg.out_bias)
+    return {"q": q, "k": kv, "v": kv, "o": o, "q_out": h * d_head, "kv_out": h_kv * d_head}
+
+
+@register("params.attention_layer", title="Parameters of one attention layer")
+def attention_layer(rng: np.random.Generator, difficulty: int, *, bias: bool | None = None) -> Draft:
+    """Q, K, V and output projections of one layer: MHA with or without biases, GQA at difficulty 3."""
+    d_model = pick(rng, (64, 128, 256, 512) if difficulty == 1 else (512, 768, 1024, 2048, 4096))
+    n_heads = pick(rng, [h for h in (4, 8, 12, 16, 32) if d_model % h == 0 and d_model // h >= 16])
+    bias = bool(rng.integers(2)) if bias is None else bool(bias)
+    out_bias = bias if difficulty == 1 else bias and bool(rng.integers(2))
+    n_kv_heads, head_dim = None, None
+    if difficulty == 3:
+        n_kv_heads = pick(rng, [g for g in (1, 2, 4, 8) if n_heads % g == 0 and g < n_heads])
+        if rng.integers(3) == 0:
+            head_dim = pick(rng, [w for w in (64, 128) if w != d_model // n_heads])
+    cfg = TransformerConfig(d_model=d_model, n_heads=n_heads, n_kv_heads=n_kv_heads, head_dim=head_dim,
+                            qkv_bias=bias, out_bias=out_bias)
+    key = reference.attention_parameters(cfg)
+    mistakes = [mistake("heads_multiply_params", reference.attention_parameters(replace(cfg, head_dim=d_model)))]
+    if bias or out_bias:
+        mistakes.append(mistake("forgot_biases", reference.attention_parameters(_without_biases(cfg))))
+    if cfg.kv_heads < n_heads:
+        mistakes.append(mistake("gqa_ignored", reference.attention_parameters(replace(cfg, n_kv_heads=None)),
+                                hint="With grouped-query attention W_K and W_V only produce n_kv_heads heads."))
+    part = AnswerPart("count", "integer", key, label="the parameters of the attention layer", mistakes=tuple(mistakes))
+    return Draft(params={"config": config_params(cfg)}, parts=[part],
+                 solution=_attention_breakdown(cfg) | {"count": key})
+
+
+_FFN_WIDTHS = {512: 1376, 768: 2048, 1024: 2816, 2048: 5632, 4096: 11008}
+"""SwiGLU hidden widths near 8/3 · d_model rounded up to a multiple of 32 (4096 -> 11008 is Llama 2's)."""
+
+
+@register("params.ffn_layer", title="Parameters of a feed-forward layer")
+def ffn_layer(rng: np.random.Generator, difficulty: int, *, kind: str | None = None) -> Draft:
+    """A two-matrix ReLU/GELU FFN or a three-matrix SwiGLU FFN; the whole stack at difficulty 3."""
+    override("kind", kind, None, ("relu", "gelu", "swiglu"))
+    if kind is None:
+        kind = pick(rng, ("relu", "gelu")) if difficulty == 1 else "swiglu" if difficulty == 2 else \
+            pick(rng, ("gelu", "swiglu"))
+    d_model = pick(rng, sorted(_FFN_WIDTHS))
+    d_ff = _FFN_WIDTHS[d_model] if kind == "swiglu" else 4 * d_model
+    bias = kind != "swiglu" and bool(rng.integers(2))
+    n_layers = pick(rng, (12, 24, 32)) if difficulty == 3 else 1
+    cfg = TransformerConfig(d_model=d_model, n_heads=8, d_ff=d_ff, ffn_kind=kind, ffn_bias=bias,
+                            n_decoder_layers=n_layers)
+    one = reference.ffn_parameters(cfg)
+    key = reference.count_parameters(cfg)["ffn"]
+    mistakes = []
+    if kind == "swiglu":
+        mistakes.append(mistake("swiglu_two_matrices", n_layers * reference.ffn_parameters(replace(cfg, ffn_kind="gelu"))))
+    if bias:
+        mistakes.append(mistake("forgot_biases", n_layers * reference.ffn_parameters(_without_biases(cfg))))
+    if n_layers > 1:
+        mistakes.append(mistake("layers_forgotten", one))
+    part = AnswerPart("count", "integer", key, label="the feed-forward parameters", mistakes=tuple(mistakes))
+    n_mat = 3 if kind == "swiglu" else 2
+    return Draft(
+        params={"kind": kind, "d_model": d_model, "d_ff": d_ff, "bias": bias, "n_layers": n_layers},
+        parts=[part],
+        solution={"matrices": n_mat, "matrix": d_model * d_ff, "biases": (d_ff + d_model) * int(bias), "one": one,
+                  "count": key},
+    )
+
+
+# ------------------------------------------------------------------------------------------ norms
+
+
+@register("params.norms", title="Parameters of LayerNorm and RMSNorm")
+def norms(rng: np.random.Generator, difficulty: int, *, norm: str | None = None) -> Draft:
+    """One norm (d1), all norms of a pre-LN decoder (d2) or of an encoder–decoder model (d3)."""
+    override("norm", norm, None, ("layer", "rms"))
+    norm = norm or pick(rng, ("layer", "rms"))
+    d_model = pick(rng, (256, 512, 768, 1024, 2048, 4096))
+    n_layers = pick(rng, (6, 12, 24, 32))
+    enc_dec = difficulty == 3
+    cfg = TransformerConfig(d_model=d_model, n_heads=8, norm=norm, norm_first=True, final_norm=difficulty >= 2,
+                            n_encoder_layers=n_layers if enc_dec else 0, n_decoder_layers=1 if difficulty == 1 else n_layers)
+    other = replace(cfg, norm="rms" if norm == "layer" else "layer")
+    one = reference.norm_parameters(cfg)
+    key = one if difficulty == 1 else reference.count_parameters(cfg)["norms"]
+    confused = reference.norm_parameters(other) if difficulty == 1 else reference.count_parameters(other)["norms"]
+    if norm == "layer":
+        mistakes = [mistake("forgot_norm_params", confused, hint="LayerNorm has a shift β as well as a scale γ.")]
+    else:
+        mistakes = [mistake("rms_subtracts_mean", confused, hint="RMSNorm has only a scale γ: no shift β.")]
+    if difficulty >= 2:
+        single = replace(cfg, n_encoder_layers=min(cfg.n_encoder_layers, 1), n_decoder_layers=1)
+        mistakes.append(mistake("layers_forgotten", reference.count_parameters(single)["norms"]))
+    part = AnswerPart("count", "integer", key, label="the normalisation parameters", mistakes=tuple(mistakes))
+    n_norms = key // one
+    return Draft(
+        params={"norm": norm, "d_model": d_model, "n_layers": n_layers, "enc_dec": enc_dec, "difficulty": difficulty},
+        parts=[part],
+        solution={"one": one, "n_norms": n_norms, "count": key},
+    )
+
+
+# ------------------------------------------------------------------------------------- embeddings
+
+
+@register("params.embeddings", title="Embedding and output-head parameters")
+def embeddings(rng: np.random.Generator, difficulty: int, *, tied: bool | None = None, preset: str | None = None) -> Draft:
+    """Token table, learned positions and the output head, tied or untied (real presets at difficulty 3)."""
+    override("preset", preset, None, MODEL_PRESETS)
+    if difficulty == 3 or preset:
+        cfg = reference.PRESETS[preset or pick(rng, ("gpt2-small", "gpt2-medium", "bert-base", "llama-2-7b",
+                                                      "llama-3-8b", "mistral-7b", "qwen3-4b"))]
+    else:
+        vocab = pick(rng, (8000, 16000, 32000, 50257))
+        d_model = pick(rng, (256, 512, 768, 1024))
+        tie = bool(rng.integers(2)) if tied is None else bool(tied)
+        cfg = TransformerConfig(d_model=d_model, n_heads=8, vocab_size=vocab, tie_embeddings=tie if difficulty == 2 else True,
+                                position="learned" if difficulty == 2 else "rope",
+                                max_positions=pick(rng, (512, 1024, 2048)))
+    counts = reference.count_parameters(cfg)
+    key = counts["token_embeddings"] + counts["position_embeddings"] + counts["token_type_embeddings"] + counts["head"]
+    mistakes = []
+    if cfg.lm_head and cfg.tie_embeddings:
+        mistakes.append(mistake("tied_counted_twice", key + cfg.vocab_size * cfg.d_model))
+    if cfg.lm_head and not cfg.tie_embeddings:
+        mistakes.append(mistake("untied_counted_once", key - counts["head"]))
+    if counts["position_embeddings"]:
+        mistakes.append(mistake("forgot_position_embeddings", key - counts["position_embeddings"]))
+    part = AnswerPart("count", "integer", key, label="the embedding and head parameters", mistakes=tuple(mistakes))
+    return Draft(params={"config": config_params(cfg), "preset": cfg.name if cfg.name != "custom" else None},
+                 parts=[part], solution={k: counts[k] for k in ("token_embeddings", "position_embeddings",
+                                                               "token_type_embeddings", "head")} | {"count": key})
+
+
+# ------------------------------------------------------------------------------------ whole model
+
+
+def _custom_model(rng: np.random.Generator, difficulty: int) -> TransformerConfig:
+    """A small GPT-like model (d1) or a Llama-like one with RMSNorm, SwiGLU and maybe GQA (d2)."""
+    if difficulty == 1:
+        d_model = pick(rng, (64, 128, 256))
+        return TransformerConfig(
+            d_model=d_model, n_heads=pick(rng, (2, 4, 8)), d_ff=4 * d_model, ffn_kind="gelu",
+            vocab_size=pick(rng, (1000, 4096, 8000, 10000)), n_decoder_layers=pick(rng, (2, 3, 4)),
+            max_positions=pick(rng, (128, 256, 512)), position="learned", norm="layer", qkv_bias=True,
+            out_bias=True, ffn_bias=True, tie_embeddings=True,
+        )
+    d_model = pick(rng, (512, 768, 1024))
+    n_heads = pick(rng, (8, 16))
+    return TransformerConfig(
+        d_model=d_model, n_heads=n_heads, n_kv_heads=pick(rng, (None, 2, 4)), d_ff=_FFN_WIDTHS[d_model],
+        ffn_kind="swiglu", vocab_size=pick(rng, (16000, 32000)), n_decoder_layers=pick(rng, (4, 8, 12)),
+        position="rope", norm="rms", tie_embeddings=bool(rng.integers(2)),
+    )
+
+
+def _model_mistakes(cfg: TransformerConfig, counts: dict) -> list:
+    """Every counting slip that changes this model's total, each computed on a modified config."""
+    total = counts["total"]
+    found = []
+    if cfg.qkv_bias or cfg.out_bias or cfg.ffn_bias:
+        found.append(mistake("forgot_biases", _total(_without_biases(cfg))))
+    found.append(mistake("forgot_norm_params", total - counts["norms"]))
+    if cfg.lm_head and cfg.tie_embeddings:
+        found.append(mistake("tied_counted_twice", _total(replace(cfg, tie_embeddings=False))))
+    if cfg.lm_head and not cfg.tie_embeddings:
+        found.append(mistake("untied_counted_once", _total(replace(cfg, tie_embeddings=True))))
+    if cfg.ffn_kind == "swiglu":
+        found.append(mistake("swiglu_two_matrices", _total(replace(cfg, ffn_kind="gelu"))))
+    if counts["position_embeddings"]:
+        found.append(mistake("forgot_position_embeddings", total - counts["position_embeddings"]))
+    if cfg.kv_heads < cfg.n_heads:
+        found.append(mistake("gqa_ignored", _total(replace(cfg, n_kv_heads=None)),
+                             hint="With grouped-query attention W_K and W_V only produce n_kv_heads heads."))
+    found.append(mistake("heads_multiply_params", _total(replace(cfg, head_dim=cfg.d_model))))
+    return found
+
+
+def _per_layer(cfg: TransformerConfig) -> int:
+    """Parameters one more decoder layer adds (attention, FFN and its norms)."""
+    return _total(replace(cfg, n_decoder_layers=2)) - _total(replace(cfg, n_decoder_layers=1))
+
+
+@register("params.model", title="Parameters of a whole model")
+def model(rng: np.random.Generator, difficulty: int, *, preset: str | None = None) -> Draft:
+    """Count a whole model from its config: small custom models (d1, d2) or real presets (d3)."""
+    override("preset", preset, None, MODEL_PRESETS)
+    if preset or difficulty == 3:
+        cfg = reference.PRESETS[preset or pick(rng, MODEL_PRESETS)]
+    else:
+        cfg = _custom_model(rng, difficulty)
+    counts = reference.count_parameters(cfg)
+    parts = []
+    decoder_only = cfg.arch == "decoder-only"
+    if decoder_only and not preset and difficulty < 3:
+        per_layer = _per_layer(cfg)
+        layer_mistakes = [mistake("heads_multiply_params", _per_layer(replace(cfg, head_dim=cfg.d_model)))]
+        if cfg.ffn_kind == "swiglu":
+            layer_mistakes.append(mistake("swiglu_two_matrices", _per_layer(replace(cfg, ffn_kind="gelu"))))
+        if cfg.qkv_bias or cfg.ffn_bias:
+            layer_mistakes.append(mistake("forgot_biases", _per_layer(_without_biases(cfg))))
+        parts.append(AnswerPart("per_layer", "integer", per_layer, label="the parameters of one layer",
+                                mistakes=tuple(layer_mistakes)))
+    parts.append(AnswerPart("total", "integer", counts["total"], label="the total parameter count",
+                            mistakes=tuple(_model_mistakes(cfg, counts))))
+    per_layer_solution = _per_layer(cfg) if decoder_only else None
+    return Draft(
+        params={"config": config_params(cfg), "preset": None if cfg.name == "custom" else cfg.name},
+        parts=parts,
+        solution={"counts": counts, "per_layer": per_layer_solution,
+                  "attention_one": reference.attention_parameters(cfg),
+                  "ffn_one": reference.ffn_parameters(cfg), "norm_one": reference.norm_parameters(cfg)},
+    )

@@ -1,0 +1,101 @@
+"""KV-cache generators: sizes equal the reference formula, units are honoured, slips are named."""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+import pytest
+
+import reference
+from problemgen.registry import generate
+from problemgen.rendering import FORMATS, render_block, render_problem
+
+KINDS = ("memory.kv_cache", "memory.gqa_savings")
+SEEDS = range(15)
+UNIT_BYTES = {"bytes": 1, "MiB": 2**20, "GiB": 2**30, "MB": 10**6, "GB": 10**9}
+
+
+def mistakes_of(problem, key: str) -> dict:
+    return {m.name: m.value for m in problem.part(key).mistakes}
+
+
+def outside_math(text: str) -> str:
+    return re.sub(r"\$\$.*?\$\$|\$[^$]*\$", "", text, flags=re.S)
+
+
+def formula_bytes(c: dict, seq_len: int, batch: int, width: int) -> int:
+    return 2 * c["n_decoder_layers"] * c["kv_heads"] * c["d_head"] * seq_len * batch * width
+
+
+@pytest.mark.parametrize("difficulty", [1, 2, 3])
+def test_kv_cache_size_matches_the_formula_in_the_stated_unit(difficulty):
+    for seed in SEEDS:
+        p = generate("memory.kv_cache", seed, difficulty)
+        c, q = p.params["config"], p.params
+        n_bytes = formula_bytes(c, q["seq_len"], q["batch"], q["bytes_per_value"])
+        assert p.part("size").value == pytest.approx(n_bytes / UNIT_BYTES[q["unit"]], rel=1e-12)
+        found = mistakes_of(p, "size")
+        assert found["kv_not_both_cached"] == pytest.approx(p.part("size").value / 2)
+        assert found["bits_not_bytes"] == pytest.approx(p.part("size").value * 8)
+        if q["unit"] != "bytes":
+            assert float(Fraction(p.part("size").exact)) == pytest.approx(p.part("size").value)
+            assert "decimal_vs_binary_units" in found
+        if c["kv_heads"] < c["n_heads"]:
+            assert found["gqa_ignored"] == pytest.approx(p.part("size").value * c["n_heads"] / c["kv_heads"])
+
+
+def test_kv_cache_of_qwen3_4b_at_4096_tokens_is_576_mib():
+    """The seed's example: 2 x 36 x 8 x 128 x 4096 x 2 bytes = 576 MiB (the notes call it 576 MB)."""
+    for seed in range(300):
+        p = generate("memory.kv_cache", seed, 3, preset="qwen3-4b", dtype="fp16")
+        if p.params["seq_len"] == 4096 and p.params["batch"] == 1:
+            n_bytes = p.part("size").value * p.params["unit_bytes"]
+            assert round(n_bytes) == 603979776 == 576 * 2**20
+            return
+    pytest.fail("no seed drew 4096 tokens with batch 1")
+
+
+def test_kv_cache_dtype_override_sets_the_bytes_per_value():
+    for dtype, width in [("fp32", 4), ("fp16", 2), ("int8", 1)]:
+        p = generate("memory.kv_cache", 1, 2, dtype=dtype)
+        assert p.params["bytes_per_value"] == width
+
+
+@pytest.mark.parametrize("difficulty", [1, 2, 3])
+def test_gqa_savings_ratio_and_bytes(difficulty):
+    for seed in SEEDS:
+        p = generate("memory.gqa_savings", seed, difficulty)
+        c, q = p.params["config"], p.params
+        mha = 2 * c["n_decoder_layers"] * c["n_heads"] * c["d_head"] * q["seq_len"] * q["batch"] * 2
+        gqa = formula_bytes(c, q["seq_len"], q["batch"], 2)
+        if q["preset"]:
+            assert gqa == reference.kv_cache_bytes(reference.PRESETS[q["preset"]], q["seq_len"], q["batch"])
+        assert p.part("ratio").value == pytest.approx(c["n_heads"] / c["kv_heads"])
+        assert p.part("saved").value == pytest.approx((mha - gqa) / q["unit_bytes"])
+        assert mistakes_of(p, "saved")["kv_not_both_cached"] == pytest.approx(p.part("saved").value / 2)
+
+
+def test_gqa_savings_at_difficulty_one_is_multi_query():
+    for seed in SEEDS:
+        assert generate("memory.gqa_savings", seed, 1).params["config"]["kv_heads"] == 1
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_generation_is_deterministic_and_seeds_differ(kind):
+    for difficulty in (1, 2, 3):
+        assert generate(kind, 3, difficulty).to_dict() == generate(kind, 3, difficulty).to_dict()
+        assert len({str(generate(kind, s, difficulty).params) for s in range(12)}) > 1
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("difficulty", [1, 2, 3])
+@pytest.mark.parametrize("kind", KINDS)
+def test_fragments_render_with_solution_in_every_format(kind, difficulty, fmt):
+    for seed in range(3):
+        problem = generate(kind, seed, difficulty)
+        assert "Solution" in render_problem(problem, fmt, solution=True)
+        if fmt != "text":
+            for block in ("prompt", "solution"):
+                prose = outside_math(render_block(problem, block, fmt))
+                assert not re.search(r"[_%&#^~\\{}]", prose), (kind, block, prose)
