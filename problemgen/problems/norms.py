@@ -76,15 +76,15 @@ def layer_norm(rng: np.random.Generator, difficulty: int, *, d: int | None = Non
     unbiased = x.var(axis=-1, ddof=1)  # (T,) the n − 1 variance a student might use
     if tokens == 1:
         mean_exact, var_exact = _exact_mean_var(x[0])
-        mean_part = AnswerPart("mean", "number", float(mean[0]), label="the mean μ", atol=ATOL, exact=mean_exact)
+        mean_part = AnswerPart("mean", "number", float(mean[0]), label="the mean", atol=ATOL, exact=mean_exact)
         var_part = AnswerPart(
-            "variance", "number", float(var[0]), label="the variance σ²", atol=ATOL, exact=var_exact,
+            "variance", "number", float(var[0]), label="the variance", atol=ATOL, exact=var_exact,
             mistakes=(mistake("unbiased_variance", float(unbiased[0])),),
         )
     else:
-        mean_part = AnswerPart("mean", "matrix", mean, label="the mean μ of each token", atol=ATOL)
+        mean_part = AnswerPart("mean", "matrix", mean, label="the mean of each token", atol=ATOL)
         var_part = AnswerPart(
-            "variance", "matrix", var, label="the variance σ² of each token", atol=ATOL,
+            "variance", "matrix", var, label="the variance of each token", atol=ATOL,
             mistakes=(mistake("unbiased_variance", unbiased),),
         )
     out_part = AnswerPart(
