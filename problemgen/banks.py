@@ -150,8 +150,11 @@ class _Lines:
         return start, stop
 
     def top(self, key: str) -> int:
+        """Line of a top-level key (before the first table) or of a table header named ``key``; 0 if absent."""
         stop = next((n for n, line in enumerate(self.lines) if self.HEADER.match(line)), len(self.lines))
-        return self._find(key, 0, stop) or self._find(key, 0, len(self.lines), anywhere=True)
+        header = re.compile(rf"^\s*\[{{1,2}}\s*{re.escape(key)}\s*[\].]")
+        found = next((n + 1 for n, line in enumerate(self.lines) if header.match(line)), 0)
+        return self._find(key, 0, stop) or found
 
     def item(self, index: int, key: str) -> int:
         start, stop = self.item_span(index)
@@ -296,11 +299,14 @@ def _parse(path: Path, display: str) -> tuple[str, dict]:
         raise ProblemgenError(f"{display}: invalid TOML: {exc}") from exc
 
 
-def check_bank(path: str | Path, *, try_generate: bool = True) -> tuple[Bank | None, list[BankIssue]]:
+def check_bank(
+    path: str | Path, *, try_generate: bool = True, templates: str | Path | None = None
+) -> tuple[Bank | None, list[BankIssue]]:
     """Parse and validate a bank; return it (None when invalid) with every issue found.
 
-    ``try_generate`` draws the first variant of each entry, so override values a kind rejects
-    (say ``L = 0``) are reported with their line instead of surfacing while building a class set.
+    ``try_generate`` draws the first variant of each entry and looks for its template fragment (in
+    ``templates`` first), so override values a kind rejects (say ``L = 0``) and kinds without a
+    fragment are reported with their line instead of surfacing while building a class set.
     """
     path = resolve_bank(path)
     display = str(path)
@@ -316,18 +322,23 @@ def check_bank(path: str | Path, *, try_generate: bool = True) -> tuple[Bank | N
     if total > MAX_PROBLEMS:
         check.top_issue("problems", f"the bank asks for {total} problems; at most {MAX_PROBLEMS} are allowed")
     if try_generate and not check.issues:
-        _try_items(items, check)
+        _try_items(items, check, str(templates) if templates else None)
     if check.issues:
         return None, check.issues
     bank = Bank(bank_id, title, seed, tuple(items), display, instructions)
     return bank, []
 
 
-def _try_items(items: list[BankItem], check: _Checker) -> None:
+def _try_items(items: list[BankItem], check: _Checker, templates: str | None) -> None:
     from problemgen.registry import generate
+    from problemgen.rendering import environment
 
+    loader = environment("md", templates).loader
     for index, item in enumerate(items):
         seed = item.seeds[0] if item.seeds else 0
+        fragment = f"problems/{item.kind}.j2"
+        if fragment not in loader.list_templates():
+            check.item_issue(index, "kind", f"kind {item.kind!r} has no template fragment {fragment}")
         try:
             generate(item.kind, seed, item.difficulty, **item.overrides)
         except ProblemgenError as exc:
@@ -336,9 +347,9 @@ def _try_items(items: list[BankItem], check: _Checker) -> None:
             check.item_issue(index, "overrides", f"kind {item.kind!r} rejected these overrides: {exc}")
 
 
-def load_bank(path: str | Path) -> Bank:
+def load_bank(path: str | Path, templates: str | Path | None = None) -> Bank:
     """A validated bank, or a ProblemgenError naming the first issue (and how many more there are)."""
-    bank, issues = check_bank(path)
+    bank, issues = check_bank(path, templates=templates)
     if issues:
         more = f" (and {len(issues) - 1} more; run `problemgen bank validate`)" if len(issues) > 1 else ""
         raise ProblemgenError(f"{issues[0]}{more}")

@@ -349,8 +349,8 @@ def _check_formats(job: WorksheetJob) -> None:
 
 def write_worksheet(job: WorksheetJob) -> WorksheetVariant:
     """One worksheet (no roster) into ``job.out_dir``; returns the variant written."""
-    bank = load_bank(job.bank)
     _check_formats(job)
+    bank = load_bank(job.bank, job.templates)
     seed = bank.seed if job.seed is None else job.seed
     variant = build_variant(bank, seed)
     files = variant_files(variant, DocumentRenderer(job.templates), job.formats, bank.instructions)
@@ -363,8 +363,8 @@ def write_class_set(
     progress: Callable[[int, int], None] | None = None,
 ) -> list[dict]:
     """One worksheet directory per roster student plus ``manifest.json``; returns the manifest entries."""
-    bank = load_bank(job.bank)
     _check_formats(job)
+    bank = load_bank(job.bank, job.templates)
     students = read_roster(roster)
     secret = read_secret(secret_env)
     base_seed = bank.seed if job.seed is None else job.seed

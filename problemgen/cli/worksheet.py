@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from problemgen import banks, worksheet
@@ -35,7 +37,7 @@ def worksheet_command(bank, out_dir, seed, formats, roster, secret_env, template
     if not roster:
         variant = worksheet.write_worksheet(job)
         return click.echo(f"wrote {len(variant.problems)} problems ({variant.variant_id}) to {out_dir}")
-    with click.progressbar(length=1, label="students", file=click.get_text_stream("stderr")) as bar:
+    with click.progressbar(length=1, label="students", file=sys.stderr) as bar:
         entries = worksheet.write_class_set(job, roster, secret_env, _advance(bar))
     click.echo(f"wrote {len(entries)} student worksheets and manifest.json to {out_dir}")
 

@@ -1,0 +1,281 @@
+"""Worksheets and class sets: files, determinism, keyed student seeds, rosters, overrides, heatmaps."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from problemgen import worksheet
+from problemgen.core import ProblemgenError
+from problemgen.variantfile import WorksheetVariant
+from problemgen.worksheet import WorksheetJob
+
+SECRET_ENV = "PROBLEMGEN_TEST_SECRET"
+BANK = """
+    title = "Weights & norms_1"
+    seed = 7
+
+    [[problems]]
+    kind = "attention.weights"
+    count = 2
+    points = 2
+
+    [[problems]]
+    kind = "norms.layer_norm"
+    seeds = [5]
+    title = "Pinned LayerNorm"
+"""
+SINGLE_FILES = ["answer_key.md", "answers.toml", "key.toml", "variant.json", "worksheet.md"]
+
+
+@pytest.fixture
+def bank(tmp_path):
+    path = tmp_path / "weights.toml"
+    path.write_text(textwrap.dedent(BANK).lstrip(), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def roster(tmp_path):
+    path = tmp_path / "roster.csv"
+    path.write_text("name,Student_ID\nAda,s001\nAlan,s002\nGrace,s003\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def secret(monkeypatch):
+    monkeypatch.setenv(SECRET_ENV, "a long class secret")
+
+
+def snapshot(directory) -> dict[str, bytes]:
+    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+# --- seeds ----------------------------------------------------------------------------------------
+
+
+def test_problem_seeds_depend_on_worksheet_seed_place_and_kind():
+    base = worksheet.problem_seed(7, 0, 0, "attention.weights")
+    assert base == worksheet.problem_seed(7, 0, 0, "attention.weights")
+    others = {
+        worksheet.problem_seed(8, 0, 0, "attention.weights"),
+        worksheet.problem_seed(7, 1, 0, "attention.weights"),
+        worksheet.problem_seed(7, 0, 1, "attention.weights"),
+        worksheet.problem_seed(7, 0, 0, "attention.output"),
+    }
+    assert base not in others and len(others) == 4
+
+
+def test_student_seeds_need_the_secret_and_differ_per_student_bank_and_round():
+    seed, tag = worksheet.student_seed("secret", "bank", 1, "s001")
+    assert (seed, tag) == worksheet.student_seed("secret", "bank", 1, "s001")
+    for args in [("other", "bank", 1, "s001"), ("secret", "bank2", 1, "s001"),
+                 ("secret", "bank", 2, "s001"), ("secret", "bank", 1, "s002")]:
+        assert worksheet.student_seed(*args)[0] != seed
+    assert len(tag) == 12 and str(seed) not in tag
+
+
+def test_missing_or_empty_secret_is_a_clear_error(monkeypatch):
+    monkeypatch.delenv(SECRET_ENV, raising=False)
+    with pytest.raises(ProblemgenError, match=f"environment variable {SECRET_ENV} is not set or empty"):
+        worksheet.read_secret(SECRET_ENV)
+    monkeypatch.setenv(SECRET_ENV, "  ")
+    with pytest.raises(ProblemgenError, match="not set or empty"):
+        worksheet.read_secret(SECRET_ENV)
+
+
+# --- building -------------------------------------------------------------------------------------
+
+
+def test_variant_places_problems_in_bank_order_with_points_titles_and_pinned_seeds(bank):
+    from problemgen.banks import load_bank
+
+    variant = worksheet.build_variant(load_bank(bank), 7)
+    assert [p.id for p in variant.problems] == ["p1", "p2", "p3"]
+    assert [p.points for p in variant.problems] == [2.0, 2.0, 1.0]
+    assert [p.problem.kind for p in variant.problems] == ["attention.weights"] * 2 + ["norms.layer_norm"]
+    assert variant.problems[0].problem.seed != variant.problems[1].problem.seed
+    assert variant.problems[2].problem.seed == 5 and variant.problems[2].problem.title == "Pinned LayerNorm"
+    other = worksheet.build_variant(load_bank(bank), 8)
+    assert other.problems[0].problem.params != variant.problems[0].problem.params
+    assert other.problems[2].problem == variant.problems[2].problem
+
+
+# --- single worksheet -----------------------------------------------------------------------------
+
+
+def test_worksheet_directory_holds_documents_sheets_and_the_frozen_variant(bank, tmp_path):
+    out = tmp_path / "out"
+    variant = worksheet.write_worksheet(WorksheetJob(bank, out))
+    assert sorted(snapshot(out)) == SINGLE_FILES
+    frozen = WorksheetVariant.load(out / "variant.json")
+    assert frozen == variant and frozen.variant_id == "weights-s7"
+    text = (out / "worksheet.md").read_text()
+    assert "Variant `weights-s7`" in text and r"# Weights & norms\_1" in text
+    assert "softmax runs along each row" in text  # the global conventions
+    assert "Answer under `[p1]`: `weights`" in text
+    assert 'variant = "weights-s7"' in (out / "answers.toml").read_text()
+
+
+def test_same_inputs_give_byte_identical_outputs_and_another_seed_differs(bank, tmp_path):
+    worksheet.write_worksheet(WorksheetJob(bank, tmp_path / "a"))
+    worksheet.write_worksheet(WorksheetJob(bank, tmp_path / "b"))
+    worksheet.write_worksheet(WorksheetJob(bank, tmp_path / "c", seed=8))
+    assert snapshot(tmp_path / "a") == snapshot(tmp_path / "b")
+    assert snapshot(tmp_path / "a")["worksheet.md"] != snapshot(tmp_path / "c")["worksheet.md"]
+
+
+def test_key_shows_answers_tolerances_worked_solutions_and_a_weights_heatmap(bank, tmp_path):
+    worksheet.write_worksheet(WorksheetJob(bank, tmp_path / "out", formats=("md", "tex")))
+    key_md = (tmp_path / "out" / "answer_key.md").read_text()
+    assert key_md.count("| query \\ key |") == 2  # one heatmap per weights answer
+    assert "(within ±0.005)" in key_md and "### Worked solution" in key_md
+    assert "Recognised mistakes: attention computed without the 1/√d\\_k scaling" in key_md
+    key_tex = (tmp_path / "out" / "answer_key.tex").read_text()
+    assert r"\cellcolor{blue!" in key_tex and r"\usepackage[table]{xcolor}" in key_tex
+    worksheet_md = (tmp_path / "out" / "worksheet.md").read_text()
+    assert "| query" not in worksheet_md and "Worked solution" not in worksheet_md
+
+
+def test_tex_escapes_titles_and_ids(bank, tmp_path):
+    worksheet.write_worksheet(WorksheetJob(bank, tmp_path / "out", formats=("tex",)))
+    tex = (tmp_path / "out" / "worksheet.tex").read_text()
+    assert r"\title{Weights \& norms\_1}" in tex and r"\texttt{weights-s7}" in tex
+    assert not (tmp_path / "out" / "worksheet.pdf").exists()
+
+
+def test_non_empty_output_is_refused_without_force_and_force_keeps_other_files(bank, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(ProblemgenError, match="not empty; use --force"):
+        worksheet.write_worksheet(WorksheetJob(bank, out))
+    (out / "worksheet.md").write_text("stale")
+    worksheet.write_worksheet(WorksheetJob(bank, out, force=True))
+    assert (out / "notes.txt").read_text() == "mine"
+    assert (out / "worksheet.md").read_text().startswith("# Weights")
+
+
+def test_output_path_that_is_a_file_is_refused(bank, tmp_path):
+    target = tmp_path / "file"
+    target.write_text("x")
+    with pytest.raises(ProblemgenError, match="not a directory"):
+        worksheet.write_worksheet(WorksheetJob(bank, target))
+
+
+def test_user_templates_override_the_built_in_ones_by_relative_path(bank, tmp_path):
+    templates = tmp_path / "templates" / "documents"
+    templates.mkdir(parents=True)
+    (templates / "worksheet.md.j2").write_text("CUSTOM {{ variant_id }} {{ problems | length }}\n")
+    out = tmp_path / "out"
+    worksheet.write_worksheet(WorksheetJob(bank, out, templates=tmp_path / "templates"))
+    assert (out / "worksheet.md").read_text() == "CUSTOM weights-s7 3\n"
+    assert (out / "answer_key.md").read_text().startswith("# Answer key")  # not overridden: built in
+
+
+def test_template_typos_surface_as_project_errors_naming_the_template(bank, tmp_path):
+    problems = tmp_path / "templates" / "problems"
+    problems.mkdir(parents=True)
+    (problems / "attention.weights.j2").write_text("{% block prompt %}{{ parms.Q }}{% endblock %}{% block solution %}{% endblock %}")
+    with pytest.raises(ProblemgenError, match=r"problems/attention\.weights\.j2 \(prompt\): 'parms' is undefined"):
+        worksheet.write_worksheet(WorksheetJob(bank, tmp_path / "out", templates=tmp_path / "templates"))
+    assert not (tmp_path / "out").exists()
+
+
+def test_missing_templates_directory_is_refused(bank, tmp_path):
+    with pytest.raises(ProblemgenError, match="templates directory not found"):
+        worksheet.write_worksheet(WorksheetJob(bank, tmp_path / "out", templates=tmp_path / "nope"))
+
+
+def test_pdf_without_pdflatex_explains_how_to_install(bank, tmp_path, monkeypatch):
+    from problemgen import latex
+
+    monkeypatch.setattr(latex, "pdflatex_path", lambda: None)
+    with pytest.raises(ProblemgenError, match="apt-get install texlive"):
+        worksheet.write_worksheet(WorksheetJob(bank, tmp_path / "out", formats=("md", "pdf")))
+    assert not (tmp_path / "out").exists()
+
+
+def test_formats_parse_with_markdown_always_included():
+    assert worksheet.parse_formats("pdf, TEX") == ("md", "tex", "pdf")
+    assert worksheet.parse_formats("") == ("md",)
+    with pytest.raises(ProblemgenError, match="unknown format"):
+        worksheet.parse_formats("md,docx")
+
+
+# --- rosters and class sets ----------------------------------------------------------------------
+
+
+def test_class_set_writes_one_directory_per_student_and_a_manifest(bank, roster, secret, tmp_path):
+    out = tmp_path / "class"
+    calls = []
+    entries = worksheet.write_class_set(WorksheetJob(bank, out), roster, SECRET_ENV, lambda d, t: calls.append((d, t)))
+    assert [e["student"] for e in entries] == ["s001", "s002", "s003"]
+    assert calls == [(1, 3), (2, 3), (3, 3)]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["students"] == entries and manifest["bank"] == "weights" and manifest["base_seed"] == 7
+    variants = {s: WorksheetVariant.load(out / s / "variant.json") for s in ("s001", "s002", "s003")}
+    for student, variant in variants.items():
+        assert sorted(snapshot(out / student)) == SINGLE_FILES
+        assert variant.student == student
+        text = (out / student / "worksheet.md").read_text()
+        assert f"Variant `{variant.variant_id}` · student `{student}`" in text
+        assert str(variant.seed) not in text  # the sheet never shows the seed that rebuilds the key
+    params = [v.problems[0].problem.params for v in variants.values()]
+    assert params[0] != params[1] != params[2]
+    pinned = {json.dumps(v.problems[2].problem.to_dict(), sort_keys=True) for v in variants.values()}
+    assert len(pinned) == 1
+
+
+def test_class_sets_are_reproducible_with_the_secret_and_change_without_it(bank, roster, secret, tmp_path, monkeypatch):
+    worksheet.write_class_set(WorksheetJob(bank, tmp_path / "a"), roster, SECRET_ENV)
+    worksheet.write_class_set(WorksheetJob(bank, tmp_path / "b"), roster, SECRET_ENV)
+    assert snapshot(tmp_path / "a") == snapshot(tmp_path / "b")
+    monkeypatch.setenv(SECRET_ENV, "another secret")
+    worksheet.write_class_set(WorksheetJob(bank, tmp_path / "c"), roster, SECRET_ENV)
+    assert snapshot(tmp_path / "a")["s001/variant.json"] != snapshot(tmp_path / "c")["s001/variant.json"]
+
+
+def test_class_set_without_the_secret_writes_nothing(bank, roster, tmp_path, monkeypatch):
+    monkeypatch.delenv(SECRET_ENV, raising=False)
+    with pytest.raises(ProblemgenError, match="not set or empty"):
+        worksheet.write_class_set(WorksheetJob(bank, tmp_path / "class"), roster, SECRET_ENV)
+    assert not (tmp_path / "class").exists()
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("name,email\nAda,a@x\n", "line 1: no student id column"),
+        ("id\ns1\n../evil\n", "line 3: student id '../evil' is not a safe directory name"),
+        ("id\ns1\nCON\n", "line 3: student id 'CON' is not a safe directory name"),
+        ("id\nAda\nada\n", "line 3: student id 'ada' repeats line 2"),
+        ("id,name\n,Ada\n", "line 2: empty student id"),
+        ("id\n", "roster lists no students"),
+        ("", "roster is empty"),
+    ],
+)
+def test_roster_problems_name_the_line(tmp_path, content, message):
+    path = tmp_path / "roster.csv"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(ProblemgenError, match=message.replace(".", r"\.")):
+        worksheet.read_roster(path)
+
+
+def test_roster_prefers_the_id_column_skips_blank_lines_and_tolerates_a_bom(tmp_path):
+    path = tmp_path / "roster.csv"
+    path.write_bytes("\ufeffstudent,ID\nAda Lovelace,a1\n\n,\nAlan Turing,a2\n".encode())
+    assert worksheet.read_roster(path) == ["a1", "a2"]
+
+
+def test_files_are_never_written_through_a_link_leaving_the_output(tmp_path):
+    root = (tmp_path / "out").resolve()
+    root.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (root / "s001").symlink_to(outside)
+    with pytest.raises(ProblemgenError, match="resolves outside"):
+        worksheet.write_files(root, "s001", {"worksheet.md": b"x"})
+    assert not any(outside.iterdir())
