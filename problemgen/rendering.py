@@ -28,6 +28,8 @@ def format_number(x: Any, digits: int = 4) -> str:
     """Show integers exactly and other reals rounded to ``digits`` decimals, trailing zeros trimmed."""
     if isinstance(x, bool):
         return "True" if x else "False"
+    if isinstance(x, str):  # already text, e.g. the T/F cells of a boolean mask
+        return x
     if isinstance(x, int):
         return str(x)
     x = float(x)
