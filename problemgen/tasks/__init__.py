@@ -1,1 +1,36 @@
-"""tasks package."""
+"""Coding tasks: students implement transformer pieces in numpy; the grader runs them in the sandbox.
+
+Each task (see :mod:`problemgen.tasks.base`) has a spec, a starter file, public examples, hidden
+randomized cases drawn from the grader's secret, property checks and banned shortcuts. Tasks are
+registered here by name, in curriculum order.
+"""
+
+from __future__ import annotations
+
+from problemgen.core import ProblemgenError
+from problemgen.tasks.base import Task
+
+
+def _load() -> dict[str, Task]:
+    from problemgen.tasks import attention
+
+    tasks = [attention.SOFTMAX, attention.SDPA, attention.CAUSAL, attention.PADDING]
+    return {task.name: task for task in tasks}
+
+
+_TASKS: dict[str, Task] | None = None
+
+
+def all_tasks() -> dict[str, Task]:
+    """Name -> task, in curriculum order."""
+    global _TASKS
+    if _TASKS is None:
+        _TASKS = _load()
+    return _TASKS
+
+
+def get_task(name: str) -> Task:
+    tasks = all_tasks()
+    if name not in tasks:
+        raise ProblemgenError(f"unknown task {name!r}; run `problemgen task list` (known: {', '.join(tasks)})")
+    return tasks[name]
