@@ -1,0 +1,254 @@
+"""The real `problemgen quiz` / `problemgen progress` commands, in a pseudo-terminal and through pipes.
+
+The tests read the variant id the quiz prints, rebuild that (kind, seed, difficulty) with
+``registry.generate`` and type ``grading.key_value`` of each part (or a listed mistake's value), so
+they never hard-code an answer and follow whatever the practice rules choose.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+from click.testing import CliRunner
+
+from problemgen import registry
+from problemgen.answersheet import toml_value
+from problemgen.cli import cli
+from problemgen.grading import key_value
+from problemgen.misconceptions import describe
+from problemgen.practice import choose_next, load_curriculum, next_seed
+from problemgen.progress import from_text
+
+PROBLEMGEN = str(Path(sys.executable).with_name("problemgen"))
+DAY1 = "2026-03-02T09:00:00Z"
+DAY2 = "2026-03-03T10:00:00Z"
+VARIANT = re.compile(r"variant ([\w.]+)/d(\d+)/s(\d+)")
+
+
+def env_at(now: str, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "PROBLEMGEN_NOW")}
+    env.update({"PROBLEMGEN_NOW": now, "TERM": "xterm", "COLUMNS": "200"}, **extra)
+    return env
+
+
+def typed(value) -> str:
+    """One typed line for a sheet value (floats rounded far below any tolerance)."""
+    if isinstance(value, float):
+        value = round(value, 9)
+    if isinstance(value, list):
+        return "[" + ", ".join(typed(v) for v in value) + "]"
+    return toml_value(value)
+
+
+class Terminal:
+    """A quiz running in a pseudo-terminal, with helpers that answer what it shows."""
+
+    def __init__(self, db: Path, now: str, *args: str) -> None:
+        self.child = pexpect.spawn(PROBLEMGEN, ["quiz", "--db", str(db), *args], env=env_at(now),
+                                   encoding="utf-8", timeout=20, dimensions=(50, 200))
+        self.problem = None
+
+    def next_problem(self):
+        self.child.expect(VARIANT)
+        kind, difficulty, seed = self.child.match.groups()
+        self.problem = registry.generate(kind, int(seed), int(difficulty))
+        return self.problem
+
+    def send(self, line: str) -> None:
+        self.child.expect_exact("> ")
+        self.child.sendline(line)
+
+    def answer_all_right(self) -> None:
+        for part in self.problem.parts:
+            self.send(typed(key_value(part)))
+            self.child.expect_exact("✓ Correct.")
+
+    def quit(self) -> None:
+        self.send("quit")
+        self.child.expect_exact("Progress saved")
+        self.child.expect(pexpect.EOF)
+        self.child.close()
+        assert self.child.exitstatus == 0
+
+
+def progress_json(db: Path, now: str) -> dict:
+    """``problemgen progress --json``, run in-process (the subprocess runs above cover the entry point)."""
+    result = CliRunner().invoke(cli, ["progress", "--db", str(db), "--json"], env={"PROBLEMGEN_NOW": now})
+    assert result.exit_code == 0, result.output
+    return {row["id"]: row for row in json.loads(result.output)["units"]}
+
+
+def test_a_whole_session_in_a_terminal_reaches_mastery_and_resumes_the_next_day(tmp_path):
+    db = tmp_path / "me.sqlite3"
+    term = Terminal(db, DAY1, "--seed", "7")
+    term.child.expect_exact("Unit: Scaled dot-product attention [attention]")
+
+    # 1. a wrong answer equal to a known mistake is named as that misconception
+    problem = term.next_problem()
+    while not problem.parts[0].mistakes:  # find an item whose first part lists a mistake
+        term.send("another")
+        problem = term.next_problem()
+    slip = problem.parts[0].mistakes[0]
+    term.send(typed(slip.value))
+    term.child.expect_exact("✗ Wrong.")
+    term.child.expect_exact(f"Known mistake: {describe(slip.name)}.")
+
+    # 2. two levels of hints, then this variant's worked solution
+    term.send("hint")
+    term.child.expect_exact("Hint 1: ")
+    term.send("hint")
+    term.child.expect_exact("Hint 2: ")
+    term.send("solution")
+    term.child.expect_exact("Worked solution:")
+
+    # 3. the next item practises the same skill; right answers until the unit is mastered
+    assert term.next_problem().kind == problem.kind
+    for _ in range(3):
+        term.answer_all_right()
+        if _ < 2:
+            term.next_problem()
+    term.child.expect_exact("★ Unit mastered: Scaled dot-product attention. First review on 2026-03-03.")
+    term.child.expect_exact("Unlocked: Why and how the scores are scaled [scaling].")
+    term.child.expect_exact("Unit: Why and how the scores are scaled [scaling]")
+    term.next_problem()
+    term.quit()
+
+    rows = progress_json(db, DAY1)
+    assert rows["attention"]["status"] == "mastered" and rows["attention"]["box"] == 1
+    assert rows["attention"]["next_review"].startswith("2026-03-03")
+    assert rows["scaling"]["status"] == "learning" and rows["scaling"]["unlocked"]
+
+    # 4. the next day: the due review comes first, then the session carries on with the new unit
+    term = Terminal(db, DAY2)
+    term.child.expect_exact("Review of a mastered unit (Leitner box 1).")
+    assert term.next_problem().kind.startswith("attention.")
+    term.answer_all_right()
+    term.child.expect_exact("Review passed; next review on 2026-03-06.")
+    term.child.expect_exact("Unit: Why and how the scores are scaled [scaling]")
+    term.next_problem()
+    term.quit()
+    rows = progress_json(db, DAY2)
+    assert rows["attention"]["box"] == 2 and rows["scaling"]["status"] == "learning"
+
+
+def test_killing_the_quiz_mid_session_loses_nothing_already_answered(tmp_path):
+    db = tmp_path / "me.sqlite3"
+    term = Terminal(db, DAY1, "--seed", "3")
+    term.next_problem()
+    term.answer_all_right()
+    term.next_problem()
+    term.send("1")  # graded (wrong or invalid) and committed before the feedback is printed
+    term.child.expect(r"✗ Wrong\.|\? I could not read that")
+    term.send("hint")
+    term.child.expect_exact("Hint 1: ")
+    term.child.expect_exact("> ")
+    term.child.kill(signal.SIGKILL)
+    term.child.close()
+    assert term.child.signalstatus == signal.SIGKILL
+
+    connection = sqlite3.connect(db)
+    try:
+        assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        items = connection.execute("SELECT outcome, hints FROM items ORDER BY id").fetchall()
+        answers = connection.execute("SELECT text FROM answers ORDER BY id").fetchall()
+    finally:
+        connection.close()
+    assert items[0][0] == "correct" and items[1][1] == 1  # the hint was stored too
+    assert answers[-1] == ("1",)
+    assert progress_json(db, DAY1)["attention"]["answered"] >= 1
+
+
+def first_problem(seed: int, now: str):
+    """The variant a fresh store shows first with ``--seed seed`` (the practice rules, replayed)."""
+    available = {k.name: tuple(k.difficulties) for k in registry.all_kinds()}
+    choice = choose_next(load_curriculum(), [], from_text(now), available)
+    return registry.generate(choice.kind, next_seed(seed, choice.kind, choice.difficulty, set()), choice.difficulty)
+
+
+def test_piped_input_reads_one_answer_per_line_and_prints_plain_text(tmp_path):
+    db = tmp_path / "me.sqlite3"
+    problem = first_problem(11, DAY1)
+    lines = [typed(key_value(part)) for part in problem.parts] + ["quit"]
+    run = subprocess.run([PROBLEMGEN, "quiz", "--db", str(db), "--seed", "11"], input="\n".join(lines) + "\n",
+                         env=env_at(DAY1), capture_output=True, text=True, timeout=30)
+    assert run.returncode == 0, run.stderr
+    assert f"variant {problem.variant_id}" in run.stdout
+    assert run.stdout.count("✓ Correct.") == len(problem.parts)
+    assert "\x1b[" not in run.stdout  # no colour, no cursor movement
+    rows = progress_json(db, DAY1)
+    assert (rows["attention"]["answered"], rows["attention"]["correct"]) == (1, 1)
+
+
+def test_piped_input_that_ends_early_is_a_clean_quit(tmp_path):
+    db = tmp_path / "me.sqlite3"
+    run = subprocess.run([PROBLEMGEN, "quiz", "--db", str(db)], input="hint\n", env=env_at(DAY1),
+                         capture_output=True, text=True, timeout=30)
+    assert run.returncode == 0 and "Hint 1:" in run.stdout and "Progress saved" in run.stdout
+    assert sqlite3.connect(db).execute("SELECT outcome, hints FROM items").fetchall() == [("quit", 1)]
+
+
+def test_progress_shows_units_and_reset_clears_them(tmp_path):
+    db = tmp_path / "me.sqlite3"
+    problem = first_problem(5, DAY1)
+    subprocess.run([PROBLEMGEN, "quiz", "--db", str(db), "--seed", "5"], env=env_at(DAY1), text=True,
+                   input="\n".join(typed(key_value(p)) for p in problem.parts) + "\nquit\n",
+                   capture_output=True, check=True, timeout=30)
+    text = subprocess.run([PROBLEMGEN, "progress", "--db", str(db)], env=env_at(DAY1), capture_output=True,
+                          text=True, check=True).stdout
+    assert re.search(r"attention\s+learning: 1/3", text)
+    assert re.search(r"scaling\s+locked \(needs attention\)", text)
+    assert "Leitner" in text
+    reset = subprocess.run([PROBLEMGEN, "progress", "--db", str(db), "--reset", "--yes"], env=env_at(DAY1),
+                           capture_output=True, text=True)
+    assert reset.returncode == 0
+    assert progress_json(db, DAY1)["attention"]["answered"] == 0
+
+
+def test_reset_without_yes_asks_first_and_keeps_history_when_declined(tmp_path):
+    db = tmp_path / "me.sqlite3"
+    subprocess.run([PROBLEMGEN, "quiz", "--db", str(db)], input="skip\nquit\n", env=env_at(DAY1), text=True,
+                   capture_output=True, check=True, timeout=30)
+    declined = subprocess.run([PROBLEMGEN, "progress", "--db", str(db), "--reset"], input="n\n",
+                              env=env_at(DAY1), capture_output=True, text=True)
+    assert declined.returncode != 0
+    assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM items").fetchone()[0] == 2
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["quiz", "--topic", "scaling"], "unit 'scaling' is locked: master attention first"),
+        (["quiz", "--topic", "atention"], "did you mean 'attention'"),
+    ],
+)
+def test_user_errors_are_one_clear_line_with_exit_code_2(tmp_path, args, message):
+    run = subprocess.run([PROBLEMGEN, *args, "--db", str(tmp_path / "me.sqlite3")], input="",
+                         env=env_at(DAY1), capture_output=True, text=True, timeout=30)
+    assert run.returncode == 2 and run.stderr.startswith("error: ") and message in run.stderr
+
+
+def test_a_file_that_is_not_a_store_is_refused(tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n" * 500)
+    run = subprocess.run([PROBLEMGEN, "progress", "--db", str(notes)], env=env_at(DAY1), capture_output=True,
+                         text=True)
+    assert run.returncode == 2 and "not a problemgen progress store" in run.stderr
+    assert notes.read_text() == "my notes\n" * 500
+
+
+@pytest.mark.parametrize("command", ["quiz", "progress"])
+def test_help_has_examples_and_quiz_help_lists_the_prompt_commands(command):
+    result = CliRunner().invoke(cli, [command, "--help"])
+    assert result.exit_code == 0 and "Example:" in result.output
+    if command == "quiz":
+        for word in ("hint", "solution", "skip", "another", "quit"):
+            assert re.search(rf"^\s+{word}\s", result.output, re.M), word
