@@ -377,6 +377,11 @@ def _prose(text: Any, fmt: str) -> str:
     return md_text(text) if fmt == "md" else tex_text(text)
 
 
+def group_digits(value: int) -> str:
+    r"""An integer for math mode with thin spaces between thousands (``2\,097\,152``) so big counts read easily."""
+    return f"{int(value):,}".replace(",", r"\,")
+
+
 def answer_display(part: AnswerPart, fmt: str) -> str:
     """The expected answer of one part as Markdown or LaTeX (display math for matrices)."""
     digits = answer_digits(part)
@@ -390,7 +395,7 @@ def answer_display(part: AnswerPart, fmt: str) -> str:
         exact = f" (exactly {_code(part.exact, fmt)})" if part.exact else ""
         return f"${format_number(value, digits)}$" + exact
     if part.type == "integer":
-        return f"${value}$"
+        return f"${group_digits(value)}$"
     if part.type == "expression":
         decimal = part.spec.get("decimal")
         approx = f" $\\approx {format_number(decimal, digits)}$" if decimal is not None else ""

@@ -167,7 +167,7 @@ class DocumentRenderer:
             "tolerance": rendering.tolerance_text(part),
             "answer": rendering.answer_display(part, fmt),
             "heatmap": heatmap(part.value) if rendering.is_heatmap(part) else "",
-            "mistakes": [describe(m.name) for m in part.mistakes],
+            "mistakes": list(dict.fromkeys(describe(m.name) for m in part.mistakes)),
         }
 
     def context(self, variant: WorksheetVariant, fmt: str, *, key: bool) -> dict:
