@@ -342,6 +342,20 @@ def _dims_text(shape: tuple[int, ...]) -> str:
     return "x".join(str(n) for n in shape)
 
 
+def _layout(shape: tuple[int, ...]) -> str:
+    """The bracket layout of a matrix with named entries, e.g. [[a11, a12], [a21, a22]] (not the answer)."""
+    if len(shape) != 2:
+        return "nested arrays, one per row"
+    rows, cols = shape
+
+    def row(i: int) -> str:
+        names = [f"a{i}{j}" for j in range(1, cols + 1)]
+        return "[" + ", ".join(names if cols <= 4 else names[:2] + ["...", names[-1]]) + "]"
+
+    body = [row(i) for i in range(1, rows + 1)]
+    return "[" + ", ".join(body if rows <= 3 else body[:2] + ["...", body[-1]]) + "]"
+
+
 def describe_format(part: AnswerPart) -> str:
     """How to write the answer to ``part``, with its tolerance and a neutral example (not the answer)."""
     kind = part.type
@@ -357,7 +371,7 @@ def describe_format(part: AnswerPart) -> str:
         if len(shape) == 2 and shape[0] == 1:
             return (f"a 1x{shape[1]} matrix (one row inside double brackets), each entry {_tolerance(part)}, "
                     f"e.g. [[0.1, 0.2, 0.7]]")
-        return f"a {_dims_text(shape)} matrix of numbers, each entry {_tolerance(part)}, e.g. [[0.5, 0.5], [0.25, 0.75]]"
+        return f"a {_dims_text(shape)} matrix of numbers, each entry {_tolerance(part)}, as {_layout(shape)}"
     if kind == "shape":
         numbers = ", or the numbers the problem gave" if part.spec.get("dims") else ""
         return f"a shape, dimensions in order, as names{numbers}, e.g. \"(N, C, W)\""
@@ -394,7 +408,8 @@ def _sheet(variant, header: str, value_of) -> str:
              f"student = {toml_value(variant.student or '')}"]
     for sheet_problem in variant.problems:
         problem = sheet_problem.problem
-        lines += ["", _comment(f"{sheet_problem.id} ({sheet_problem.points:g} points): {problem.title}"),
+        points = f"{sheet_problem.points:g} point" + ("" if sheet_problem.points == 1 else "s")
+        lines += ["", _comment(f"{sheet_problem.id} ({points}): {problem.title}"),
                   f"[{sheet_problem.id}]"]
         for part in problem.parts:
             label = f"{part.key}: {part.label}" if part.label else part.key

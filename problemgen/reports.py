@@ -266,3 +266,150 @@ def render_gradescope(report: Report) -> str:
         "tests": tests,
     }
     return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+# ------------------------------------------------------------------------------------------ class runs
+
+REPORT_EXTENSIONS = {"text": "txt", "json": "json", "junit": "xml", "gradescope": "json", "md": "md"}
+
+
+def class_summary(outcome) -> dict:
+    """Score distribution, per-question difficulty and misconception counts of a class run.
+
+    ``outcome`` is a ``grading.ClassResult``. Misconceptions count students (not answers): "7 of 30"
+    means 7 of the 30 students with a readable sheet made that mistake at least once.
+    """
+    from problemgen.misconceptions import describe
+
+    graded = [s for s in outcome.students if s.report is not None and s.status == "graded"]
+    scores = sorted(s.score for s in graded)
+    questions: dict[str, dict] = {}
+    mistakes: dict[str, set[str]] = {}
+    for student in graded:
+        for r in student.report.results:
+            q = questions.setdefault(r.name, {"name": r.name, "answers": 0, "correct": 0, "invalid": 0,
+                                              "blank": 0, "points": 0.0, "max_points": 0.0})
+            q["answers"] += 1
+            q["correct"] += r.status == "correct"
+            q["invalid"] += r.status == "invalid"
+            q["blank"] += r.feedback == "no answer" and r.status == "wrong"
+            q["points"] += r.score
+            q["max_points"] += r.max_score
+            if r.mistake:
+                mistakes.setdefault(r.mistake, set()).add(student.student)
+    for q in questions.values():
+        points, max_points = q.pop("points"), q.pop("max_points")
+        q["mean_score"] = _round(points / max_points) if max_points else 0.0
+        q["fraction_correct"] = _round(q["correct"] / q["answers"]) if q["answers"] else 0.0
+    counts = sorted(((len(who), tag) for tag, who in mistakes.items()), key=lambda x: (-x[0], x[1]))
+    return {
+        "title": outcome.title,
+        "students": len(outcome.students),
+        "graded": len(graded),
+        "status_counts": {k: sum(s.status == k for s in outcome.students)
+                          for k in ("graded", "malformed", "missing", "error")},
+        "scores": {
+            "mean": _round(sum(scores) / len(scores)) if scores else 0.0,
+            "median": _round(_median(scores)) if scores else 0.0,
+            "min": _round(scores[0]) if scores else 0.0,
+            "max": _round(scores[-1]) if scores else 0.0,
+            "histogram": _histogram(scores),
+        },
+        "questions": sorted(questions.values(), key=lambda q: (q["mean_score"], q["name"])),
+        "misconceptions": [
+            {"tag": tag, "students": n, "of": len(graded),
+             "text": f"{n} of {len(graded)} students: {describe(tag)}"}
+            for n, tag in counts
+        ],
+        "warnings": list(outcome.warnings),
+        "problems": [f"{s.student}: {s.status}: {s.message}" for s in outcome.students if s.status in ("malformed", "error")],
+    }
+
+
+def _median(xs: list[float]) -> float:
+    mid = len(xs) // 2
+    return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
+
+
+def _histogram(scores: list[float]) -> list[dict]:
+    """Ten bins of 10 percentage points; 100% falls in the last bin."""
+    bins = [0] * 10
+    for s in scores:
+        bins[min(9, int(s * 10 + 1e-9))] += 1
+    return [{"range": f"{10 * i}-{10 * i + 10}%", "students": n} for i, n in enumerate(bins)]
+
+
+def render_summary(summary: dict, fmt: str = "text") -> str:
+    """The class summary for people (``text`` or ``md``) or machines (``json``)."""
+    if fmt == "json":
+        return json.dumps(summary, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    md = fmt == "md"
+    s = summary["scores"]
+    counts = ", ".join(f"{n} {k}" for k, n in summary["status_counts"].items() if n)
+    lines = [("## " if md else "") + _printable(summary["title"]), "",
+             f"{summary['students']} students ({counts}); mean {s['mean']:.0%}, median {s['median']:.0%}, "
+             f"range {s['min']:.0%} to {s['max']:.0%}", ""]
+    width = max([h["students"] for h in s["histogram"]] + [1])
+    lines += ["Score distribution:", ""]
+    for h in s["histogram"]:
+        bar = "#" * round(30 * h["students"] / width)
+        lines.append(f"{'    ' if md else '  '}{h['range']:>8} {h['students']:>4} {bar}")
+    lines += ["", "Questions, hardest first (mean score, correct, invalid, blank):", ""]
+    for q in summary["questions"]:
+        lines.append(f"{'- ' if md else '  '}{q['name']}: {q['mean_score']:.0%} mean, {q['correct']}/{q['answers']} "
+                     f"correct, {q['invalid']} invalid, {q['blank']} blank")
+    if summary["misconceptions"]:
+        lines += ["", "Misconceptions:", ""]
+        lines += [f"{'- ' if md else '  '}{m['text']} ({m['tag']})" for m in summary["misconceptions"]]
+    for title, key in (("Could not grade:", "problems"), ("Warnings:", "warnings")):
+        if summary[key]:
+            lines += ["", title, ""] + [f"{'- ' if md else '  '}{_printable(p)}" for p in summary[key]]
+    return "\n".join(lines) + "\n"
+
+
+def gradebook_csv(outcome) -> str:
+    """One row per student: id, variant, status, score (fraction), points, and points per problem."""
+    import csv
+    import io
+
+    problem_ids: list[str] = []
+    for student in outcome.students:
+        for group, _ in (student.report.groups() if student.report else []):
+            if group not in problem_ids:
+                problem_ids.append(group)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["student", "variant", "status", "score", "points", "max_points", *problem_ids])
+    for student in outcome.students:
+        report = student.report
+        if report is None:
+            writer.writerow([student.student, "", student.status, "0", "0", "", *[""] * len(problem_ids)])
+            continue
+        per_problem = {g: sum(r.score for r in rs) for g, rs in report.groups()}
+        writer.writerow([student.student, report.meta.get("variant", ""), student.status, f"{report.score:.4f}",
+                         _pts(report.points), _pts(report.max_points),
+                         *[_pts(per_problem[g]) if g in per_problem else "" for g in problem_ids]])
+    return buffer.getvalue()
+
+
+def write_class_outputs(out_dir, outcome, fmt: str = "json") -> list:
+    """Write ``gradebook.csv``, ``summary.txt``, ``summary.json`` and ``reports/<student>.<ext>``.
+
+    Only these names are (re)written; nothing else in ``out_dir`` is touched. Returns the paths written.
+    """
+    from pathlib import Path
+
+    out_dir = Path(out_dir)
+    (out_dir / "reports").mkdir(parents=True, exist_ok=True)
+    summary = class_summary(outcome)
+    files = {
+        out_dir / "gradebook.csv": gradebook_csv(outcome),
+        out_dir / "summary.txt": render_summary(summary, "text"),
+        out_dir / "summary.json": render_summary(summary, "json"),
+    }
+    for student in outcome.students:
+        if student.report is not None:
+            files[out_dir / "reports" / f"{student.student}.{REPORT_EXTENSIONS[fmt]}"] = render(student.report, fmt)
+    for path, text in files.items():
+        path.write_text(text, encoding="utf-8")
+    return sorted(files)

@@ -1,0 +1,83 @@
+"""``problemgen grade``: option parsing only; grading is ``problemgen.grading``, output ``problemgen.reports``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from problemgen import grading, reports
+
+
+@click.command("grade")
+@click.argument("answers", type=click.Path(path_type=Path))
+@click.option("--variant", "variant_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="The sheet's frozen variant.json (grade one sheet).")
+@click.option("--variants", "class_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Class directory from `problemgen worksheet --roster` (grade a directory of sheets).")
+@click.option("--format", "fmt", type=click.Choice(reports.FORMATS), default="text", show_default=True,
+              help="Report format (class mode: the per-student reports).")
+@click.option("-o", "--output", type=click.Path(path_type=Path),
+              help="Report file (default: stdout); in class mode the output directory (default: grades).")
+@click.option("--fail-under", type=click.FloatRange(0, 1), help="Exit 1 when the score (0-1) is below this.")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes (class mode).")
+@click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when it is a terminal).")
+def grade_command(answers, variant_path, class_dir, fmt, output, fail_under, jobs, progress):
+    """Grade ANSWERS (one answers.toml) against its variant, or a SUBMISSIONS_DIR against a class.
+
+    Class mode reads <student>.toml or <student>/answers.toml for every student of CLASS_DIR and writes
+    gradebook.csv, summary.txt, summary.json and reports/<student>.<ext> into the output directory.
+
+    \b
+    Example:
+      problemgen grade out/answers.toml --variant out/variant.json
+      problemgen grade answers.toml --variant variant.json --format junit -o report.xml --fail-under 0.6
+      problemgen grade submissions/ --variants class/ -o grades/ --format json --jobs 2
+
+    Exit codes: 0 grading ran (whatever the score), 1 score below --fail-under, 2 usage error or bad input.
+    """
+    if (variant_path is None) == (class_dir is None):
+        raise click.UsageError("give either --variant VARIANT.json (one sheet) or --variants CLASS_DIR (a class)")
+    if class_dir is None:
+        report = grading.grade_file(answers, variant_path)
+        _emit(reports.render(report, fmt), output)
+        click.get_current_context().exit(1 if fail_under is not None and report.score < fail_under else 0)
+    if fail_under is not None:
+        raise click.UsageError("--fail-under applies to one sheet, not to a class run")
+    show = sys.stderr.isatty() if progress is None else progress
+    with click.progressbar(length=1, label="grading", file=sys.stderr if show else _Null()) as bar:
+        outcome = grading.grade_class(answers, class_dir, jobs=jobs, progress=_advance(bar))
+    written = reports.write_class_outputs(output or Path("grades"), outcome, fmt)
+    click.echo(reports.render_summary(reports.class_summary(outcome)), nl=False)
+    click.echo(f"wrote {len(written)} files to {output or Path('grades')}", err=True)
+
+
+def _emit(text: str, output: Path | None) -> None:
+    if output is None:
+        return click.echo(text, nl=False)
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise click.FileError(str(output), exc.strerror) from None
+
+
+def _advance(bar):
+    def update(done: int, total: int) -> None:
+        bar.length = total
+        bar.update(done - bar.pos)
+
+    return update
+
+
+class _Null:
+    """A sink for the progress bar when it is switched off."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
