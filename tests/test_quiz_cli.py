@@ -55,6 +55,7 @@ class Terminal:
     def __init__(self, db: Path, now: str, *args: str) -> None:
         self.child = pexpect.spawn(PROBLEMGEN, ["quiz", "--db", str(db), *args], env=env_at(now),
                                    encoding="utf-8", timeout=20, dimensions=(50, 200))
+        self.child.delaybeforesend = None  # pexpect's default 50 ms pause per line only slows the test
         self.problem = None
 
     def next_problem(self):
