@@ -1,0 +1,73 @@
+"""``problemgen list``, ``show`` and ``check``: thin click wrappers over the problem library.
+
+``list`` reads the static kind index (no numpy, sympy or jinja2); ``show`` generates and renders one
+variant; ``check`` runs the variant contract of :mod:`problemgen.selfcheck` and exits 1 on failures.
+"""
+
+from __future__ import annotations
+
+import click
+
+FORMATS = ("md", "tex", "text")
+
+
+@click.command("list")
+@click.option("--topic", help="Only kinds of this topic (attention, masks, params, …).")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array (name, topic, title, summary, difficulties).")
+def list_command(topic: str | None, as_json: bool) -> None:
+    """List the problem kinds.
+
+    \b
+    Examples:
+      problemgen list
+      problemgen list --topic masks
+      problemgen list --json
+    """
+    from problemgen.problems.index import listing
+
+    click.echo(listing(topic, as_json=as_json))
+
+
+@click.command("show")
+@click.argument("kind")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Variant seed.")
+@click.option("--difficulty", type=click.IntRange(1, 3), help="1 (by hand) to 3; default: the kind's easiest.")
+@click.option("--solution", is_flag=True, help="Append the worked solution.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="md", show_default=True)
+def show_command(kind: str, seed: int, difficulty: int | None, solution: bool, fmt: str) -> None:
+    """Show one generated problem (and its solution).
+
+    \b
+    Examples:
+      problemgen show attention.weights --seed 7
+      problemgen show masks.causal --seed 3 --difficulty 2 --solution
+      problemgen show shapes.trace --format tex --solution
+    """
+    from problemgen.registry import generate
+    from problemgen.rendering import render_problem
+
+    click.echo(render_problem(generate(kind, seed, difficulty), fmt, solution=solution), nl=False)
+
+
+@click.command("check")
+@click.argument("kinds", nargs=-1)
+@click.option("--seeds", type=click.IntRange(min=1), default=50, show_default=True, help="Seeds per kind.")
+@click.option("--topic", help="Check only the kinds of this topic.")
+@click.pass_context
+def check_command(ctx: click.Context, kinds: tuple[str, ...], seeds: int, topic: str | None) -> None:
+    """Self-check generated variants of every kind (exit 1 on any failure).
+
+    \b
+    Examples:
+      problemgen check
+      problemgen check attention.weights masks.causal --seeds 200
+      problemgen check --topic scaling
+    """
+    from problemgen import selfcheck
+
+    results = selfcheck.check_kinds(kinds, seeds, topic=topic)
+    for failure in (f for failures in results.values() for f in failures):
+        click.echo(str(failure))
+    click.echo(selfcheck.summary(results, seeds))
+    if any(results.values()):
+        ctx.exit(1)

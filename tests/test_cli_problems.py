@@ -1,0 +1,101 @@
+"""``problemgen list``, ``show`` and ``check``: output, exit codes, help examples, start-up imports."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from problemgen import registry, selfcheck
+from problemgen.cli import main
+from problemgen.problems import index
+
+
+def run(argv: list[str], capsys) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    out, err = capsys.readouterr()
+    return exit_info.value.code, out, err
+
+
+def test_static_index_matches_the_live_registry():
+    indexed, live = index.load(), index.build()
+    stale = sorted({e["name"] for e in indexed} ^ {e["name"] for e in live}) or [
+        a["name"] for a, b in zip(indexed, live) if a != b]
+    assert indexed == live, f"stale entries {stale}: run python -m problemgen.problems.index"
+
+
+def test_list_does_not_import_numpy_sympy_or_jinja():
+    code = (
+        "import sys\n"
+        "from problemgen.cli import main\n"
+        "try:\n    main(['list'])\nexcept SystemExit:\n    pass\n"
+        "print([m for m in ('numpy', 'sympy', 'jinja2') if m in sys.modules])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_list_shows_every_kind_and_filters_by_topic(capsys):
+    code, out, _ = run(["list"], capsys)
+    assert code == 0
+    assert [line.split()[0] for line in out.splitlines()] == [spec.name for spec in registry.all_kinds()]
+    code, out, _ = run(["list", "--topic", "masks"], capsys)
+    assert code == 0 and out.splitlines() and all(line.startswith("masks.") for line in out.splitlines())
+
+
+def test_list_json_carries_names_titles_and_difficulties(capsys):
+    code, out, _ = run(["list", "--json", "--topic", "attention"], capsys)
+    entries = json.loads(out)
+    assert code == 0
+    assert {e["name"] for e in entries} == {spec.name for spec in registry.all_kinds("attention")}
+    assert all(set(e) == {"name", "topic", "title", "summary", "difficulties"} for e in entries)
+
+
+def test_unknown_topic_is_a_usage_error_with_a_suggestion(capsys):
+    code, _, err = run(["list", "--topic", "mask"], capsys)
+    assert code == 2 and "did you mean 'masks'" in err
+
+
+def test_show_renders_the_prompt_and_the_worked_solution(capsys):
+    code, out, _ = run(["show", "attention.weights", "--seed", "7", "--solution"], capsys)
+    problem = registry.generate("attention.weights", 7)
+    assert code == 0
+    assert "**Solution.**" in out and r"\begin{bmatrix}" in out
+    assert str(problem.params["d_k"]) in out
+
+
+@pytest.mark.parametrize("fmt,marker", [("tex", r"\paragraph{Solution.}"), ("text", "Solution:")])
+def test_show_other_formats(capsys, fmt, marker):
+    code, out, _ = run(["show", "masks.causal", "--difficulty", "2", "--format", fmt, "--solution"], capsys)
+    assert code == 0 and marker in out
+
+
+def test_show_unknown_kind_suggests_the_closest(capsys):
+    code, _, err = run(["show", "attention.weight"], capsys)
+    assert code == 2 and "did you mean 'attention.weights'" in err
+
+
+def test_show_rejects_a_difficulty_out_of_range(capsys):
+    code, _, _ = run(["show", "masks.causal", "--difficulty", "4"], capsys)
+    assert code == 2
+
+
+def test_check_passes_a_good_kind(capsys):
+    code, out, _ = run(["check", "masks.causal", "--seeds", "3"], capsys)
+    assert code == 0 and "0 failure(s)" in out
+
+
+def test_check_prints_failures_and_exits_one(capsys, monkeypatch):
+    broken = selfcheck.Failure("masks.causal", "render", "prompt does not render as tex", 0, 1)
+    monkeypatch.setattr(selfcheck, "check_kind", lambda kind, seeds: [broken])
+    code, out, _ = run(["check", "masks.causal", "--seeds", "1"], capsys)
+    assert code == 1 and str(broken) in out and "1 failure(s)" in out
+
+
+@pytest.mark.parametrize("command", ["list", "show", "check"])
+def test_every_command_documents_examples(capsys, command):
+    code, out, _ = run([command, "--help"], capsys)
+    assert code == 0 and "Examples:" in out and f"problemgen {command}" in out
