@@ -14,11 +14,20 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, Callable, Mapping
 
 from problemgen.core import AnswerPart, Problem, ProblemgenError
-from problemgen.practice import Choice, Curriculum, MasteryRule, UnitState, all_states, choose_next, next_seed, unit_unlocked
+from problemgen.practice import (
+    Choice,
+    Curriculum,
+    MasteryRule,
+    UnitState,
+    all_states,
+    choose_next,
+    next_seed,
+    unit_unlocked,
+)
 from problemgen.progress import ProgressStore, default_db_path, from_text, utc_now
 from problemgen.terminal import math_to_unicode, style, to_unicode, use_colour
 
@@ -307,8 +316,9 @@ class QuizSession:
             self.console.say("Right, with a hint: this one does not count toward mastery.", "dim")
         if new.mastered and not old.mastered:
             self.console.say(f"★ Unit mastered: {unit.title}. First review on {_day(new.due)}.", "good")
-        elif old.mastered and new.box != old.box:
-            direction = "passed" if new.box > old.box else "missed: back to box 1"
+        elif old.mastered and new.due != old.due:  # this item was a review that counted
+            passed = ending == "correct" and not item.hints
+            direction = "passed" if passed else "missed: back to box 1"
             self.console.say(f"Review {direction}; next review on {_day(new.due)}.", "accent")
         elif ending in ("correct", "wrong", "revealed") and not new.mastered:
             self.console.say(f"{unit.title}: {_progress_phrase(new, unit.rule)}", "dim")

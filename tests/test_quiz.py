@@ -233,3 +233,10 @@ def test_help_lists_every_command(store):
     code, script = run(store, "help", "quit")
     for command in COMMANDS:
         assert f"  {command} " in script.text
+
+
+def test_a_missed_review_goes_back_to_box_one_and_says_so(store):
+    run(store, right, right, right, "quit")
+    code, script = run(store, slip, "skip", "quit", clock=lambda: T0 + timedelta(days=1, hours=1))
+    assert "Review missed: back to box 1; next review on 2026-03-03." in script.text
+    assert "watch for this mistake" in script.text  # and the next item practises the slip
