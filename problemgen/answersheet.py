@@ -128,13 +128,22 @@ def read_bytes(path: str | Path, limit: int = MAX_SHEET_BYTES) -> bytes:
         raise ProblemgenError(f"{path}: no such file") from None
     except OSError as exc:
         raise ValueError(f"{path.name}: cannot open ({exc.strerror})") from None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
+    try:
+        info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise ValueError(f"{path.name} is not a regular file")
         if info.st_size > limit:
             raise ValueError(f"{path.name} is larger than {limit // 1024} KiB")
-        data = handle.read(limit + 1)
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, limit + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        data = b"".join(chunks)
+    finally:
+        os.close(fd)
     if len(data) > limit:
         raise ValueError(f"{path.name} is larger than {limit // 1024} KiB")
     return data
@@ -178,8 +187,8 @@ def _loads(text: str) -> dict:
         raise ValueError(str(exc)) from None
     except (RecursionError, MemoryError):
         raise ValueError("arrays nested too deeply") from None
-    except ValueError as exc:
-        raise ValueError(f"a number is too large ({exc})") from None
+    except ValueError:
+        raise ValueError("a number has too many digits") from None
 
 
 def parse_sheet_text(text: str) -> SheetAnswers:
@@ -226,7 +235,7 @@ def _recover(text: str, whole_error: str) -> SheetAnswers:
             table = header.group(1)
         elif key:
             statements.append((table, key.group(1), number, [line]))
-        elif statements and statements[-1][0] == table and not line.lstrip().startswith("["):
+        elif statements and statements[-1][0] == table:
             statements[-1][3].append(line)
         elif line.strip() and not line.lstrip().startswith("#"):
             stray.append(number)

@@ -259,7 +259,8 @@ class _Builder:
             raise MathParseError("exponents must be numbers, not symbols")
         e = exponent.expr
         if e.is_Rational and (abs(e.p) > MAX_EXPONENT or e.q > MAX_EXPONENT):
-            raise MathParseError(f"exponent {e} is too large or too finely divided (limit {MAX_EXPONENT})")
+            shown = str(e) if len(str(e)) <= 24 else f"{str(e)[:12]}... ({len(str(e))} characters)"
+            raise MathParseError(f"exponent {shown} is too large or too finely divided (limit {MAX_EXPONENT})")
         if abs(exponent.approx) > MAX_EXPONENT:
             raise MathParseError(f"exponent is too large (limit {MAX_EXPONENT})")
         approx = None
