@@ -12,9 +12,13 @@ from problemgen.tasks.base import Task
 
 
 def _load() -> dict[str, Task]:
-    from problemgen.tasks import attention
+    from problemgen.tasks import attention, block, counting, layers, multihead
 
-    tasks = [attention.SOFTMAX, attention.SDPA, attention.CAUSAL, attention.PADDING]
+    tasks = [
+        attention.SOFTMAX, attention.SDPA, attention.CAUSAL, attention.PADDING, multihead.MHA, multihead.CROSS,
+        layers.LAYER_NORM, layers.RMS_NORM, layers.FEED_FORWARD, layers.SINUSOIDAL, block.BLOCK,
+        counting.COUNT_PARAMETERS, multihead.KV_CACHE,
+    ]  # fmt: skip
     return {task.name: task for task in tasks}
 
 
