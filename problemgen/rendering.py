@@ -298,11 +298,13 @@ def _outside_math(text: str, escape) -> str:
     return "".join(part if i % 2 else escape(part) for i, part in enumerate(parts))
 
 
+@functools.lru_cache(maxsize=4096)
 def tex_text(text: Any) -> str:
     """Escape prose for LaTeX but keep ``$…$`` math, so a title may say "Scaling by $\\sqrt{d_k}$"."""
     return _outside_math(str(text), tex_escape)
 
 
+@functools.lru_cache(maxsize=4096)
 def md_text(text: Any) -> str:
     """Escape Markdown emphasis and markup characters in prose, keeping ``$…$`` math intact."""
     return _outside_math(str(text), lambda s: _MD_SPECIAL.sub(r"\\\1", s))
@@ -451,12 +453,19 @@ def document_environment(fmt: str, user_dir: str | None = None) -> jinja2.Enviro
     return env
 
 
+def _collapse_blank_lines(text: str) -> str:
+    """At most one blank line in a row (template loops leave runs of them)."""
+    while "\n\n\n" in text:
+        text = text.replace("\n\n\n", "\n\n")
+    return text
+
+
 def render_document(name: str, fmt: str, context: dict, user_dir: str | None = None) -> str:
     """Render ``documents/<name>.<fmt>.j2`` with ``context``; a missing template is a clear error."""
     env = document_environment(fmt, user_dir)
     try:
         template = env.get_template(f"documents/{name}.{fmt}.j2")
-        return re.sub(r"\n{3,}", "\n\n", template.render(context))
+        return _collapse_blank_lines(template.render(context))
     except jinja2.TemplateNotFound as exc:
         raise ProblemgenError(f"no document template {exc.name!r}") from exc
     except jinja2.TemplateSyntaxError as exc:

@@ -301,13 +301,15 @@ def prepare_output(out_dir: str | Path, force: bool) -> Path:
 
 
 def write_files(root: Path, subdir: str | None, files: dict[str, bytes]) -> None:
-    """Write ``files`` into ``root/subdir``, refusing any path that would resolve outside ``root``."""
+    """Write ``files`` into ``root/subdir``, refusing a directory or file link that leads outside ``root``."""
     target = root / subdir if subdir else root
     target.mkdir(exist_ok=True)
+    if not target.resolve().is_relative_to(root):
+        raise ProblemgenError(f"refusing to write into {target}: it resolves outside {root}")
     for name, data in files.items():
         path = target / name
-        if not path.resolve().is_relative_to(root):
-            raise ProblemgenError(f"refusing to write {path}: it resolves outside {root}")
+        if path.is_symlink():
+            raise ProblemgenError(f"refusing to write {path}: it is a symbolic link")
         path.write_bytes(data)
 
 
@@ -327,7 +329,7 @@ def parse_formats(text: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class WorksheetJob:
-    """What ``problemgen worksheet`` was asked to do."""
+    """What ``problemgen worksheet`` was asked to do. ``jobs`` = worker processes for class sets (None: auto)."""
 
     bank: str | Path
     out_dir: str | Path
@@ -335,6 +337,7 @@ class WorksheetJob:
     formats: tuple[str, ...] = ("md",)
     templates: str | Path | None = None
     force: bool = False
+    jobs: int | None = None
 
 
 def _check_formats(job: WorksheetJob) -> None:
@@ -358,25 +361,78 @@ def write_worksheet(job: WorksheetJob) -> WorksheetVariant:
     return variant
 
 
+class StudentWriter:
+    """Builds and writes one student's directory. Each process has its own (the caches are per process)."""
+
+    def __init__(self, bank: Bank, job: WorksheetJob, secret: str, base_seed: int, root: Path) -> None:
+        self.bank, self.job, self.secret, self.base_seed, self.root = bank, job, secret, base_seed, root
+        self.cache = ProblemCache()
+        self.renderer = DocumentRenderer(job.templates)
+
+    def __call__(self, student: str) -> dict:
+        seed, tag = student_seed(self.secret, self.bank.id, self.base_seed, student)
+        variant = build_variant(self.bank, seed, student=student, variant_id=f"{self.bank.id}-{tag}", cache=self.cache)
+        files = variant_files(variant, self.renderer, self.job.formats, self.bank.instructions)
+        write_files(self.root, student, files)
+        return {"student": student, "directory": student, "variant_id": variant.variant_id}
+
+
+_WORKER: StudentWriter | None = None
+
+
+def _start_worker(writer: StudentWriter) -> None:
+    global _WORKER
+    _WORKER = writer
+
+
+def _write_in_worker(student: str) -> dict:
+    assert _WORKER is not None
+    return _WORKER(student)
+
+
+def worker_count(job: WorksheetJob, students: int) -> int:
+    """Processes for a class set: ``job.jobs``, or up to 4 of the CPUs available when the class is large."""
+    if job.jobs is not None:
+        return max(1, min(job.jobs, students))
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(4, cpus, students // 25))
+
+
+def _write_students(writer: StudentWriter, students: list[str], workers: int):
+    """Yield manifest entries in roster order, from this process or from a pool of workers."""
+    if workers == 1:
+        yield from map(writer, students)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+    with ProcessPoolExecutor(workers, multiprocessing.get_context(method), _start_worker, (writer,)) as pool:
+        yield from pool.map(_write_in_worker, students, chunksize=max(1, len(students) // (workers * 8)))
+
+
 def write_class_set(
     job: WorksheetJob, roster: str | Path, secret_env: str,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[dict]:
-    """One worksheet directory per roster student plus ``manifest.json``; returns the manifest entries."""
+    """One worksheet directory per roster student plus ``manifest.json``; returns the manifest entries.
+
+    Students are independent, so large classes are spread over worker processes; every file depends only
+    on the inputs, never on which worker wrote it. ``manifest.json`` is written last: a directory without
+    it is an interrupted run.
+    """
     _check_formats(job)
     bank = load_bank(job.bank, job.templates)
     students = read_roster(roster)
     secret = read_secret(secret_env)
     base_seed = bank.seed if job.seed is None else job.seed
     root = prepare_output(job.out_dir, job.force)
-    cache, renderer, entries = ProblemCache(), DocumentRenderer(job.templates), []
-    for done, student in enumerate(students, start=1):
-        seed, tag = student_seed(secret, bank.id, base_seed, student)
-        variant = build_variant(bank, seed, student=student, variant_id=f"{bank.id}-{tag}", cache=cache)
-        write_files(root, student, variant_files(variant, renderer, job.formats, bank.instructions))
-        entries.append({"student": student, "directory": student, "variant_id": variant.variant_id})
+    writer = StudentWriter(bank, job, secret, base_seed, root)
+    entries = []
+    for entry in _write_students(writer, students, worker_count(job, len(students))):
+        entries.append(entry)
         if progress:
-            progress(done, len(students))
+            progress(len(entries), len(students))
     manifest = {
         "schema": "problemgen.manifest/1", "bank": bank.id, "title": bank.title, "base_seed": base_seed,
         "formats": list(job.formats), "problems": bank.size, "students": entries,

@@ -238,6 +238,21 @@ def test_class_sets_are_reproducible_with_the_secret_and_change_without_it(bank,
     assert snapshot(tmp_path / "a")["s001/variant.json"] != snapshot(tmp_path / "c")["s001/variant.json"]
 
 
+def test_class_sets_are_identical_whether_written_by_one_process_or_several(bank, roster, secret, tmp_path):
+    worksheet.write_class_set(WorksheetJob(bank, tmp_path / "serial", jobs=1), roster, SECRET_ENV)
+    calls = []
+    worksheet.write_class_set(WorksheetJob(bank, tmp_path / "pool", jobs=2), roster, SECRET_ENV, lambda d, t: calls.append(d))
+    assert snapshot(tmp_path / "serial") == snapshot(tmp_path / "pool")
+    assert calls == [1, 2, 3]
+
+
+def test_worker_count_follows_the_request_and_stays_serial_for_small_classes():
+    assert worksheet.worker_count(WorksheetJob("b", "o", jobs=3), 200) == 3
+    assert worksheet.worker_count(WorksheetJob("b", "o", jobs=8), 2) == 2
+    assert worksheet.worker_count(WorksheetJob("b", "o"), 10) == 1
+    assert 1 <= worksheet.worker_count(WorksheetJob("b", "o"), 1000) <= 4
+
+
 def test_class_set_without_the_secret_writes_nothing(bank, roster, tmp_path, monkeypatch):
     monkeypatch.delenv(SECRET_ENV, raising=False)
     with pytest.raises(ProblemgenError, match="not set or empty"):
@@ -278,4 +293,8 @@ def test_files_are_never_written_through_a_link_leaving_the_output(tmp_path):
     (root / "s001").symlink_to(outside)
     with pytest.raises(ProblemgenError, match="resolves outside"):
         worksheet.write_files(root, "s001", {"worksheet.md": b"x"})
+    (root / "s002").mkdir()
+    (root / "s002" / "worksheet.md").symlink_to(outside / "target.md")
+    with pytest.raises(ProblemgenError, match="symbolic link"):
+        worksheet.write_files(root, "s002", {"worksheet.md": b"x"})
     assert not any(outside.iterdir())

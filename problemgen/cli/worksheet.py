@@ -18,7 +18,8 @@ from problemgen import banks, worksheet
 @click.option("--secret-env", metavar="VAR", help="Environment variable holding the class secret (with --roster).")
 @click.option("--templates", type=click.Path(file_okay=False), help="Directory of templates overriding the built-in ones.")
 @click.option("--force", is_flag=True, help="Write into a non-empty directory (same-named files are replaced).")
-def worksheet_command(bank, out_dir, seed, formats, roster, secret_env, templates, force):
+@click.option("--jobs", type=click.IntRange(min=1), help="Worker processes for a class set (default: automatic).")
+def worksheet_command(bank, out_dir, seed, formats, roster, secret_env, templates, force, jobs):
     """Turn a question BANK into a worksheet, answer key, answer sheets and variant.json.
 
     BANK is a TOML file or the name of a shipped bank (see `problemgen bank list`). With --roster,
@@ -33,7 +34,7 @@ def worksheet_command(bank, out_dir, seed, formats, roster, secret_env, template
     """
     if bool(roster) != bool(secret_env):
         raise click.UsageError("--roster and --secret-env go together")
-    job = worksheet.WorksheetJob(bank, out_dir, seed, worksheet.parse_formats(formats), templates, force)
+    job = worksheet.WorksheetJob(bank, out_dir, seed, worksheet.parse_formats(formats), templates, force, jobs)
     if not roster:
         variant = worksheet.write_worksheet(job)
         return click.echo(f"wrote {len(variant.problems)} problems ({variant.variant_id}) to {out_dir}")
