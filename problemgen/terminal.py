@@ -36,7 +36,6 @@ _BLACKBOARD = {"R": "ℝ", "N": "ℕ", "Z": "ℤ"}
 _ACCENTS = {"hat": "\u0302", "bar": "\u0304", "tilde": "\u0303", "vec": "\u20d7"}  # combining marks
 
 _MATH = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$", re.S)
-_ARG = r"\{((?:[^{}]|\{[^{}]*\})*)\}"  # one brace group, one level of nesting inside
 
 
 def to_unicode(text: str) -> str:
@@ -47,20 +46,76 @@ def to_unicode(text: str) -> str:
 
 def math_to_unicode(tex: str) -> str:
     """Unicode for one LaTeX math snippet (best effort, never raises)."""
-    out = re.sub(r"\\begin\{[bp]?matrix\}(.*?)\\end\{[bp]?matrix\}", lambda m: _matrix(m.group(1)), tex, flags=re.S)
-    out = re.sub(r"\\mathbb\{(\w)\}", lambda m: _BLACKBOARD.get(m.group(1), m.group(1)), out)
-    out = re.sub(r"\\(hat|bar|tilde|vec)\s*(?:\{(\w)\}|(\w))", lambda m: (m.group(2) or m.group(3)) + _ACCENTS[m.group(1)], out)
-    for _ in range(3):  # nested groups: innermost first
-        out = re.sub(rf"\\(?:{'|'.join(_FONTS)})\s*{_ARG}", r"\1", out)
-        out = re.sub(rf"\\sqrt\s*{_ARG}", lambda m: "√" + _group(m.group(1)), out)
-        out = re.sub(rf"\\frac\s*{_ARG}\s*{_ARG}", lambda m: f"{_group(m.group(1))}/{_group(m.group(2))}", out)
-    out = re.sub(r"\\([A-Za-z]+|.)", lambda m: _SYMBOLS.get(m.group(1), m.group(1)), out)
-    out = re.sub(r"\^\s*(\{[^{}]*\}|\S)", lambda m: _script(m.group(1), _SUP, "^"), out)
-    out = re.sub(r"_\s*(\{[^{}]*\}|[A-Za-z0-9]+)", lambda m: _script(m.group(1), _SUB, "_"), out)
-    out = out.replace("{", "").replace("}", "")
+    tex = re.sub(r"\\begin\{[bp]?matrix\}(.*?)\\end\{[bp]?matrix\}", lambda m: _matrix(m.group(1)), tex, flags=re.S)
+    out = _convert(tex)
     if "\n" not in out:
         return re.sub(r"[ \t]{2,}", " ", out).strip()
     return side_by_side(out)
+
+
+def _convert(tex: str) -> str:
+    """Recursive descent over commands, brace groups and scripts (arguments are converted first)."""
+    out: list[str] = []
+    i = 0
+    while i < len(tex):
+        char = tex[i]
+        if char == "\\":
+            text, i = _command(tex, i)
+            out.append(text)
+        elif char in "^_":
+            arg, i = _argument(tex, i + 1, run=char == "_")
+            out.append(_script(_convert(arg), _SUP if char == "^" else _SUB, char))
+        elif char == "{":
+            arg, i = _argument(tex, i)
+            out.append(_convert(arg))
+        else:
+            out.append("" if char == "}" else char)
+            i += 1
+    return "".join(out)
+
+
+def _command(tex: str, i: int) -> tuple[str, int]:
+    """Convert the command starting at ``tex[i] == "\\"``; return its text and the index after it."""
+    match = re.match(r"\\([A-Za-z]+|.?)", tex[i:])
+    name, i = match.group(1), i + match.end()
+    if name in _FONTS:
+        arg, i = _argument(tex, i)
+        return _convert(arg), i
+    if name == "frac":
+        top, i = _argument(tex, i)
+        bottom, i = _argument(tex, i)
+        return f"{_group(_convert(top))}/{_group(_convert(bottom))}", i
+    if name == "sqrt":
+        arg, i = _argument(tex, i)
+        return "√" + _group(_convert(arg)), i
+    if name == "mathbb":
+        arg, i = _argument(tex, i)
+        return _BLACKBOARD.get(arg, arg), i
+    if name in _ACCENTS:
+        arg, i = _argument(tex, i)
+        return _convert(arg) + _ACCENTS[name], i
+    return _SYMBOLS.get(name, name), i
+
+
+def _argument(tex: str, i: int, run: bool = False) -> tuple[str, int]:
+    """One argument at ``tex[i]``: a balanced ``{…}`` group (returned without braces), a command, or a
+    single character — or, for ``_``, a run of letters and digits (the text filters print ``d_model``)."""
+    while i < len(tex) and tex[i] == " ":
+        i += 1
+    if i >= len(tex):
+        return "", i
+    if tex[i] == "{":
+        depth = 0
+        for j in range(i, len(tex)):
+            depth += {"{": 1, "}": -1}.get(tex[j], 0)
+            if depth == 0:
+                return tex[i + 1:j], j + 1
+        return tex[i + 1:], len(tex)
+    if tex[i] == "\\":
+        match = re.match(r"\\([A-Za-z]+|.?)", tex[i:])
+        return match.group(0), i + match.end()
+    match = re.match(r"[A-Za-z0-9]+|." if run else r".", tex[i:], re.S)
+    return match.group(0), i + match.end()
 
 
 _BLOCK = re.compile(r"\n?((?:[ \t]*[┌│└][^\n]*(?:\n|$))+)")
@@ -105,13 +160,10 @@ def _group(text: str) -> str:
 
 
 def _script(body: str, table: dict[str, str], marker: str) -> str:
-    """Unicode sub/superscript when every character has one; else keep ``d_model`` style."""
-    body = body[1:-1] if body.startswith("{") else body
-    body = body.replace("ᵀ", "T")
+    """Unicode sub/superscript when every character has one; else keep ``d_model`` / ``^(…)`` style."""
+    body = body.strip().replace("ᵀ", "T")
     if body and all(c in table for c in body):
         return "".join(table[c] for c in body)
-    if marker == "^" and body in ("ᵀ", "T"):
-        return "ᵀ"
     return f"{marker}{body}" if len(body) == 1 or body.isalnum() else f"{marker}({body})"
 
 
