@@ -424,26 +424,34 @@ def run_quiz(topic: str | None = None, db: str | None = None, seed: int | None =
 
 def run_progress(db: str | None = None, as_json: bool = False, reset: bool = False,
                  *, stdout=None, env: Mapping[str, str] | None = None) -> int:
-    """``problemgen progress``: print (or reset) the stored progress; return the exit code."""
+    """``problemgen progress``: print (or reset) the stored progress; return the exit code.
+
+    A missing progress file is shown as "nothing yet" and is not created (only the quiz creates it)."""
     import json
+    from pathlib import Path
 
     from problemgen.practice import load_curriculum, summary
 
     env = os.environ if env is None else env
     stdout = stdout or sys.stdout
-    with ProgressStore(db or default_db_path(env)) as store:
-        if reset:
-            store.reset()
-            stdout.write(f"Progress reset: {store.path}\n")
-            return 0
-        now = clock_from_env(env)()
-        curriculum = load_curriculum()
-        rows = summary(curriculum, store.items(), now, _installed_kinds())
-        if as_json:
-            payload = {"db": str(store.path), "now": now.strftime("%Y-%m-%dT%H:%M:%SZ"), "units": rows}
-            stdout.write(json.dumps(payload, indent=2, sort_keys=True) + "\n")
-        else:
-            stdout.write(format_progress(rows, str(store.path), now, curriculum.intervals_days))
+    path = Path(db) if db else default_db_path(env)
+    items = []
+    if path.exists():
+        with ProgressStore(path) as store:
+            if reset:
+                store.reset()
+            items = store.items()
+    if reset:
+        stdout.write(f"Progress reset: {path}\n")
+        return 0
+    now = clock_from_env(env)()
+    curriculum = load_curriculum()
+    rows = summary(curriculum, items, now, _installed_kinds())
+    if as_json:
+        payload = {"db": str(path), "now": now.strftime("%Y-%m-%dT%H:%M:%SZ"), "units": rows}
+        stdout.write(json.dumps(payload, indent=2, sort_keys=True) + "\n")
+    else:
+        stdout.write(format_progress(rows, str(path), now, curriculum.intervals_days))
     return 0
 
 

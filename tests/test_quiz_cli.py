@@ -253,3 +253,10 @@ def test_help_has_examples_and_quiz_help_lists_the_prompt_commands(command):
     if command == "quiz":
         for word in ("hint", "solution", "skip", "another", "quit"):
             assert re.search(rf"^\s+{word}\s", result.output, re.M), word
+
+
+def test_progress_of_a_new_user_shows_the_first_unit_and_creates_no_file(tmp_path):
+    db = tmp_path / "never-used.sqlite3"
+    rows = progress_json(db, DAY1)
+    assert rows["attention"]["status"] == "learning" and rows["scaling"]["status"] == "locked"
+    assert not db.exists()
