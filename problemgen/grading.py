@@ -78,14 +78,20 @@ def _correct(feedback: str = "") -> PartResult:
 
 def _wrong(part: AnswerPart, feedback: str, matches: Callable[[Any], bool] | None = None,
            score: float = 0.0) -> PartResult:
-    """A wrong answer; names the first listed mistake whose value ``matches`` the student's answer."""
+    """A wrong answer, naming the first listed mistake whose value ``matches`` the student's answer.
+
+    When several listed mistakes give the same value for this variant, the tag is the first one (the
+    generator lists the likeliest first) and the feedback carries every matching hint.
+    """
+    hits = []
     for mistake in part.mistakes if matches else ():
         try:
-            hit = matches(mistake.value)
+            if matches(mistake.value):
+                hits.append(mistake)
         except (InvalidAnswer, ValueError, TypeError, ArithmeticError):
-            hit = False
-        if hit:
-            return PartResult("wrong", score, mistake.name, mistake.hint)
+            continue
+    if hits:
+        return PartResult("wrong", score, hits[0].name, " Or: ".join(dict.fromkeys(m.hint for m in hits)))
     return PartResult("wrong", score, None, feedback)
 
 

@@ -1,0 +1,80 @@
+"""End to end with the real generators: every key grades 100% through a written sheet, and every
+listed mistake, written on a sheet, is named. Also every shipped bank's key.toml grades 100%."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from problemgen import registry
+from problemgen.answersheet import key_sheet, key_value, toml_value
+from problemgen.grading import grade_part, grade_sheet
+from problemgen.variantfile import SheetProblem, WorksheetVariant
+
+KINDS = sorted(spec.name if hasattr(spec, "name") else str(spec) for spec in registry.all_kinds())
+SEEDS = (0, 1, 2)
+
+
+def single_problem_variant(problem) -> WorksheetVariant:
+    return WorksheetVariant(variant_id=problem.variant_id, title=problem.title, bank="e2e", seed=problem.seed,
+                            problems=(SheetProblem("p1", 1.0, problem),))
+
+
+def test_there_are_kinds_to_check():
+    assert len(KINDS) >= 10
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_generated_keys_grade_full_marks_through_a_sheet(kind, tmp_path):
+    for seed in SEEDS:
+        for difficulty in registry.get_kind(kind).difficulties:
+            problem = registry.generate(kind, seed, difficulty)
+            path = tmp_path / "key.toml"
+            path.write_text(key_sheet(single_problem_variant(problem)), encoding="utf-8")
+            report = grade_sheet(single_problem_variant(problem), path)
+            failures = [(r.name, r.status, r.feedback) for r in report.results if r.status != "correct"]
+            assert failures == [] and report.meta["warnings"] == [], (kind, seed, difficulty)
+
+
+def writable(part, value):
+    """The mistake as a student would write it on the sheet (TOML round trip included)."""
+    text = toml_value(key_value(replace(part, value=value)))
+    return tomllib.loads(f"x = {text}")["x"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_generated_mistakes_are_named_when_written_on_a_sheet(kind):
+    checked = 0
+    for seed in SEEDS:
+        problem = registry.generate(kind, seed, registry.get_kind(kind).difficulties[0])
+        for part in problem.parts:
+            if part.type == "expression" and not part.spec.get("allow_decimal"):
+                continue  # decimal mistake values are not valid answers to an exact-only part
+            for mistake in part.mistakes:
+                written = writable(part, mistake.value)
+                result = grade_part(part, written)
+                # two mistakes may coincide for one variant: the first listed one with this value is named
+                first = next(m for m in part.mistakes if grade_part(replace(part, value=m.value), written).passed)
+                assert (result.status, result.mistake) == ("wrong", first.name), (kind, seed, part.key)
+                assert mistake.hint in result.feedback
+                checked += 1
+    if checked == 0:
+        pytest.skip(f"{kind} lists no writable mistakes")
+
+
+BANKS = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "question_banks").glob("*.toml")
+               if p.stem != "curriculum")
+
+
+@pytest.mark.parametrize("bank", BANKS)
+def test_every_shipped_bank_key_grades_full_marks(bank, tmp_path):
+    from problemgen import worksheet
+
+    variant = worksheet.write_worksheet(worksheet.WorksheetJob(bank, tmp_path / "out"))
+    report = grade_sheet(variant, tmp_path / "out" / "key.toml")
+    assert report.score == 1.0, [(r.name, r.feedback) for r in report.results if not r.passed]
+    blank = grade_sheet(variant, tmp_path / "out" / "answers.toml")
+    assert blank.score == 0.0
