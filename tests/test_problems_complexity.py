@@ -94,11 +94,13 @@ def test_doubling_total_lies_strictly_between_linear_and_quadratic():
 
 @pytest.mark.parametrize("difficulty", [1, 2, 3])
 def test_path_length_marks_the_textbook_answer(difficulty):
-    expected = {1: "$O(1)$", 2: "$O(n)$", 3: r"$O(n^2 \cdot d)$"}[difficulty]
+    expected = {"attention_path": "$O(1)$", "rnn_path": "$O(n)$", "rnn_sequential": "$O(n)$",
+                "attention_sequential": "$O(1)$", "attention_time": r"$O(n^2 \cdot d)$", "attention_memory": "$O(n^2)$"}
     for seed in SEEDS:
-        part = generate("complexity.path_length", seed, difficulty).part("choice")
+        problem = generate("complexity.path_length", seed, difficulty)
+        part = problem.part("choice")
         texts = {o["id"]: o["text"] for o in part.spec["options"]}
-        assert [texts[i] for i in part.value] == [expected]
+        assert [texts[i] for i in part.value] == [expected[problem.params["question"]]]
         assert all(o["why"] for o in part.spec["options"])
 
 

@@ -89,8 +89,8 @@ def test_ffn_layer_counts_two_or_three_matrices(difficulty):
 
 
 def test_ffn_layer_llama_2_width_gives_the_published_per_layer_count():
-    p = next(generate("params.ffn_layer", s, 2) for s in range(200)
-             if generate("params.ffn_layer", s, 2).params["d_model"] == 4096)
+    p = next(generate("params.ffn_layer", s, 2) for s in range(500)
+             if generate("params.ffn_layer", s, 2).params["d_ff"] == 11008)
     assert p.part("count").value == 3 * 4096 * 11008 == 135266304
 
 

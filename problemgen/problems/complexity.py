@@ -17,7 +17,7 @@ import reference
 from problemgen.core import AnswerPart, Draft
 from problemgen.misconceptions import mistake
 from problemgen.problems._common import override, pick
-from problemgen.problems.concepts import Option, choice_part
+from problemgen.problems.concepts import Option, choice_part, option_texts
 from problemgen.problems.memory import DTYPES, OTHER_BASE, UNITS
 from problemgen.problems.params import config_params
 from problemgen.registry import register
@@ -37,7 +37,7 @@ def score_matrix(rng: np.random.Generator, difficulty: int, *, dtype: str | None
     """Entries and bytes of the score matrices: one head (d1), a batch of heads (d2), cross-attention (d3)."""
     dtype = override("dtype", dtype, pick(rng, ("fp16", "fp32")), ("fp16", "bf16", "fp32"))
     width = DTYPES[dtype]
-    L = pick(rng, (64, 128, 256, 512) if difficulty == 1 else (512, 1024, 2048, 4096))
+    L = pick(rng, tuple(range(32, 1025, 32)) if difficulty == 1 else (512, 1024, 2048, 4096))
     S = pick(rng, [s for s in (256, 512, 768, 1024) if s != L]) if difficulty == 3 else L
     n_heads = 1 if difficulty == 1 else pick(rng, (8, 12, 16))
     batch = 1 if difficulty == 1 else pick(rng, (2, 4, 8))
@@ -82,7 +82,7 @@ def score_matrix(rng: np.random.Generator, difficulty: int, *, dtype: str | None
 def flops(rng: np.random.Generator, difficulty: int) -> Draft:
     """FLOPs of QKᵀ (one head at d1, all heads and a batch at d2) and of the projections (d2, d3)."""
     if difficulty == 1:
-        d_k, L = pick(rng, (16, 32, 64, 128)), pick(rng, (32, 64, 128, 256))
+        d_k, L = pick(rng, (8, 16, 32, 48, 64, 80, 96, 128)), pick(rng, tuple(range(16, 513, 16)))
         cfg, batch, S = _config(d_k, 1), 1, L
     else:
         n_heads = pick(rng, (8, 12, 16))
@@ -120,9 +120,10 @@ def flops(rng: np.random.Generator, difficulty: int) -> Draft:
 def doubling(rng: np.random.Generator, difficulty: int, *, factor: int | None = None) -> Draft:
     """How the score matrix, QKᵀ FLOPs and projections grow when the sequence gets k times longer."""
     factor = override("factor", factor, 2 if difficulty == 1 else pick(rng, (2, 3, 4, 8)), (2, 3, 4, 8, 16))
-    n_heads = pick(rng, (8, 12, 16))
+    n_heads = pick(rng, (8, 12, 16, 20, 32))
     cfg = _config(64 * n_heads, n_heads)
-    L = pick(rng, (256, 512, 1024) if difficulty < 3 else (cfg.d_model // 2, cfg.d_model, 2 * cfg.d_model))
+    L = pick(rng, tuple(range(128, 4097, 128)) if difficulty < 3
+             else (cfg.d_model // 4, cfg.d_model // 2, cfg.d_model, 2 * cfg.d_model, 4 * cfg.d_model))
     before, after = reference.attention_flops(cfg, L), reference.attention_flops(cfg, factor * L)
     mem_before, mem_after = reference.attention_memory(cfg, L), reference.attention_memory(cfg, factor * L)
     scores = Fraction(mem_after["score_entries"], mem_before["score_entries"])
@@ -148,34 +149,69 @@ def doubling(rng: np.random.Generator, difficulty: int, *, factor: int | None = 
 
 # ----------------------------------------------------------------------------------- path length
 
+_O1, _ON, _OLOGN, _ON2 = "$O(1)$", "$O(n)$", r"$O(\log n)$", "$O(n^2)$"
+
 _PATH_QUESTIONS = {
-    1: ("attention_path", [
-        Option("$O(1)$", "Any query attends to any key directly, so one layer connects every pair of positions.",
-               correct=True),
-        Option("$O(n)$", "That is the recurrent network: information hops through every hidden state in between."),
-        Option(r"$O(\log n)$", "That is a stack of dilated convolutions or a tree, not self-attention."),
-        Option("$O(n^2)$", "That is the cost of the score matrix, not the number of steps between two positions."),
-    ]),
-    2: ("rnn_sequential", [
-        Option("$O(n)$", "Each hidden state needs the previous one, so the steps cannot run in parallel.", correct=True),
-        Option("$O(1)$", "That describes self-attention, where all positions are processed at once."),
-        Option(r"$O(\log n)$", "No tree structure shortens a plain recurrence; every step waits for the last."),
-        Option("$O(n^2)$", "The recurrence visits each position once; nothing is done for every pair."),
-    ]),
-    3: ("attention_time", [
-        Option(r"$O(n^2 \cdot d)$", "Every pair of positions gets a d-dimensional dot product: quadratic in n.",
-               correct=True),
-        Option(r"$O(n \cdot d^2)$", "That is the recurrent layer (and the projections): linear in n.",
-               misconception="linear_not_quadratic"),
-        Option(r"$O(n \cdot d)$", "Too cheap: even one dot product per pair already costs more than this."),
-        Option(r"$O(n^2 \cdot d^2)$", "The pairwise part multiplies $n^2$ by $d$, not by $d^2$."),
-    ]),
+    1: {
+        "attention_path": [
+            Option(_O1, "Any query attends to any key directly, so one layer connects every pair of positions.",
+                   correct=True),
+            Option(_ON, "That is the recurrent network: information hops through every hidden state in between."),
+            Option(_OLOGN, "That is a stack of dilated convolutions or a tree, not self-attention."),
+            Option(_ON2, "That is the cost of the score matrix, not the number of steps between two positions."),
+            Option(r"$O(\sqrt{n})$", "No standard layer has this path length; attention needs no intermediate hops."),
+        ],
+        "rnn_path": [
+            Option(_ON, "A signal from the first token passes through every hidden state up to the last.", correct=True),
+            Option(_O1, "That is self-attention, where every position reads every other one directly."),
+            Option(_OLOGN, "Only tree-shaped or dilated architectures shorten the path to a logarithm."),
+            Option(_ON2, "The path visits each position once; nothing is repeated for every pair."),
+            Option(r"$O(\sqrt{n})$", "A chain of n states has a path of length proportional to n."),
+        ],
+    },
+    2: {
+        "rnn_sequential": [
+            Option(_ON, "Each hidden state needs the previous one, so the steps cannot run in parallel.", correct=True),
+            Option(_O1, "That describes self-attention, where all positions are processed at once."),
+            Option(_OLOGN, "No tree structure shortens a plain recurrence; every step waits for the last."),
+            Option(_ON2, "The recurrence visits each position once; nothing is done for every pair."),
+            Option(r"$O(n \cdot d)$", "That mixes up work with waiting: the question asks for steps in a chain."),
+        ],
+        "attention_sequential": [
+            Option(_O1, "All queries are scored against all keys in one batch of matrix products.", correct=True),
+            Option(_ON, "That is the recurrent network; attention has no chain of dependent steps."),
+            Option(_ON2, "The work is quadratic, but it is parallel work, not a chain of steps."),
+            Option(_OLOGN, "Attention needs no tree of partial results to connect positions."),
+            Option(r"$O(n \cdot d)$", "The question is about steps that must wait for each other, and there are none."),
+        ],
+    },
+    3: {
+        "attention_time": [
+            Option(r"$O(n^2 \cdot d)$", "Every pair of positions gets a d-dimensional dot product: quadratic in n.",
+                   correct=True),
+            Option(r"$O(n \cdot d^2)$", "That is the recurrent layer (and the projections): linear in n.",
+                   misconception="linear_not_quadratic"),
+            Option(r"$O(n \cdot d)$", "Too cheap: even one dot product per pair already costs more than this."),
+            Option(r"$O(n^2 \cdot d^2)$", "The pairwise part multiplies $n^2$ by $d$, not by $d^2$."),
+            Option(r"$O(n \log n \cdot d)$", "That is the cost of some efficient approximations, not of exact attention."),
+        ],
+        "attention_memory": [
+            Option(_ON2, "The weights form an n by n matrix per head: quadratic in the sequence length.",
+                   correct=True),
+            Option(_ON, "Linear memory holds only for the per-token vectors; the weight matrix is pairwise.",
+                   misconception="linear_not_quadratic"),
+            Option(r"$O(n^3)$", "There is one weight per (query, key) pair, not per triple."),
+            Option(_O1, "The weight matrix grows with the sequence; only its per-entry size is constant."),
+            Option(_OLOGN, "Nothing in exact attention is logarithmic in n."),
+        ],
+    },
 }
 
 
 @register("complexity.path_length", title="Path length and parallelism: RNN versus attention")
 def path_length(rng: np.random.Generator, difficulty: int) -> Draft:
     """Choose the maximum path length, sequential steps or per-layer cost for attention versus an RNN."""
-    question, options = _PATH_QUESTIONS[difficulty]
-    part = choice_part(rng, options, label="the complexity")
-    return Draft(params={"question": question}, parts=[part], solution={"question": question})
+    question = pick(rng, sorted(_PATH_QUESTIONS[difficulty]))
+    part = choice_part(rng, _PATH_QUESTIONS[difficulty][question], label="the complexity")
+    return Draft(params={"question": question, "options": option_texts(part)}, parts=[part],
+                 solution={"question": question})

@@ -76,3 +76,8 @@ def choice_part(
         spec={"options": spec_options, "multiple": multiple},
         mistakes=mistakes,
     )
+
+
+def option_texts(part: AnswerPart) -> list[str]:
+    """The option texts in display order: part of what the student sees, so part of the params."""
+    return [o["text"] for o in part.spec["options"]]

@@ -125,8 +125,8 @@ def gqa_savings(rng: np.random.Generator, difficulty: int, *, n_kv_heads: int | 
         override("n_kv_heads", n_kv_heads, None, kv_options)
         cfg = replace(cfg, n_kv_heads=n_kv_heads or (1 if difficulty == 1 else pick(rng, kv_options)))
     mha = replace(cfg, n_kv_heads=None)
-    seq_len = pick(rng, (512, 1024, 2048) if difficulty == 1 else (2048, 4096, 8192))
-    batch = 1 if difficulty == 1 else pick(rng, (2, 4, 8, 16))
+    seq_len = pick(rng, (512, 1024, 2048, 4096) if difficulty == 1 else (1024, 2048, 4096, 8192, 16384, 32768))
+    batch = 1 if difficulty == 1 else pick(rng, (2, 3, 4, 6, 8, 16))
     width = 2
     gqa_bytes = reference.kv_cache_bytes(cfg, seq_len, batch, width)
     mha_bytes = reference.kv_cache_bytes(mha, seq_len, batch, width)

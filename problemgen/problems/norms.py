@@ -15,7 +15,7 @@ import numpy as np
 import reference
 from problemgen.core import AnswerPart, Draft, ProblemgenError, Redraw
 from problemgen.misconceptions import layer_norm_unbiased, layer_norm_wrong_axis, mistake
-from problemgen.problems.concepts import Option, choice_part
+from problemgen.problems.concepts import Option, choice_part, option_texts
 from problemgen.registry import register
 
 ATOL = 0.005
@@ -227,7 +227,7 @@ def pre_post_ln(rng: np.random.Generator, difficulty: int, *, order: str | None 
     order = order or ("pre", "post")[int(rng.integers(2))]
     if difficulty == 1:
         part = choice_part(rng, _order_options(order), label=f"the {order}-LN wiring")
-        return Draft(params={"order": order}, parts=[part], solution={"order": order})
+        return Draft(params={"order": order, "options": option_texts(part)}, parts=[part], solution={"order": order})
 
     d = 3 if difficulty == 2 else 4
     x = _ints(rng, -2, 4, d)  # (d,)

@@ -116,8 +116,9 @@ def _attention_breakdown(cfg: TransformerConfig) -> dict:
 @register("params.attention_layer", title="Parameters of one attention layer")
 def attention_layer(rng: np.random.Generator, difficulty: int, *, bias: bool | None = None) -> Draft:
     """Q, K, V and output projections of one layer: MHA with or without biases, GQA at difficulty 3."""
-    d_model = pick(rng, (64, 128, 256, 512) if difficulty == 1 else (512, 768, 1024, 2048, 4096))
-    n_heads = pick(rng, [h for h in (4, 8, 12, 16, 32) if d_model % h == 0 and d_model // h >= 16])
+    d_model = pick(rng, (32, 48, 64, 96, 128, 192, 256, 384, 512) if difficulty == 1
+                   else (512, 768, 1024, 1536, 2048, 4096))
+    n_heads = pick(rng, [h for h in (2, 4, 8, 12, 16, 32) if d_model % h == 0 and d_model // h >= 16])
     bias = bool(rng.integers(2)) if bias is None else bool(bias)
     out_bias = bias if difficulty == 1 else bias and bool(rng.integers(2))
     n_kv_heads, head_dim = None, None
@@ -139,8 +140,21 @@ def attention_layer(rng: np.random.Generator, difficulty: int, *, bias: bool | N
                  solution=_attention_breakdown(cfg) | {"count": key})
 
 
-_FFN_WIDTHS = {512: 1376, 768: 2048, 1024: 2816, 2048: 5632, 4096: 11008}
-"""SwiGLU hidden widths near 8/3 · d_model rounded up to a multiple of 32 (4096 -> 11008 is Llama 2's)."""
+def _swiglu_widths(d_model: int) -> tuple[int, ...]:
+    """SwiGLU hidden widths for ``d_model``: 8/3 · d_model rounded up to a multiple of 64, 128 or 256.
+
+    Real models pick such widths (Llama 2 7B: 4096 -> 11008 = 8/3 · 4096 rounded up to 256), and some
+    pick wider ones (Llama 3 8B uses 14336), which is why the width is always stated in the problem.
+    """
+    target = 8 * d_model / 3
+    return tuple(sorted({int(-(-target // m) * m) for m in (64, 128, 256)} | {int(3.5 * d_model)}))
+
+
+_FFN_WIDTHS = {
+    d: _swiglu_widths(d)
+    for d in (128, 192, 256, 320, 384, 512, 640, 768, 896, 1024, 1280, 1536, 1792, 2048, 2560, 3072, 3584, 4096, 5120,
+              6144, 8192)
+}
 
 
 @register("params.ffn_layer", title="Parameters of a feed-forward layer")
@@ -151,7 +165,7 @@ def ffn_layer(rng: np.random.Generator, difficulty: int, *, kind: str | None = N
         kind = pick(rng, ("relu", "gelu")) if difficulty == 1 else "swiglu" if difficulty == 2 else \
             pick(rng, ("gelu", "swiglu"))
     d_model = pick(rng, sorted(_FFN_WIDTHS))
-    d_ff = _FFN_WIDTHS[d_model] if kind == "swiglu" else 4 * d_model
+    d_ff = pick(rng, _FFN_WIDTHS[d_model]) if kind == "swiglu" else 4 * d_model
     bias = kind != "swiglu" and bool(rng.integers(2))
     n_layers = pick(rng, (12, 24, 32)) if difficulty == 3 else 1
     cfg = TransformerConfig(d_model=d_model, n_heads=8, d_ff=d_ff, ffn_kind=kind, ffn_bias=bias,
@@ -215,12 +229,18 @@ def norms(rng: np.random.Generator, difficulty: int, *, norm: str | None = None)
 def embeddings(rng: np.random.Generator, difficulty: int, *, tied: bool | None = None, preset: str | None = None) -> Draft:
     """Token table, learned positions and the output head, tied or untied (real presets at difficulty 3)."""
     override("preset", preset, None, MODEL_PRESETS)
-    if difficulty == 3 or preset:
+    if preset or (difficulty == 3 and rng.integers(2)):
         cfg = reference.PRESETS[preset or pick(rng, ("gpt2-small", "gpt2-medium", "bert-base", "llama-2-7b",
                                                       "llama-3-8b", "mistral-7b", "qwen3-4b"))]
+    elif difficulty == 3:  # an encoder with segment embeddings, with or without an (untied) MLM-style head
+        cfg = TransformerConfig(d_model=pick(rng, (256, 384, 512, 768, 1024)), n_heads=8,
+                                vocab_size=pick(rng, (8000, 21128, 30522, 50265)),
+                                n_encoder_layers=6, n_decoder_layers=0, token_types=2, position="learned",
+                                max_positions=pick(rng, (128, 256, 512)), lm_head=bool(rng.integers(2)),
+                                tie_embeddings=False)
     else:
-        vocab = pick(rng, (8000, 16000, 32000, 50257))
-        d_model = pick(rng, (256, 512, 768, 1024))
+        vocab = pick(rng, (4096, 8000, 16000, 30522, 32000, 50257, 65536))
+        d_model = pick(rng, (128, 256, 384, 512, 768, 1024, 2048))
         tie = bool(rng.integers(2)) if tied is None else bool(tied)
         cfg = TransformerConfig(d_model=d_model, n_heads=8, vocab_size=vocab, tie_embeddings=tie if difficulty == 2 else True,
                                 position="learned" if difficulty == 2 else "rope",
@@ -256,10 +276,31 @@ def _custom_model(rng: np.random.Generator, difficulty: int) -> TransformerConfi
     d_model = pick(rng, (512, 768, 1024))
     n_heads = pick(rng, (8, 16))
     return TransformerConfig(
-        d_model=d_model, n_heads=n_heads, n_kv_heads=pick(rng, (None, 2, 4)), d_ff=_FFN_WIDTHS[d_model],
+        d_model=d_model, n_heads=n_heads, n_kv_heads=pick(rng, (None, 2, 4)), d_ff=_FFN_WIDTHS[d_model][0],
         ffn_kind="swiglu", vocab_size=pick(rng, (16000, 32000)), n_decoder_layers=pick(rng, (4, 8, 12)),
         position="rope", norm="rms", tie_embeddings=bool(rng.integers(2)),
     )
+
+
+_FAMILIES = ("gpt2-small", "bert-base", "llama-2-7b", "qwen3-4b", "t5-small", "transformer-base")
+
+
+def _family_model(rng: np.random.Generator) -> TransformerConfig:
+    """A real model family (GPT-2, BERT, Llama, Qwen3, T5, the 2017 base model) at freshly drawn sizes."""
+    family = reference.PRESETS[pick(rng, _FAMILIES)]
+    d_model = pick(rng, (512, 768, 1024, 2048))
+    n_heads = pick(rng, [h for h in (8, 16) if d_model // h >= 64])
+    n_layers = pick(rng, (4, 6, 12, 24))
+    changes = {"name": "custom", "d_model": d_model, "n_heads": n_heads,
+               "d_ff": pick(rng, _FFN_WIDTHS[d_model]) if family.ffn_kind == "swiglu" else 4 * d_model,
+               "vocab_size": pick(rng, (16000, 32000, 50257))}
+    if family.n_kv_heads is not None:
+        changes["n_kv_heads"] = pick(rng, [g for g in (2, 4, 8) if n_heads % g == 0 and g < n_heads])
+    if family.n_encoder_layers:
+        changes["n_encoder_layers"] = n_layers
+    if family.n_decoder_layers:
+        changes["n_decoder_layers"] = n_layers
+    return replace(family, **changes)
 
 
 def _model_mistakes(cfg: TransformerConfig, counts: dict) -> list:
@@ -293,8 +334,10 @@ def _per_layer(cfg: TransformerConfig) -> int:
 def model(rng: np.random.Generator, difficulty: int, *, preset: str | None = None) -> Draft:
     """Count a whole model from its config: small custom models (d1, d2) or real presets (d3)."""
     override("preset", preset, None, MODEL_PRESETS)
-    if preset or difficulty == 3:
+    if preset or (difficulty == 3 and rng.integers(2)):
         cfg = reference.PRESETS[preset or pick(rng, MODEL_PRESETS)]
+    elif difficulty == 3:
+        cfg = _family_model(rng)
     else:
         cfg = _custom_model(rng, difficulty)
     counts = reference.count_parameters(cfg)

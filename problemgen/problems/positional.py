@@ -15,7 +15,7 @@ import reference
 from problemgen.core import AnswerPart, Draft, Redraw
 from problemgen.misconceptions import mistake
 from problemgen.problems._common import override, pick, sentence
-from problemgen.problems.concepts import Option, choice_part
+from problemgen.problems.concepts import Option, choice_part, option_texts
 from problemgen.registry import register
 
 PE_ATOL = 0.0005
@@ -48,9 +48,9 @@ def _columns(rng: np.random.Generator, difficulty: int, d_model: int, pos: int) 
 @register("positional.sinusoidal", title="Sinusoidal positional encoding values")
 def sinusoidal(rng: np.random.Generator, difficulty: int, *, d_model: int | None = None) -> Draft:
     """PE values of the k-th token (position k − 1) at a few feature columns, from the stated formula."""
-    d_model = override("d_model", d_model, pick(rng, {1: (4, 6), 2: (8, 16), 3: (64, 128, 512)}[difficulty]),
+    d_model = override("d_model", d_model, pick(rng, {1: (4, 6, 8), 2: (8, 16), 3: (64, 128, 512)}[difficulty]),
                        (4, 6, 8, 16, 32, 64, 128, 256, 512))
-    ordinal = int(rng.integers(2, 6 if difficulty == 1 else 12 if difficulty == 2 else 60))
+    ordinal = int(rng.integers(2, 17 if difficulty == 1 else 24 if difficulty == 2 else 60))
     pos = ordinal - 1  # the first token has position 0
     pe = reference.sinusoidal_encoding(pos + 2, d_model)  # (pos + 2, d) rows pos and pos + 1 are needed
     parts, shown = [], []
@@ -117,7 +117,8 @@ def equivariance(rng: np.random.Generator, difficulty: int, *, with_positions: b
     if difficulty == 1:
         with_positions = bool(rng.integers(2)) if with_positions is None else bool(with_positions)
         part = choice_part(rng, _equivariance_options(with_positions), label="what happens to the outputs")
-        return Draft(params={"with_positions": with_positions}, parts=[part], solution={})
+        return Draft(params={"with_positions": with_positions, "options": option_texts(part)}, parts=[part],
+                     solution={})
     L, d = (3, 2) if difficulty == 2 else (4, 2)
     x = rng.integers(-2, 3, size=(L, d)).astype(float)  # (L, d)
     w = {name: rng.integers(-1, 2, size=(d, d)).astype(float) for name in ("w_q", "w_k", "w_v")} \
