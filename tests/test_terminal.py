@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -111,3 +112,20 @@ def test_colour_only_on_a_terminal_without_no_color(tty, env, expected):
 def test_style_adds_ansi_codes_only_when_colour_is_on():
     assert style("ok", "good", False) == "ok"
     assert style("ok", "good", True) == "\x1b[32mok\x1b[0m"
+
+
+def test_every_registered_kind_renders_to_the_terminal_without_leftover_latex():
+    """The quiz shows prompts and solutions through this converter: no $, backslash or brace may remain."""
+    from problemgen import registry
+    from problemgen.rendering import render_block
+
+    leftovers = []
+    for spec in registry.all_kinds():
+        for difficulty in spec.difficulties:
+            problem = registry.generate(spec.name, 1, difficulty)
+            for block in ("prompt", "solution"):
+                text = to_unicode(render_block(problem, block, "text"))
+                found = sorted(set(re.findall(r"[$\\{}]", text)))
+                if found:
+                    leftovers.append(f"{problem.variant_id} {block}: {''.join(found)}")
+    assert leftovers == []
