@@ -236,3 +236,23 @@ def test_the_shipped_curriculum_starts_with_attention_and_every_kind_has_a_first
     for unit in curriculum.units:
         for kind in unit.kinds:
             assert unit.hint_for(kind), f"{kind} has no level-1 hint"
+
+
+OUTCOMES = st.sampled_from(["correct", "wrong", "revealed", "skipped", "another", "quit", None])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(OUTCOMES, st.integers(0, 2), st.integers(0, 60 * 24 * 5)), max_size=40))
+def test_state_invariants_hold_for_any_history(events):
+    """Whatever happens: counts stay in range, mastery once earned is kept, reviews stay scheduled."""
+    h = History()
+    was_mastered = False
+    for outcome, hints, gap_minutes in events:
+        h.add(outcome, hints=hints, at=h.now + timedelta(minutes=gap_minutes))
+        state = h.state()
+        assert 0 <= state.progress <= state.needed and 1 <= state.level <= 3
+        assert state.correct <= state.answered
+        assert state.mastered or not was_mastered
+        if state.mastered:
+            assert 1 <= state.box <= len(CURRICULUM.intervals_days) and state.due > state.mastered_at
+        was_mastered = state.mastered
