@@ -7,6 +7,7 @@ loop's behaviour: feedback, hints, solutions, another/skip/quit, mastery, unlock
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -240,3 +241,37 @@ def test_a_missed_review_goes_back_to_box_one_and_says_so(store):
     code, script = run(store, slip, "skip", "quit", clock=lambda: T0 + timedelta(days=1, hours=1))
     assert "Review missed: back to box 1; next review on 2026-03-03." in script.text
     assert "watch for this mistake" in script.text  # and the next item practises the slip
+
+
+def test_a_perfect_student_masters_the_shipped_curriculum_unit_by_unit(store):
+    """Real generators, renderer and grader: typing each part's key value masters every unit in order."""
+    from problemgen import registry
+    from problemgen.answersheet import toml_value
+    from problemgen.grading import key_value
+    from problemgen.practice import load_curriculum
+    from problemgen.quiz import default_services
+
+    curriculum = load_curriculum()
+    out: list[str] = []
+
+    def perfect(prompt: str) -> str:
+        last = store.items()[-1]
+        if all(s.mastered for s in all_unit_states(curriculum, store)):
+            raise EOFError
+        problem = registry.generate(last.kind, last.seed, last.difficulty)
+        done = {a.part for a in store.answers(last.id) if a.status == "correct"}
+        return toml_value(key_value(next(p for p in problem.parts if p.key not in done)))
+
+    session = QuizSession(store, curriculum, Console(perfect, out.append), default_services(),
+                          clock=lambda: T0, seed=1)
+    assert session.run() == 0
+    text = "".join(out)
+    assert "✗ Wrong" not in text and "I could not read that" not in text
+    mastered = re.findall(r"★ Unit mastered: (.+)\. First review", text)
+    assert mastered == [unit.title for unit in curriculum.units]
+
+
+def all_unit_states(curriculum, store):
+    from problemgen.practice import all_states
+
+    return all_states(curriculum, store.items()).values()
