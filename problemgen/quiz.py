@@ -469,8 +469,10 @@ def format_progress(rows: list[dict], path: str, now: datetime, intervals: tuple
         lines.append(f"  {row['id']:<12} {_status_text(row):<34} {row['answered']:>8} {row['correct']:>8}  "
                      f"{(row['next_review'] or '—')[:10]}")
     days = ", ".join(str(d) for d in intervals)
-    lines += ["", "Mastery: each unit states its rule; by default " + _default_rule_text() + ".",
-              f"Mastered units come back for review after {days} days (Leitner boxes 1–{len(intervals)});",
+    default = _default_rule_text()
+    lines += ["", f"Mastery: {default}."]
+    lines += [f"  except {row['id']}: {row['rule']}." for row in rows if row["rule"] != default]
+    lines += [f"Mastered units come back for review after {days} days (Leitner boxes 1–{len(intervals)});",
               "a missed review goes back to box 1. Units unlock when their prerequisites are mastered.", ""]
     return "\n".join(lines)
 
