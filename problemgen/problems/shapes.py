@@ -1,0 +1,170 @@
+"""Tensor shapes through batched multi-head self- and cross-attention, and spotting a shape bug.
+
+Shapes come from ``reference.shapes`` (stage names with symbolic dims such as ``("B", "h", "L",
+"d_k")``). Answers are symbolic; each part's ``spec["dims"]`` holds the numbers the problem gave, so
+a student may answer with names or numbers. Every drawn size is distinct from the others, so a
+number always identifies one dimension and a swapped axis can never look right by coincidence.
+"""
+
+from __future__ import annotations
+
+from problemgen.core import AnswerPart, Draft
+from problemgen.misconceptions import mistake
+from problemgen.problems._common import pick, require
+from problemgen.registry import register
+from reference import shapes as ref_shapes
+
+_MODELS = ((64, 4), (96, 6), (128, 8), (256, 8), (512, 8), (768, 12), (1024, 16), (512, 16), (384, 6), (192, 3))
+"""(d_model, h) pairs for shape problems; d_k = d_model / h."""
+
+_TRACE_STAGES = {
+    1: ("q_heads", "scores", "output"),
+    2: ("q", "q_heads", "scores", "head_outputs", "concat"),
+    3: ("q", "q_heads", "k_heads", "scores", "weights", "head_outputs", "concat", "output"),
+}
+
+
+def _draw_dims(rng, *, cross: bool) -> dict[str, int]:
+    """Sizes with pairwise different values for B, L, (S,) h, d_k and d_model."""
+    d_model, heads = _MODELS[int(rng.integers(len(_MODELS)))]
+    dims = ref_shapes.dims_for(d_model, heads, L=pick(rng, (5, 7, 10, 12, 20, 50, 100, 128, 256)),
+                               S=pick(rng, (6, 9, 11, 30, 40, 60, 200)) if cross else None,
+                               B=pick(rng, (2, 3, 4, 8, 32)))
+    names = ("B", "L", "S", "h", "d_k", "d_model") if cross else ("B", "L", "h", "d_k", "d_model")
+    require(len({dims[n] for n in names}) == len(names), "two dimensions have the same size")
+    return dims
+
+
+def _given(dims: dict[str, int], names: tuple[str, ...]) -> dict[str, int]:
+    """The sizes the prompt states (the grader accepts these numbers in place of the names)."""
+    return {n: dims[n] for n in names}
+
+
+def _shape_part(key: str, value: tuple, dims: dict[str, int], mistakes: tuple = ()) -> AnswerPart:
+    return AnswerPart(key=key, type="shape", value=list(value), label=f"the shape of {key}",
+                      spec={"dims": dims}, mistakes=mistakes)
+
+
+def _swap_head_and_length(shape: tuple) -> list:
+    """The shape a head split would have without moving the head axis before the sequence axis."""
+    b, h, length, width = shape
+    return [b, length, h, width]
+
+
+# ------------------------------------------------------------------------------------------ trace
+
+
+@register("shapes.trace", title="Tracing shapes through batched multi-head self-attention")
+def trace(rng, difficulty):
+    """Shapes of Q, the heads, the scores, the head outputs, the concatenation and the output."""
+    dims = _draw_dims(rng, cross=False)
+    given = _given(dims, ("B", "L", "d_model", "h", "d_k", "d_v"))
+    shapes = ref_shapes.multi_head_attention_shapes("self").as_dict()
+    wrong = {
+        "q_heads": (mistake("split_without_transpose", _swap_head_and_length(shapes["q_heads"])),
+                    mistake("dk_equals_d_model", ["B", "h", "L", "d_model"])),
+        "k_heads": (mistake("split_without_transpose", _swap_head_and_length(shapes["k_heads"])),),
+        "scores": (mistake("split_without_transpose", ["B", "L", "h", "h"]),),
+        "weights": (mistake("split_without_transpose", ["B", "L", "h", "h"]),),
+        "head_outputs": (mistake("split_without_transpose", _swap_head_and_length(shapes["head_outputs"])),),
+        "concat": (mistake("concat_wrong_axis", ["B", "h*L", "d_v"]),),
+    }
+    stages = _TRACE_STAGES[difficulty]
+    parts = [_shape_part(s, shapes[s], given, wrong.get(s, ())) for s in stages]
+    return Draft(params={"dims": given, "stages": list(stages)}, parts=parts,
+                 solution={"shapes": {s: list(shapes[s]) for s in stages},
+                           "numbers": {s: list(v) for s, v in
+                                       ref_shapes.multi_head_attention_shapes("self").evaluate(dims).items()
+                                       if s in stages}})
+
+
+# ------------------------------------------------------------------------------------------ cross
+
+
+@register("shapes.cross", title="Shapes in cross-attention (L × S scores)")
+def cross(rng, difficulty):
+    """Cross-attention: queries from the decoder (L), keys and values from the encoder (S)."""
+    dims = _draw_dims(rng, cross=True)
+    if difficulty == 1:
+        shapes = ref_shapes.attention_shapes(batch=False).as_dict()
+        given = _given(dims, ("L", "S", "d_k", "d_v"))
+        stages = ("k", "scores", "output")
+    else:
+        shapes = ref_shapes.multi_head_attention_shapes("cross").as_dict()
+        given = _given(dims, ("B", "L", "S", "d_model", "h", "d_k", "d_v"))
+        stages = ("q_heads", "k_heads", "scores", "output") if difficulty == 2 else (
+            "q_heads", "k_heads", "v_heads", "scores", "head_outputs", "output")
+    wrong = {"scores": (mistake("transpose_scores", [*shapes["scores"][:-2], "S", "L"]),)}
+    parts = [_shape_part(s, shapes[s], given, wrong.get(s, ())) for s in stages]
+    return Draft(params={"dims": given, "stages": list(stages), "batched": difficulty > 1}, parts=parts,
+                 solution={"shapes": {s: list(shapes[s]) for s in stages}})
+
+
+# -------------------------------------------------------------------------------------------- bug
+
+_PIPELINE = (  # (stage, what the line says was computed)
+    ("x_q", "the input $X$"),
+    ("q", "$Q = X W_Q$ (all heads packed)"),
+    ("q_heads", "$Q$ split into heads, as fed to the per-head product $Q K^\\top$"),
+    ("scores", "the scores $Q K^\\top$ of every head"),
+    ("weights", "the softmax weights"),
+    ("head_outputs", "the head outputs $A V$"),
+    ("concat", "the heads merged for $W_O$"),
+    ("output", "the output after $W_O$"),
+)
+
+_BUGS = {  # stage -> (wrong symbolic shape, why that line is wrong)
+    "q_heads": (("B", "L", "h", "d_k"),
+                "the head axis must come before the sequence axis: reshape to $(B, L, h, d_k)$, then transpose to "
+                "$(B, h, L, d_k)$ so that each head multiplies its own $L \\times d_k$ block."),
+    "scores": (("B", "h", "d_k", "d_k"),
+               "$Q K^\\top$ contracts the feature axis and keeps one row per query and one column per key, so it is "
+               "$L \\times L$ per head; this line multiplied $Q^\\top K$ instead."),
+    "concat": (("B", "h*L", "d_k"),
+               "merging stacks the heads along the feature axis, giving $(B, L, h d_v)$; this line stacked them "
+               "along the sequence axis."),
+    "output": (("B", "L", "d_k"),
+               "$W_O$ maps the merged width $h d_v$ back to $d_{\\text{model}}$, so the output is "
+               "$(B, L, d_{\\text{model}})$ like the input, ready for the residual addition."),
+    "head_outputs": (("B", "h", "L", "L"),
+                     "$A V$ replaces each key axis entry by a value vector: the result is $(B, h, L, d_v)$, not "
+                     "another $L \\times L$ matrix."),
+}
+
+
+def _numbers(shape: tuple, dims: dict[str, int]) -> str:
+    """A shape written with the problem's numbers, e.g. ``(2, 4, 10, 16)`` (products multiplied out)."""
+    sizes = []
+    for dim in shape:
+        value = 1
+        for factor in dim.split("*"):
+            value *= dims[factor]
+        sizes.append(str(value))
+    return "$(" + ", ".join(sizes) + ")$"
+
+
+@register("shapes.bug", title="Spotting the shape bug in an attention pipeline")
+def bug(rng, difficulty):
+    """A batched multi-head self-attention pipeline with one wrong shape: which line is it?"""
+    dims = _draw_dims(rng, cross=False)
+    bug_stage = pick(rng, tuple(_BUGS) if difficulty > 1 else ("q_heads", "scores", "output"))
+    shapes = ref_shapes.multi_head_attention_shapes("self").as_dict()
+    lines = _PIPELINE if difficulty == 3 else tuple(p for p in _PIPELINE if p[0] != "weights")
+    options, key = [], []
+    for index, (stage, what) in enumerate(lines):
+        wrong = stage == bug_stage
+        shape = _BUGS[stage][0] if wrong else shapes[stage]
+        option_id = "abcdefgh"[index]
+        options.append({
+            "id": option_id,
+            "text": f"{what}: {_numbers(shape, dims)}",
+            "why": _BUGS[stage][1] if wrong else "this line is consistent with the lines before it.",
+        })
+        if wrong:
+            key.append(option_id)
+    given = _given(dims, ("B", "L", "d_model", "h"))
+    part = AnswerPart(key="line", type="choice", value=key, label="the line with the wrong shape",
+                      spec={"options": options, "multiple": False})
+    numbers = ref_shapes.multi_head_attention_shapes("self").evaluate(dims)
+    return Draft(params={"dims": given}, parts=[part],
+                 solution={"bug": bug_stage, "correct": list(numbers[bug_stage]), "d_k": dims["d_k"]})
