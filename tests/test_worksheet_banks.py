@@ -38,3 +38,41 @@ def test_shipped_bank_compiles_to_pdf(path, tmp_path):
 
 def latex_escaped(key: str) -> str:
     return re.sub(r"_", r"\\_", key)
+
+
+def every_kind_bank(tmp_path):
+    """A bank holding every registered kind that has a fragment, at every difficulty it offers.
+
+    (A kind without a fragment is the registry contract's concern; here we check what reaches LaTeX.)
+    """
+    from problemgen.registry import all_kinds
+    from problemgen.resources import templates_dir
+
+    entries = [
+        f'[[problems]]\nkind = "{spec.name}"\ndifficulty = {level}\n'
+        for spec in all_kinds() if (templates_dir() / "problems" / f"{spec.name}.j2").exists()
+        for level in spec.difficulties
+    ]
+    path = tmp_path / "every_kind.toml"
+    path.write_text('title = "Every kind"\nseed = 1\n\n' + "\n".join(entries), encoding="utf-8")
+    return path
+
+
+def test_every_kind_renders_to_latex_using_only_characters_pdflatex_knows(tmp_path):
+    from problemgen.rendering import TEX_UNICODE
+
+    handled_by_inputenc = set("–—‘’“”éèàüöäÉ×²³¹·")
+    out = tmp_path / "out"
+    worksheet.write_worksheet(WorksheetJob(every_kind_bank(tmp_path), out, formats=("tex",)))
+    for name in ("worksheet.tex", "answer_key.tex"):
+        text = (out / name).read_text(encoding="utf-8")
+        unknown = {c for c in text if ord(c) > 127} - set(TEX_UNICODE) - handled_by_inputenc
+        assert not unknown, f"{name}: characters pdflatex cannot print: {sorted(unknown)}"
+
+
+@pytest.mark.skipif(latex.pdflatex_path() is None, reason="pdflatex not installed (apt-get install texlive-latex-base texlive-latex-recommended)")
+def test_every_kind_at_every_difficulty_compiles(tmp_path):
+    out = tmp_path / "out"
+    worksheet.write_worksheet(WorksheetJob(every_kind_bank(tmp_path), out, formats=("pdf",)))
+    for name in ("worksheet.pdf", "answer_key.pdf"):
+        assert (out / name).read_bytes().startswith(b"%PDF")
