@@ -32,7 +32,7 @@ def main(config: dict, fds: list[int], allow: isolation.ReadAllowlist) -> None:
     try:
         _setup_process(fds, config["submission_dir"])
         limits = isolation.ChildLimits(**config["limits"])
-        done = isolation.confine(allow, config["submission_dir"], limits)
+        done = isolation.confine(allow, config["submission_dir"], limits, tuple(config.get("disable", ())))
         _send(wire.CONFINED, 0, json.dumps(done.as_dict(), sort_keys=True).encode())
         if isolation.rank(done.level) < isolation.rank(config["min_level"]):
             _exit(0)  # fail closed: no student code below the demanded level

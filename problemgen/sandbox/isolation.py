@@ -121,7 +121,8 @@ def build_allowlist() -> ReadAllowlist:
             libs = directory + ".libs"  # auditwheel puts bundled shared libraries here
             if os.path.isdir(libs):
                 read.append(libs)
-    read += [p for p in ("/dev/null", "/dev/urandom", "/sys/devices/system/cpu") if os.path.exists(p)]
+    # /proc/self resolves to the child's own /proc/<pid> when the child builds its ruleset.
+    read += [p for p in ("/dev/null", "/dev/urandom", "/sys/devices/system/cpu", "/proc/self") if os.path.exists(p)]
     read += [p for p in _system_library_dirs() if os.path.isdir(p)]
     drop = os.geteuid() == 0 and all(_world_readable(p) for p in read + sorted(listing))
     return ReadAllowlist(tuple(read), tuple(sorted(listing)), drop)
@@ -156,7 +157,7 @@ def _world_readable(path: str) -> bool:
 # --------------------------------------------------------------------------- confinement (child)
 
 
-def confine(allow: ReadAllowlist, submission_dir: str, limits: ChildLimits) -> Confinement:
+def confine(allow: ReadAllowlist, submission_dir: str, limits: ChildLimits, disable: tuple[str, ...] = ()) -> Confinement:
     """Apply every available layer to the calling (child) process; irreversible.
 
     Order matters: credentials first (they reset the parent-death signal), then resource limits,
@@ -171,15 +172,21 @@ def confine(allow: ReadAllowlist, submission_dir: str, limits: ChildLimits) -> C
     done.uid = os.getuid()
     _apply_rlimits(limits, done)
     read, listing = allow.with_submission(submission_dir)
-    try:
-        done.landlock_abi = landlock.restrict(read, listing)
-    except OSError as exc:
-        done.notes.append(f"landlock unavailable: {exc}")
-    try:
-        seccomp.install(os.getpid())
-        done.seccomp = True
-    except OSError as exc:
-        done.notes.append(f"seccomp unavailable: {exc}")
+    if "landlock" in disable:
+        done.notes.append("landlock disabled by configuration")
+    else:
+        try:
+            done.landlock_abi = landlock.restrict(read, listing)
+        except OSError as exc:
+            done.notes.append(f"landlock unavailable: {exc}")
+    if "seccomp" in disable:
+        done.notes.append("seccomp disabled by configuration")
+    else:
+        try:
+            seccomp.install(os.getpid())
+            done.seccomp = True
+        except OSError as exc:
+            done.notes.append(f"seccomp unavailable: {exc}")
     return done
 
 

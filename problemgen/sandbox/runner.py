@@ -49,6 +49,7 @@ class Limits:
     result_bytes: int = 256 * 2**20  # all result frames of one child together
     max_restarts: int = 3
     open_files: int = 64
+    disable: tuple[str, ...] = ()  # confinement layers to skip ("seccomp", "landlock"): tests and broken kernels
 
 
 @dataclass(frozen=True)
@@ -425,7 +426,8 @@ def run_calls(
 def _config(staged: StagedSubmission, limits: Limits, min_level: str, n_calls: int) -> dict:
     cpu = math.ceil(limits.import_timeout + limits.case_timeout * (n_calls + 1))
     child = isolation.ChildLimits(cpu_seconds=cpu, memory_bytes=limits.memory_mb * 2**20, open_files=limits.open_files)
-    return {"submission_dir": staged.directory, "entry": staged.entry, "limits": asdict(child), "min_level": min_level}
+    return {"submission_dir": staged.directory, "entry": staged.entry, "limits": asdict(child), "min_level": min_level,
+            "disable": list(limits.disable)}  # fmt: skip
 
 
 def _encode_calls(calls: Sequence[Call], pending: list[int]) -> bytes:
@@ -446,6 +448,7 @@ class Sandbox:
         self.limits, self.jobs, self.min_level = limits, max(1, jobs), min_level
         self._idle: queue.Queue[ForkServer] = queue.Queue()
         self._servers: list[ForkServer] = []
+        self._probed: SandboxRun | None = None
 
     def __enter__(self) -> "Sandbox":
         return self
@@ -478,14 +481,16 @@ class Sandbox:
             yield from pool.map(work, items)
 
     def probe(self) -> SandboxRun:
-        """Confine an empty submission and report the level reached (nothing is imported but it)."""
+        """Confine a one-line module of ours and report the level reached (cached after the first call)."""
         from problemgen.sandbox.staging import stage
 
-        staged = stage({"probe.py": "VALUE = 1\n"}, "probe.py")
-        try:
-            return self.run(staged, [])
-        finally:
-            staged.cleanup()
+        if self._probed is None:
+            staged = stage({"probe.py": "VALUE = 1\n"}, "probe.py")
+            try:
+                self._probed = self.run(staged, [])
+            finally:
+                staged.cleanup()
+        return self._probed
 
     def close(self) -> None:
         for server in self._servers:

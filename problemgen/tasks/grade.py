@@ -78,14 +78,15 @@ def grade_submission(plan: Plan, path: str | os.PathLike, sandbox: Sandbox, *, s
     try:
         sources, entry = collect(path, entry_names=(f"{task.name}.py",))
     except RejectedSubmission as exc:
-        return _uniform(plan, title, IMPORT_ERROR, f"submission rejected: {exc}", {"student": student})
+        return _uniform(plan, sandbox, title, IMPORT_ERROR, f"submission rejected: {exc}", {"student": student})
     problem = static.syntax_error(sources)
     if problem:
-        return _uniform(plan, title, IMPORT_ERROR, problem, {"student": student})
+        return _uniform(plan, sandbox, title, IMPORT_ERROR, problem, {"student": student})
     findings = static.banned_uses(sources, task.banned)
     if findings:
         text = "not run: " + "; ".join(str(f) for f in findings[:5])
-        return _uniform(plan, title, BANNED_API, text, {"student": student, "banned": [str(f) for f in findings]})
+        meta = {"student": student, "banned": [str(f) for f in findings]}
+        return _uniform(plan, sandbox, title, BANNED_API, text, meta)
     staged = stage(sources, entry)
     try:
         run = sandbox.run(staged, plan.calls)
@@ -123,12 +124,13 @@ def _meta(plan: Plan, run: SandboxRun, student: str, results: list[CheckResult])
     return meta
 
 
-def _uniform(plan: Plan, title: str, status: str, feedback: str, meta: dict) -> Report:
-    """Every check gets the same non-passing status (nothing was run)."""
+def _uniform(plan: Plan, sandbox: Sandbox, title: str, status: str, feedback: str, meta: dict) -> Report:
+    """Every check gets the same non-passing status; the submission was not run (the level is the probe's)."""
     results = [CheckResult(c.name, status, False, 0.0, c.weight, None, feedback, True, c.group) for c in plan.cases]
     results += [CheckResult(p.name, status, False, 0.0, p.weight, None, feedback, True, "properties") for p in plan.properties]
-    meta = {"task": plan.task.name, "isolation": "none (not run)", "hidden_tests": plan.secret_kind,
-            "misconceptions": [], **meta}  # fmt: skip
+    probe = sandbox.probe()
+    meta = {"task": plan.task.name, "isolation": probe.isolation, "confinement": probe.confinement,
+            "hidden_tests": plan.secret_kind, "misconceptions": [], "ran": False, **meta}  # fmt: skip
     return Report(title=title, results=tuple(results), meta=meta)
 
 

@@ -1,0 +1,90 @@
+"""`problemgen task ...` and `problemgen grade-code`: option parsing only; the work is in problemgen.tasks.service."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from problemgen.reports import FORMATS
+from problemgen.sandbox.isolation import LEVELS
+
+EXIT_ISOLATION = 3
+
+
+@click.group("task")
+def task_group() -> None:
+    """List the coding tasks and show their specs and starter files.
+
+    \b
+    Example:
+      problemgen task list
+      problemgen task show softmax --starter softmax.py
+    """
+
+
+@task_group.command("list")
+def list_command() -> None:
+    """List the coding tasks with a one-line summary each."""
+    from problemgen.tasks.service import list_tasks
+
+    click.echo(list_tasks(), nl=False)
+
+
+@task_group.command("show")
+@click.argument("name")
+@click.option("--starter", type=click.Path(dir_okay=False, path_type=Path), help="Also write the starter file to PATH.")
+def show_command(name: str, starter: Path | None) -> None:
+    """Show the spec and public examples of task NAME.
+
+    \b
+    Example:
+      problemgen task show scaled_dot_product_attention --starter attention.py
+    """
+    from problemgen.tasks.service import show_task, write_starter
+
+    click.echo(show_task(name), nl=False)
+    if starter is not None:
+        click.echo(write_starter(name, starter), nl=False, err=True)
+
+
+@click.command("grade-code")
+@click.argument("submission", type=click.Path(exists=True, path_type=Path))
+@click.option("--task", "task_name", required=True, help="Task name (see `problemgen task list`).")
+@click.option("--public-only", is_flag=True, help="Run only the public examples and property checks.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="Report format.")
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="Report file (one submission) or output directory (a class).")
+@click.option("--jobs", type=click.IntRange(1, 64), default=1, show_default=True, help="Submissions graded in parallel.")
+@click.option("--min-isolation", type=click.Choice(LEVELS), default="process", show_default=True,
+              help="Refuse to run student code below this sandbox level.")
+@click.option("--fail-under", type=click.FloatRange(0, 1), help="Exit 1 when a score is below this fraction.")
+@click.option("--timeout", type=click.FloatRange(0.1, 600), default=5.0, show_default=True, help="Seconds per test (wall clock).")
+def grade_code_command(submission: Path, task_name: str, public_only: bool, fmt: str, output: Path | None,
+                       jobs: int, min_isolation: str, fail_under: float | None, timeout: float) -> None:  # fmt: skip
+    """Grade SUBMISSION (a .py file, or a directory with one entry per student) in the sandbox.
+
+    Hidden tests are drawn from $PROBLEMGEN_GRADER_SECRET (fresh random ones when unset). A class
+    directory writes OUT/gradebook.csv, OUT/summary.md and OUT/reports/; JSON reports carry
+    `score` and the `isolation` level reached.
+
+    \b
+    Example:
+      problemgen grade-code alice.py --task softmax --format json
+      problemgen grade-code submissions/ --task multi_head_attention -o grades/ --jobs 2 --min-isolation seccomp
+
+    \b
+    Exit codes: 0 graded, 1 a score below --fail-under, 2 usage or bad input,
+    3 sandbox isolation below --min-isolation (nothing was run).
+    """
+    from problemgen.sandbox import IsolationError, Limits
+    from problemgen.tasks.service import GradeRequest, grade_code
+
+    request = GradeRequest(submission, task_name, public_only, fmt, output, jobs, min_isolation, fail_under,
+                           Limits(case_timeout=timeout))  # fmt: skip
+    try:
+        text, code = grade_code(request)
+    except IsolationError as exc:
+        click.echo(f"error: {exc}", err=True)
+        raise SystemExit(EXIT_ISOLATION) from exc
+    click.echo(text, nl=False)
+    click.get_current_context().exit(code)

@@ -1,0 +1,272 @@
+"""The sandbox: wire format, staging, output escaping, confinement, statuses, restarts, fail-closed.
+
+Red-team submissions live in tests/redteam/; this file covers the mechanisms one at a time and the
+controls that honest numpy code (BLAS threads, einsum, linalg) runs normally inside the sandbox.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from problemgen.sandbox import (
+    BAD_OUTPUT, CRASH, IMPORT_ERROR, MEMORY, NO_RESULT, RETURNED, TIMEOUT, Call, IsolationError, Limits,
+    RejectedSubmission, Sandbox, collect, stage,
+)  # fmt: skip
+from problemgen.sandbox import isolation, seccomp, wire
+from problemgen.sandbox.output import CappedBuffer, clip, escape
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux")
+
+FAST = Limits(import_timeout=3.0, case_timeout=1.0, max_restarts=3)
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    with Sandbox(FAST) as box:
+        yield box
+
+
+def run_source(sandbox: Sandbox, source: str, calls: list[Call]):
+    staged = stage({"submission.py": source}, "submission.py")
+    try:
+        return sandbox.run(staged, calls)
+    finally:
+        staged.cleanup()
+
+
+# --------------------------------------------------------------------------- wire format
+
+values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False) | st.text(max_size=20)
+    | hnp.arrays(st.sampled_from(["<f8", "<f4", "<i8", "?", "u1"]), hnp.array_shapes(min_dims=0, max_dims=3, max_side=4)),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=5), children, max_size=4),
+    max_leaves=10,
+)  # fmt: skip
+
+
+def same(a, b) -> bool:
+    if isinstance(a, np.ndarray):
+        return isinstance(b, np.ndarray) and a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+@settings(max_examples=60, deadline=None)
+@given(values)
+def test_wire_round_trips_every_supported_value(value):
+    assert same(wire.decode(wire.encode(value)), value)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.binary(max_size=200))
+def test_wire_decoder_rejects_garbage_cleanly(data):
+    try:
+        wire.decode(data)
+    except wire.WireError:
+        pass
+
+
+def test_wire_refuses_pickle_like_objects_and_object_arrays():
+    with pytest.raises(wire.WireError):
+        wire.encode(object())
+    with pytest.raises(wire.WireError):
+        wire.encode(np.array([object()], dtype=object))
+    with pytest.raises(wire.WireError):
+        wire.encode({1: 2})
+
+
+def test_wire_checks_the_byte_count_against_the_shape_before_allocating():
+    header = b"a" + struct.pack("<BB", 1, 2) + struct.pack("<2Q", 3, 3)
+    with pytest.raises(wire.WireError, match="byte count"):
+        wire.decode(header + struct.pack("<Q", 8) + b"\0" * 8)
+    with pytest.raises(wire.WireError, match="too large"):
+        wire.decode(b"a" + struct.pack("<BB", 1, 1) + struct.pack("<Q", 2**40) + struct.pack("<Q", 2**43))
+    with pytest.raises(wire.WireError, match="dtype"):
+        wire.decode(b"a" + struct.pack("<BB", 99, 0) + struct.pack("<Q", 8) + b"\0" * 8)
+
+
+def test_frame_reader_rejects_a_bad_magic_and_an_oversized_payload():
+    with pytest.raises(wire.WireError):
+        wire.FrameReader(1024, 4096).feed(b"EVIL" + b"\0" * 20)
+    with pytest.raises(wire.WireError):
+        wire.FrameReader(16, 4096).feed(wire.frame(wire.RESULT, 0, b"x" * 17))
+    frames = wire.FrameReader(64, 4096).feed(wire.frame(wire.START, 3) + wire.frame(wire.RESULT, 3, b"N")[:5])
+    assert frames == [(wire.START, 3, b"")]
+
+
+# --------------------------------------------------------------------------- staging
+
+
+@pytest.mark.parametrize("name", ["sitecustomize.py", "usercustomize.py", "conftest.py", "numpy.py", "os.py", "json.py",
+                                  "sympy.py", "problemgen.py", "helper.pyc", "paths.pth"])  # fmt: skip
+def test_staging_rejects_files_python_would_run_or_that_shadow_modules(tmp_path, name):
+    (tmp_path / "submission.py").write_text("x = 1\n")
+    (tmp_path / name).write_text("x = 2\n")
+    with pytest.raises(RejectedSubmission, match=name.split(".")[0]):
+        collect(tmp_path)
+
+
+def test_staging_refuses_symlinks_and_copies_only_python_sources(tmp_path):
+    (tmp_path / "submission.py").write_text("import helper\n")
+    (tmp_path / "helper.py").write_text("y = 1\n")
+    (tmp_path / "notes.txt").write_text("ignored\n")
+    (tmp_path / "sub").mkdir()
+    sources, entry = collect(tmp_path)
+    assert sorted(sources) == ["helper.py", "submission.py"] and entry == "submission.py"
+    staged = stage(sources, entry)
+    try:
+        assert sorted(os.listdir(staged.directory)) == ["helper.py", "submission.py"]
+        assert not os.access(os.path.join(staged.directory, "helper.py"), os.W_OK) or os.geteuid() == 0
+    finally:
+        staged.cleanup()
+    (tmp_path / "evil.py").symlink_to("/etc/passwd")
+    with pytest.raises(RejectedSubmission, match="symbolic"):
+        collect(tmp_path)
+
+
+def test_a_lone_file_with_a_reserved_name_is_staged_under_a_neutral_name(tmp_path):
+    path = tmp_path / "random.py"
+    path.write_text("x = 1\n")
+    assert collect(path) == ({"submission.py": "x = 1\n"}, "submission.py")
+
+
+# --------------------------------------------------------------------------- output escaping
+
+
+def test_escaped_output_cannot_start_ci_commands_or_carry_terminal_controls():
+    shown = escape(b"::error file=a.py::forged\n##vso[task.complete]x\n\x1b[2Jclear\rover\x00\xe2\x80\xae")
+    for line in shown.split("\n"):
+        assert line.startswith("| ")
+    assert "\x1b" not in shown and "\r" not in shown and "\x00" not in shown and "\u202e" not in shown
+    assert "\\x1b[2J" in shown
+    assert clip("::warning::x\nsecond").startswith("\\::") and "\n" not in clip("a\nb")
+
+
+def test_capped_buffer_keeps_the_head_and_counts_the_rest():
+    buffer = CappedBuffer(10)
+    buffer.add(b"0123456789abc")
+    buffer.add(b"def")
+    assert buffer.text().startswith("| 0123456789") and "6 more bytes" in buffer.text()
+
+
+# --------------------------------------------------------------------------- seccomp program
+
+
+def test_seccomp_program_checks_the_architecture_first_and_ends_by_allowing():
+    program = seccomp.build_filter(1234)
+    assert len(program) % 8 == 0 and len(program) // 8 < 4096
+    code, _, _, k = struct.unpack_from("<HBBI", program, 0)
+    assert (code, k) == (0x20, 4)  # load the arch field
+    assert struct.unpack_from("<HBBI", program, len(program) - 8)[3] == seccomp.RET_ALLOW
+    assert struct.pack("<I", 1234) in program  # the only pid the child may signal
+
+
+# --------------------------------------------------------------------------- running code
+
+
+def test_isolation_level_is_probed_and_reported(sandbox):
+    probe = sandbox.probe()
+    assert probe.isolation in isolation.LEVELS
+    assert probe.confinement["level"] == probe.isolation
+    if seccomp.available():
+        assert isolation.rank(probe.isolation) >= isolation.rank("seccomp")
+
+
+def test_honest_numpy_with_blas_threads_einsum_and_linalg_runs_normally(sandbox):
+    source = """
+import os
+import numpy as np
+
+def work(a, b):
+    c = a @ b                                   # large enough for OpenBLAS to use its threads
+    e = np.einsum("ij,jk->ik", a, b)
+    s = np.linalg.solve(a @ a.T + np.eye(len(a)), b[:, 0])
+    w = np.linalg.eigvalsh(a + a.T)
+    f = np.fft.rfft(a[0])
+    return [c, e, s, w, np.abs(f), np.random.default_rng(0).normal(size=3)]
+
+def threads():
+    np.ones((600, 600)) @ np.ones((600, 600))
+    return len(os.listdir("/proc/self/task"))
+"""
+    rng = np.random.default_rng(1)
+    a, b = rng.normal(size=(300, 300)), rng.normal(size=(300, 300))
+    run = run_source(sandbox, source, [Call("work", (a, b)), Call("threads")])
+    assert [o.status for o in run.outcomes] == [RETURNED, RETURNED]
+    c, e, s, w, f, r = run.outcomes[0].value
+    assert np.allclose(c, a @ b) and np.allclose(e, a @ b)
+    assert np.allclose(s, np.linalg.solve(a @ a.T + np.eye(300), b[:, 0]))
+    assert np.allclose(w, np.linalg.eigvalsh(a + a.T)) and np.allclose(f, np.abs(np.fft.rfft(a[0])))
+    assert np.allclose(r, np.random.default_rng(0).normal(size=3))
+    if (os.cpu_count() or 1) > 1:
+        assert run.outcomes[1].value > 1, "BLAS threads should be able to start inside the sandbox"
+
+
+def test_each_failure_marks_its_own_case_and_the_rest_still_run(sandbox):
+    source = """
+import os, sys, numpy as np
+def ok(x): return x * 2
+def boom(x): raise ValueError("nope")
+def hang(x):
+    while True: pass
+def quit(x): os._exit(3)
+def greedy(x): return np.ones((40000, 40000))
+def unsendable(x): return object()
+"""
+    calls = [Call(name, (np.arange(3.0),)) for name in ("ok", "boom", "hang", "ok", "quit", "greedy", "unsendable", "absent", "ok")]
+    run = run_source(sandbox, source, calls)
+    statuses = [o.status for o in run.outcomes]
+    assert statuses == [RETURNED, CRASH, TIMEOUT, RETURNED, NO_RESULT, MEMORY, BAD_OUTPUT, IMPORT_ERROR, RETURNED]
+    assert np.array_equal(run.outcomes[-1].value, [0.0, 2.0, 4.0])
+    assert "ValueError: nope" in run.outcomes[1].message and "line 4, in boom" in run.outcomes[1].message
+    assert run.children == 3  # restarted after the hang and after the exit
+
+
+def test_import_failures_mark_every_case(sandbox):
+    run = run_source(sandbox, "import sys\nsys.exit(0)\n", [Call("f"), Call("g")])
+    assert [o.status for o in run.outcomes] == [IMPORT_ERROR, IMPORT_ERROR]
+    assert "SystemExit" in run.outcomes[0].message
+    slow = run_source(sandbox, "while True:\n    pass\n", [Call("f")])
+    assert slow.outcomes[0].status == TIMEOUT
+
+
+def test_the_child_sees_inputs_but_no_grader_state(sandbox):
+    source = """
+import gc, os, sys
+def look():
+    names = sorted(m for m in sys.modules if m.split(".")[0] in ("problemgen", "reference"))
+    return [names, sorted(os.environ), os.getcwd() == os.path.dirname(__file__)]
+"""
+    os.environ["PROBLEMGEN_TEST_TOKEN"] = "do-not-leak"
+    try:
+        run = run_source(sandbox, source, [Call("look")])
+    finally:
+        del os.environ["PROBLEMGEN_TEST_TOKEN"]
+    modules, env, in_own_dir = run.outcomes[0].value
+    assert modules == [] and "PROBLEMGEN_TEST_TOKEN" not in env and in_own_dir
+
+
+def test_isolation_below_the_minimum_fails_closed_without_running_student_code(tmp_path):
+    marker = tmp_path / "ran"
+    source = f"open({str(marker)!r}, 'w').close()\nprint('imported')\n"
+    with Sandbox(Limits(disable=("landlock", "seccomp")), min_level="seccomp") as weak:
+        with pytest.raises(IsolationError, match="below the required 'seccomp'"):
+            run_source(weak, source, [Call("f")])
+    assert not marker.exists()
+
+
+def test_disabling_layers_lowers_the_reported_level():
+    with Sandbox(Limits(disable=("landlock",))) as box:
+        probe = box.probe()
+    assert probe.isolation in ("rlimits", "seccomp") and probe.confinement["landlock_abi"] == 0
