@@ -152,6 +152,8 @@ def _mathparse():
 
 def as_number(raw: Any, what: str = "answer") -> float:
     """A finite real from a TOML number or a numeric text; raises InvalidAnswer otherwise."""
+    if type(raw) is float and math.isfinite(raw):
+        return raw  # the common case, first
     if isinstance(raw, bool):
         raise InvalidAnswer(f"{what} is {str(raw).lower()}, a boolean, not a number")
     if isinstance(raw, NonFinite):
@@ -326,6 +328,18 @@ def _entry_label(i: int, shape: tuple[int, ...]) -> str:
     return f"entry {_index_text(i, shape)}"
 
 
+def _convert_entries(flat: list[Any], shape: tuple[int, ...], convert: Callable[[Any, str], Any]) -> list[Any]:
+    """Convert every entry; the first unreadable one is reported by its (row, column)."""
+    values = []
+    for i, x in enumerate(flat):
+        try:
+            values.append(convert(x, "entry"))
+        except InvalidAnswer:
+            convert(x, _entry_label(i, shape))  # raise again, naming the entry (labels are built only here)
+            raise
+    return values
+
+
 def _matrix_values(raw: Any, key_shape: tuple[int, ...]) -> tuple[tuple[int, ...], list[float] | None, str | None]:
     """(shape, floats, shape message): floats is None when the shape is wrong (message says why)."""
     if isinstance(raw, str) and raw.strip().startswith("["):
@@ -334,7 +348,7 @@ def _matrix_values(raw: Any, key_shape: tuple[int, ...]) -> tuple[tuple[int, ...
     message = _check_shape_of(shape, key_shape, "matrix")
     if message:
         return shape, None, message
-    return shape, [as_number(x, _entry_label(i, shape)) for i, x in enumerate(flat)], None
+    return shape, _convert_entries(flat, shape, as_number), None
 
 
 def _same_matrix(values: list[float], shape: tuple[int, ...], other: Any, part: AnswerPart) -> bool:
@@ -416,7 +430,7 @@ def _check_mask(part: AnswerPart, raw: Any) -> PartResult:
     message = _check_shape_of(shape, key_shape, "mask")
     if message:
         return _wrong(part, message)
-    values = [as_mask_entry(x, representation, _entry_label(i, shape)) for i, x in enumerate(flat)]
+    values = _convert_entries(flat, shape, lambda x, what: as_mask_entry(x, representation, what))
     wrong = [i for i, (v, k) in enumerate(zip(values, key_flat)) if v != bool(k)]
     if not wrong:
         return _correct()
