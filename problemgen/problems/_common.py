@@ -145,3 +145,16 @@ def exact_forms(expr) -> tuple[str, str]:
             return "exp(1)"
 
     return _Printer().doprint(expr), sympy.latex(expr)
+
+
+def softmax_latex(exponents: Sequence, index: int) -> str:
+    """LaTeX of one softmax weight written out term by term, ``\\frac{e^{a}}{e^{a} + e^{b} + …}``.
+
+    ``exponents`` are exact SymPy values (e.g. from ``reference.exact.scaled_scores``). SymPy's own
+    LaTeX of the simplified weight regroups negative exponents into nested fractions; writing every
+    term as ``e^{score}`` keeps the worked solution in the form a student computes by hand.
+    """
+    import sympy
+
+    terms = [f"e^{{{sympy.latex(e)}}}" for e in exponents]
+    return rf"\frac{{{terms[index]}}}{{{' + '.join(terms)}}}"

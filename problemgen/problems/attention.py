@@ -31,6 +31,7 @@ from problemgen.problems._common import (
     require,
     require_unsaturated,
     exact_forms,
+    softmax_latex,
 )
 from problemgen.registry import register
 
@@ -137,10 +138,12 @@ def weights(rng, difficulty, *, L=None, d_k=None):
         key="weights", type="matrix", value=w, label="the attention weights A", atol=WEIGHT_ATOL,
         mistakes=_weight_mistakes(q, k, v, scaled),
     )
+    first_row = list(rx.scaled_scores(q[:1].tolist(), k.tolist()))  # exact scaled scores of query 1
     return Draft(
         params={"Q": q, "K": k, "d_k": q.shape[1]},
         parts=[part],
-        solution={"S": s, "sqrt_dk": float(np.sqrt(q.shape[1])), "scaled": scaled, "exp": np.exp(scaled), "A": w},
+        solution={"S": s, "sqrt_dk": float(np.sqrt(q.shape[1])), "scaled": scaled, "exp": np.exp(scaled), "A": w,
+                  "exact_row": [softmax_latex(first_row, j) for j in range(len(first_row))]},
     )
 
 
@@ -205,7 +208,9 @@ def one_query(rng, difficulty, *, n=None, d_k=None):
     scaled = s / np.sqrt(d_k)  # (n,)
     no_scale_out, no_scale_w = attention_no_scaling(q[None, :], k, v)
     by_dk_w = attention_scale_by_dk(q[None, :], k, v)[1][0]  # (n,)
-    exact, exact_latex = exact_forms(rx.attention(q[None, :].tolist(), k.tolist(), v.tolist()).weights[0, top])
+    exact_attention = rx.attention(q[None, :].tolist(), k.tolist(), v.tolist())
+    exact = exact_forms(exact_attention.weights[0, top])[0]
+    exact_latex = softmax_latex(list(exact_attention.scaled_scores), top)
     parts = [
         AnswerPart(key="scores", type="matrix", value=s, label="the raw scores q·k_j", atol=0.0),
         AnswerPart(

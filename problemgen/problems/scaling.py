@@ -19,6 +19,7 @@ from problemgen.misconceptions import mistake
 from problemgen.problems._common import (
     WEIGHT_ATOL,
     exact_forms,
+    softmax_latex,
     int_matrix,
     override,
     pick,
@@ -90,7 +91,9 @@ def saturation(rng, difficulty, *, d_k=None):
     require(int(np.sum(s == s[top])) == 1, "tie for the largest score")
     require(scaled.max() <= 0.9, "even the scaled softmax is saturated")
     require(unscaled.max() >= 0.95, "the unscaled softmax is not saturated: nothing to contrast")
-    exact, exact_latex = exact_forms(rx.softmax([[sympy.Integer(int(x)) / sympy.sqrt(d_k) for x in s]])[0, top])
+    exponents = [sympy.Integer(int(x)) / sympy.sqrt(d_k) for x in s]  # exact scaled scores
+    exact = exact_forms(rx.softmax([exponents])[0, top])[0]
+    exact_latex = softmax_latex(exponents, top)
     parts = [
         AnswerPart(key="unscaled_max", type="number", value=float(unscaled[top]), atol=0.0005,
                    label="the largest weight without scaling"),
