@@ -27,6 +27,19 @@ def test_shipped_bank_renders_markdown_and_latex_with_every_part_answered_in_the
     assert "{{" not in sheet + key_md and "(((" not in key_tex  # no template syntax leaked
 
 
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_shipped_bank_key_sheet_scores_full_marks_and_the_blank_sheet_none(path, tmp_path):
+    from problemgen.grading import grade_sheet
+    from problemgen.variantfile import WorksheetVariant
+
+    out = tmp_path / "out"
+    worksheet.write_worksheet(WorksheetJob(path, out))
+    variant = WorksheetVariant.load(out / "variant.json")
+    key = grade_sheet(variant, out / "key.toml")
+    assert key.score == 1.0, [r for r in key.results if not r.passed]
+    assert grade_sheet(variant, out / "answers.toml").score == 0.0
+
+
 @pytest.mark.skipif(latex.pdflatex_path() is None, reason="pdflatex not installed (apt-get install texlive-latex-base texlive-latex-recommended)")
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
 def test_shipped_bank_compiles_to_pdf(path, tmp_path):

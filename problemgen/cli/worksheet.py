@@ -22,8 +22,14 @@ from problemgen import banks, worksheet
 def worksheet_command(bank, out_dir, seed, formats, roster, secret_env, templates, force, jobs):
     """Turn a question BANK into a worksheet, answer key, answer sheets and variant.json.
 
-    BANK is a TOML file or the name of a shipped bank (see `problemgen bank list`). With --roster,
-    every student gets a sub-directory with a variant seeded from the secret, plus manifest.json.
+    BANK is a TOML file or the name of a shipped bank (see `problemgen bank list`). DIR receives
+    worksheet.md, answer_key.md (worked solutions), answers.toml (blank sheet), key.toml (filled
+    sheet) and variant.json (what `problemgen grade` reads); .tex/.pdf as --format asks. A non-empty
+    DIR is refused unless --force (files of the same names are replaced, nothing is deleted).
+
+    With --roster, every student gets a sub-directory seeded by HMAC-SHA256 of the secret in the
+    named environment variable, the bank and the student id, plus manifest.json; a different
+    --seed gives the class a fresh round of variants.
 
     \b
     Example:
