@@ -5,9 +5,10 @@ this module is the only place that knows the output formats, so a CI system sees
 whichever grader ran. Rendering is deterministic (no timestamps, stable order) so a re-grade of the same
 submission produces identical bytes.
 
-Statuses: answer parts use ``correct`` / ``wrong`` / ``invalid``; the code grader may also use ``error``
-(a crash) or ``timeout``. ``invalid``, ``error`` and ``timeout`` are reported as JUnit *errors* (the
-submission could not be checked); every other non-passing status is a JUnit *failure*.
+Statuses: answer parts use ``correct`` / ``wrong`` / ``invalid``; the code grader uses its own
+(``OK``, ``WRONG``, ``CRASH``, ``TIMEOUT``…). Statuses meaning "could not be checked" (see
+:data:`ERROR_STATUSES`, compared case-insensitively) are JUnit *errors*; every other non-passing
+status is a JUnit *failure*.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
 FORMATS = ("text", "json", "junit", "gradescope", "md")
-ERROR_STATUSES = frozenset({"invalid", "error", "timeout"})
+ERROR_STATUSES = frozenset({"invalid", "error", "timeout", "crash", "memory", "import_error", "bad_output",
+                            "no_result"})
 GRADESCOPE_VISIBILITY = ("visible", "hidden", "after_due_date", "after_published")
 
 
@@ -198,9 +200,13 @@ def _xml_text(text: str) -> str:
     return "".join(c if allowed(c) else "\ufffd" for c in str(text))
 
 
+def _is_error(result: CheckResult) -> bool:
+    return result.status.lower() in ERROR_STATUSES
+
+
 def _junit_counts(results: list[CheckResult]) -> dict[str, str]:
-    errors = sum(1 for r in results if not r.passed and r.status in ERROR_STATUSES)
-    failures = sum(1 for r in results if not r.passed and r.status not in ERROR_STATUSES)
+    errors = sum(1 for r in results if not r.passed and _is_error(r))
+    failures = sum(1 for r in results if not r.passed and not _is_error(r))
     return {"tests": str(len(results)), "failures": str(failures), "errors": str(errors), "skipped": "0"}
 
 
@@ -222,7 +228,7 @@ def render_junit(report: Report) -> str:
                                                      "name": _xml_text(r.name)})
             if r.passed:
                 continue
-            tag = "error" if r.status in ERROR_STATUSES else "failure"
+            tag = "error" if _is_error(r) else "failure"
             message = r.feedback.splitlines()[0] if r.feedback else r.status
             child = ET.SubElement(case, tag, {"message": _xml_text(message), "type": r.status})
             detail = [f"status: {r.status}", f"points: {_pts(r.score)}/{_pts(r.max_score)}"]

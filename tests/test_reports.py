@@ -134,6 +134,13 @@ def test_junit_escapes_markup_and_drops_control_characters():
     assert "<b>&</b>" in error.get("message")
 
 
+def test_code_grader_statuses_map_crashes_to_errors_and_wrong_values_to_failures():
+    results = tuple(CheckResult(f"t{i}", status, False, 0.0, 1.0, group="task")
+                    for i, status in enumerate(["WRONG", "CRASH", "TIMEOUT", "BAD_OUTPUT"]))
+    root = check_junit(render(Report("code", results), "junit"))
+    assert (root.get("failures"), root.get("errors")) == ("1", "3")
+
+
 def test_junit_validator_rejects_wrong_counts():
     text = render(sample_report(), "junit").replace('errors="1"', 'errors="0"', 1)
     with pytest.raises(AssertionError):
