@@ -551,8 +551,11 @@ def _check_expression(part: AnswerPart, raw: Any) -> PartResult:
         except mp.MathParseError as exc:
             raise InvalidAnswer(str(exc)) from None
     else:
-        as_number(raw)  # booleans, nan and lists are invalid here with the usual messages
-        answer = mp.parse_expression(repr(float(raw)))
+        value = as_number(raw)  # booleans, nan and lists are invalid here with the usual messages
+        try:
+            answer = mp.parse_expression(repr(value))
+        except mp.MathParseError as exc:
+            raise InvalidAnswer(f"answer: {exc}") from None
     if answer.decimal:
         return _check_decimal_expression(part, answer, key)
     if mp.equivalent(answer.expr, key.expr):

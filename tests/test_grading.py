@@ -402,3 +402,38 @@ def test_scores_stay_in_the_unit_interval():
             result = grade_part(part, raw)
             assert 0.0 <= result.score <= 1.0 and not math.isnan(result.score)
             assert result.status in ("correct", "wrong", "invalid")
+
+
+# ------------------------------------------------------------------------------------------ fuzzing
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.integers(min_value=10**299, max_value=10**320),
+    st.floats(), st.floats(min_value=-1e-300, max_value=1e-300),
+    st.text(max_size=30), st.sampled_from(["-inf", "T", "1/0", "9^9^9", "a, b", "(B, L)", "exp(2)", "\u2212\u221e"]),
+    st.sampled_from([NonFinite("nan"), NonFinite("-inf"), BadValue("bad")]),
+)
+RAW = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4), max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(part=st.sampled_from(ALL_PARTS), raw=RAW)
+def test_fuzz_any_raw_value_gets_a_clean_verdict(part, raw):
+    """Whatever a TOML file can hold, grading returns a verdict (no exception) within a generous bound."""
+    import signal
+
+    def on_alarm(signum, frame):
+        raise AssertionError("grading did not return within 10 s")
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(10)
+    try:
+        result = grade_part(part, raw)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert result.status in ("correct", "wrong", "invalid")
+    assert 0.0 <= result.score <= 1.0
+    assert result.status != "invalid" or (result.feedback and "\n" not in result.feedback)
