@@ -170,7 +170,7 @@ class DocumentRenderer:
             "mistakes": list(dict.fromkeys(describe(m.name) for m in part.mistakes)),
         }
 
-    def context(self, variant: WorksheetVariant, fmt: str, *, key: bool) -> dict:
+    def context(self, variant: WorksheetVariant, fmt: str, *, key: bool, instructions: str = "") -> dict:
         """What the document templates see (documented at the top of each template)."""
         problems = []
         for number, placed in enumerate(variant.problems, start=1):
@@ -186,7 +186,7 @@ class DocumentRenderer:
             })
         return {
             "title": variant.title, "bank": variant.bank, "variant_id": variant.variant_id,
-            "student": variant.student, "instructions": "", "conventions": self.conventions(fmt),
+            "student": variant.student, "instructions": instructions, "conventions": self.conventions(fmt),
             "total_points": sum(p.points for p in variant.problems), "problems": problems,
         }
 
@@ -198,7 +198,7 @@ class DocumentRenderer:
         wanted = ("md", "tex") if {"tex", "pdf"} & set(formats) else ("md",)
         for fmt in wanted:
             for name, key in (("worksheet", False), ("answer_key", True)):
-                context = self.context(variant, fmt, key=key) | {"instructions": instructions}
+                context = self.context(variant, fmt, key=key, instructions=instructions)
                 text = render_document(name, fmt, context, self.user_dir)
                 if fmt == "md" or "tex" in formats:
                     files[f"{name}.{fmt}"] = text.encode("utf-8")
@@ -210,11 +210,9 @@ class DocumentRenderer:
 
 
 def answer_sheets(variant: WorksheetVariant) -> dict[str, bytes]:
-    """``answers.toml`` (blank) and ``key.toml`` (filled), written by the grading side's sheet module."""
-    try:
-        from problemgen.answersheet import blank_sheet, key_sheet
-    except ImportError as exc:  # the answer-sheet module ships with the grader
-        raise ProblemgenError("answer sheets need problemgen.answersheet, which is not installed") from exc
+    """``answers.toml`` (blank) and ``key.toml`` (filled): the sheet format belongs to the grader's module."""
+    from problemgen.answersheet import blank_sheet, key_sheet
+
     return {"answers.toml": blank_sheet(variant).encode("utf-8"), "key.toml": key_sheet(variant).encode("utf-8")}
 
 
@@ -411,6 +409,11 @@ def _write_students(writer: StudentWriter, students: list[str], workers: int):
         yield from pool.map(_write_in_worker, students, chunksize=max(1, len(students) // (workers * 8)))
 
 
+def student_files(formats: tuple[str, ...]) -> list[str]:
+    """The files of each directory meant for the student (the rest is for the instructor and the grader)."""
+    return ["answers.toml", *(f"worksheet.{fmt}" for fmt in FORMATS if fmt in formats)]
+
+
 def write_class_set(
     job: WorksheetJob, roster: str | Path, secret_env: str,
     progress: Callable[[int, int], None] | None = None,
@@ -436,6 +439,7 @@ def write_class_set(
     manifest = {
         "schema": "problemgen.manifest/1", "bank": bank.id, "title": bank.title, "base_seed": base_seed,
         "formats": list(job.formats), "problems": bank.size, "students": entries,
+        "student_files": student_files(job.formats),
     }
     write_files(root, None, {"manifest.json": (json.dumps(manifest, sort_keys=True, indent=1) + "\n").encode()})
     return entries

@@ -216,6 +216,7 @@ def test_class_set_writes_one_directory_per_student_and_a_manifest(bank, roster,
     assert calls == [(1, 3), (2, 3), (3, 3)]
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["students"] == entries and manifest["bank"] == "weights" and manifest["base_seed"] == 7
+    assert manifest["student_files"] == ["answers.toml", "worksheet.md"]
     variants = {s: WorksheetVariant.load(out / s / "variant.json") for s in ("s001", "s002", "s003")}
     for student, variant in variants.items():
         assert sorted(snapshot(out / student)) == SINGLE_FILES
