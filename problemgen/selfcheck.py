@@ -11,8 +11,8 @@ generated problem must satisfy, part by part:
 
 and, per problem: generation is deterministic, the frozen JSON round-trips, the fragment renders in
 md, tex and text, the prompt prints each numeric tolerance. Per kind: the template source keeps to
-the Markdown/LaTeX common subset, and different seeds give different variants (at least half of the
-seeds of each difficulty give distinct params).
+the Markdown/LaTeX common subset, and different seeds give different variants (per difficulty, at
+least half of the seeds give distinct params, or at least 25 distinct variants in large samples).
 
 ``check_kind`` returns the failures as data; the CLI (``problemgen check``) prints them and the test
 suite (``tests/test_contract.py``) runs the same contract over every registered kind.
@@ -21,6 +21,7 @@ suite (``tests/test_contract.py``) runs the same contract over every registered 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import defaultdict
 from collections.abc import Iterable
@@ -31,7 +32,9 @@ from problemgen.core import AnswerPart, Mistake, Problem, ProblemgenError, value
 GARBAGE = "@@"
 FORMATS = ("md", "tex", "text")
 MIN_DISTINCT_FRACTION = 0.5
-"""Share of seeds (per difficulty) that must give distinct params."""
+MIN_DISTINCT_CAP = 25
+"""Per difficulty, at least half of the seeds must give distinct params, up to 25 distinct variants:
+small samples must be mostly distinct, and large samples must show a space of 25 variants or more."""
 
 _PROSE_SPECIALS = set("_%&#^~\\{}<>")
 _JINJA = re.compile(r"\{%.*?%\}|\{\{.*?\}\}|\{#.*?#\}", re.S)
@@ -308,7 +311,8 @@ def _distinctness(kind: str, signatures: dict[int, list[str]]) -> list[Failure]:
     failures = []
     for difficulty, seen in sorted(signatures.items()):
         distinct = len(set(seen))
-        if len(seen) >= 2 and distinct < max(2, MIN_DISTINCT_FRACTION * len(seen)):
+        needed = max(2, min(math.ceil(MIN_DISTINCT_FRACTION * len(seen)), MIN_DISTINCT_CAP))
+        if len(seen) >= 2 and distinct < needed:
             failures.append(Failure(
                 kind, "distinct",
                 f"difficulty {difficulty}: only {distinct} distinct variants among {len(seen)} seeds",

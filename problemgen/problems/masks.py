@@ -81,7 +81,7 @@ def causal(rng, difficulty, *, L=None, representation=None):
 def padding(rng, difficulty, *, representation=None):
     """Which tokens are padding in a batch, and the attention mask that hides them for one sequence."""
     rep = _representation(rng, representation)
-    B, S = {1: (2, pick(rng, (3, 4))), 2: (3, pick(rng, (4, 5))), 3: (3, pick(rng, (5, 6)))}[difficulty]
+    B, S = {1: (pick(rng, (2, 3)), pick(rng, (3, 4))), 2: (3, pick(rng, (4, 5))), 3: (3, pick(rng, (5, 6)))}[difficulty]
     side = "left" if difficulty == 3 else "right"
     lengths = [int(x) for x in rng.integers(1, S + 1, size=B)]
     require(max(lengths) == S and min(lengths) < S, "need a full sequence and a padded one")
