@@ -127,6 +127,8 @@ _ENTRIES = (
      "The encoding uses sin and cos of angles in radians: set the calculator to RAD."),
     ("permutation_ignored", "outputs assumed to stay in their old order after the tokens were permuted",
      "Self-attention without positions is permutation-equivariant: the outputs move with their tokens."),
+    ("scaling_direction_reversed", "unscaled scores believed to make the softmax too flat (they make it too sharp)",
+     "Large dot products make one exponential dominate; dividing by √d_k softens a too-peaked softmax."),
     ("permutation_inverted", "the inverse permutation applied to the outputs",
      "Output row i belongs to new input row i: if new row i is old token π(i), so is output row i."),
     # --- added with the attention/scaling/masks/multihead/shapes generators
