@@ -99,3 +99,12 @@ def test_check_prints_failures_and_exits_one(capsys, monkeypatch):
 def test_every_command_documents_examples(capsys, command):
     code, out, _ = run([command, "--help"], capsys)
     assert code == 0 and "Examples:" in out and f"problemgen {command}" in out
+
+
+def test_index_check_mode_reports_a_stale_file(tmp_path, monkeypatch):
+    stale = tmp_path / "_index.py"
+    stale.write_text("KINDS = ()\n", encoding="utf-8")
+    monkeypatch.setattr(index, "INDEX_FILE", stale)
+    assert index.main(["--check"]) == 1
+    assert index.main([]) == 0 and index.main(["--check"]) == 0
+    assert "attention.weights" in stale.read_text(encoding="utf-8")

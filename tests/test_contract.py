@@ -86,3 +86,9 @@ def test_repeated_variants_are_reported_as_not_distinct():
 def test_check_kinds_filters_by_topic():
     results = selfcheck.check_kinds(None, 2, topic="scaling")
     assert set(results) == {spec.name for spec in registry.all_kinds("scaling")}
+
+
+def test_large_samples_need_a_space_of_25_variants_not_half_the_seeds():
+    cycle = lambda n: [str(i % n) for i in range(400)]  # noqa: E731
+    assert selfcheck._distinctness("x.y", {1: cycle(30)}) == []
+    assert len(selfcheck._distinctness("x.y", {1: cycle(20)})) == 1
