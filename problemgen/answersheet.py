@@ -387,11 +387,13 @@ def describe_format(part: AnswerPart) -> str:
     if kind == "expression":
         decimals = (f"; decimals {_tolerance(part)} are accepted" if part.spec.get("allow_decimal")
                     else "; decimals are not accepted")
-        return f"an exact expression (numbers, + - * / ^, parentheses, exp, log, sqrt, pi, e), e.g. \"1/(1+exp(2))\"{decimals}"
+        return ("an exact expression (numbers, + - * / ^, parentheses, exp, log, sqrt, pi, e), "
+                f"e.g. \"1/(1+exp(2))\"{decimals}")
     if kind == "choice":
         ids = ", ".join(str(o["id"]) for o in part.spec.get("options", ()))
         if part.spec.get("multiple"):
-            return f"every correct option among {ids}, e.g. [\"a\", \"c\"] (partial credit: right picks minus wrong picks)"
+            return (f"every correct option among {ids}, e.g. [\"a\", \"c\"] "
+                    "(partial credit: right picks minus wrong picks)")
         return f"one option among {ids}, e.g. \"b\""
     if kind == "mask":
         shape, _ = _flatten(part.value)

@@ -473,7 +473,8 @@ def _dims(raw: Any) -> list[Any]:
     return dims
 
 
-def _dim_expression(dim: Any, known: dict):
+def _dim_expression(dim: Any):
+    """A composite dimension such as ``h*d_k`` as a SymPy expression (every name in it is a symbol)."""
     mp = _mathparse()
     names = set(_IDENTIFIER.findall(str(dim))) - {"exp", "log", "ln", "sqrt", "pi", "e"}
     try:
@@ -499,7 +500,7 @@ def _same_dim(answer: Any, key: Any, numbers: dict[str, int]) -> bool:
         a, k = _dim_value(answer, numbers), _dim_value(key, numbers)
         return a is not None and a == k
     mp = _mathparse()
-    a, k = _dim_expression(answer, numbers), _dim_expression(key, numbers)
+    a, k = _dim_expression(answer), _dim_expression(key)
     if mp.equivalent(a, k):
         return True
     subs = {s: numbers[s.name] for s in a.free_symbols | k.free_symbols if s.name in numbers}

@@ -145,7 +145,8 @@ def render_markdown(report: Report) -> str:
         lines.append("")
     lines += ["| check | status | points | feedback |", "|---|---|---|---|"]
     for r in report.results:
-        lines.append(f"| {_md_cell(r.name)} | {r.status} | {_pts(r.score)}/{_pts(r.max_score)} | {_md_cell(r.feedback)} |")
+        points = f"{_pts(r.score)}/{_pts(r.max_score)}"
+        lines.append(f"| {_md_cell(r.name)} | {r.status} | {points} | {_md_cell(r.feedback)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -328,7 +329,8 @@ def class_summary(outcome) -> dict:
             for n, tag in counts
         ],
         "warnings": list(outcome.warnings),
-        "problems": [f"{s.student}: {s.status}: {s.message}" for s in outcome.students if s.status in ("malformed", "error")],
+        "problems": [f"{s.student}: {s.status}: {s.message}"
+                     for s in outcome.students if s.status in ("malformed", "error")],
     }
 
 

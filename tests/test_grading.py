@@ -41,7 +41,8 @@ def test_blank_answers_are_wrong_with_no_answer_feedback(part, blank):
     assert (result.status, result.score, result.feedback) == ("wrong", 0.0, "no answer")
 
 
-WRITABLE_MISTAKES = [p for p in ALL_PARTS if p.mistakes and not (p.type == "expression" and not p.spec.get("allow_decimal"))]
+WRITABLE_MISTAKES = [p for p in ALL_PARTS
+                     if p.mistakes and not (p.type == "expression" and not p.spec.get("allow_decimal"))]
 
 
 @pytest.mark.parametrize("part", WRITABLE_MISTAKES, ids=lambda p: p.key)
