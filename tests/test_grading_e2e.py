@@ -78,3 +78,23 @@ def test_every_shipped_bank_key_grades_full_marks(bank, tmp_path):
     assert report.score == 1.0, [(r.name, r.feedback) for r in report.results if not r.passed]
     blank = grade_sheet(variant, tmp_path / "out" / "answers.toml")
     assert blank.score == 0.0
+
+
+def test_a_class_set_from_the_worksheet_command_grades_in_class_mode(tmp_path, monkeypatch):
+    """Guards the contract with `problemgen worksheet --roster`: manifest, layout and sheets."""
+    import shutil
+
+    from problemgen import worksheet
+    from problemgen.grading import grade_class
+
+    monkeypatch.setenv("GRADING_TEST_SECRET", "0123456789abcdef0123456789abcdef")
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id\nana\nbo\ncyd\n", encoding="utf-8")
+    classes, subs = tmp_path / "class", tmp_path / "subs"
+    worksheet.write_class_set(worksheet.WorksheetJob("masking", classes), roster, "GRADING_TEST_SECRET")
+    (subs / "bo").mkdir(parents=True)
+    shutil.copy(classes / "ana" / "key.toml", subs / "ana.toml")
+    shutil.copy(classes / "bo" / "key.toml", subs / "bo" / "answers.toml")
+    outcome = grade_class(subs, classes)
+    assert [(s.student, s.status, s.score) for s in outcome.students] == [
+        ("ana", "graded", 1.0), ("bo", "graded", 1.0), ("cyd", "missing", 0.0)]
