@@ -122,9 +122,9 @@ def combined(rng, difficulty, *, L=None, representation=None):
     if difficulty >= 2:
         parts.append(AnswerPart(key="empty_rows", type="integer", value=empty,
                                 label="the number of query rows with no allowed key"))
+    words, pads = sentence(rng, L - n_pad), ["PAD"] * n_pad
     return Draft(
-        params={"L": L, "tokens": sentence(rng, L - n_pad) + ["PAD"] * n_pad if side == "right"
-                else ["PAD"] * n_pad + sentence(rng, L - n_pad),
+        params={"L": L, "tokens": words + pads if side == "right" else pads + words,
                 "n_pad": n_pad, "side": side, "representation": rep},
         parts=parts,
         solution={"causal": causal_part, "valid": valid, "mask": mask, "empty": empty},
