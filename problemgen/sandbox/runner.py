@@ -416,9 +416,15 @@ def run_calls(
             outcomes.update(dict.fromkeys(pending, Outcome(NO_RESULT, message=f"not run: {reason} in earlier tests")))
             break
     level = min(levels, key=isolation.rank) if levels else "process"
+
+    def redact(text: str) -> str:  # the private directory's random name would make reports differ run to run
+        return text.replace(staged.directory, "<submission>")
+
+    ordered = [outcomes[i] for i in range(len(calls))]
+    ordered = [Outcome(o.status, o.value, redact(o.message)) if o.message else o for o in ordered]
     return SandboxRun(
-        outcomes=tuple(outcomes[i] for i in range(len(calls))), isolation=level, confinement=confinement,
-        stdout=out.text(), stderr=err.text(), children=children,
+        outcomes=tuple(ordered), isolation=level, confinement=confinement,
+        stdout=redact(out.text()), stderr=redact(err.text()), children=children,
         wall_seconds=time.monotonic() - started, cpu_seconds=cpu,
     )  # fmt: skip
 

@@ -112,16 +112,17 @@ LLAMA_LIKE = {"d_model": 4096, "n_heads": 32, "n_kv_heads": 8, "n_layers": 32, "
               "tie_embeddings": False}  # fmt: skip
 
 
-def _random_config(rng: np.random.Generator) -> dict:
+def _random_config(rng: np.random.Generator, ffn: str | None = None, bias: bool | None = None) -> dict:
     n_heads = int(rng.choice([2, 4, 8]))
     d_model = n_heads * int(rng.choice([8, 16, 32]))
-    ffn = str(rng.choice(["relu", "gelu", "swiglu"]))
+    ffn = str(rng.choice(["relu", "gelu", "swiglu"])) if ffn is None else ffn
     return {
         "d_model": d_model, "n_heads": n_heads, "n_kv_heads": n_heads // int(rng.choice([1, 2])),
         "n_layers": int(rng.integers(2, 7)), "d_ff": d_model * int(rng.integers(2, 5)),
         "vocab_size": int(rng.integers(100, 5000)), "max_positions": int(rng.choice([64, 128, 256])),
         "ffn": ffn, "norm": str(rng.choice(["layer", "rms"])), "position": str(rng.choice(["learned", "sinusoidal", "rope"])),
-        "bias": bool(rng.random() < 0.5) and ffn != "swiglu", "tie_embeddings": bool(rng.random() < 0.5),
+        "bias": (bool(rng.random() < 0.5) if bias is None else bias) and ffn != "swiglu",
+        "tie_embeddings": bool(rng.random() < 0.5),
     }  # fmt: skip
 
 
@@ -129,8 +130,10 @@ def _cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
     if not hidden:
         return [_case("public/gpt2-small", "public", GPT2_SMALL, "GPT-2 small (124,439,808 parameters)")]
     cases = [_case("hidden/llama-like", "hidden", LLAMA_LIKE, "a Llama-3-8B-like configuration (GQA, SwiGLU, RMSNorm, untied)")]
+    # the first two are pinned so that biases and SwiGLU are always among the hidden configurations
+    pinned = [{"ffn": str(rng.choice(["relu", "gelu"])), "bias": True}, {"ffn": "swiglu", "bias": False}]
     for i in range(5):
-        config = _random_config(rng)
+        config = _random_config(rng, **(pinned[i] if i < len(pinned) else {}))
         about = ", ".join(f"{k}={config[k]}" for k in ("ffn", "norm", "position", "bias", "tie_embeddings"))
         cases.append(_case(f"hidden/{i + 1}", "hidden", config, about))
     return cases

@@ -89,6 +89,8 @@ def attention(q, k, v, mask=None, *, scale=None, axis=-1, mask_mode="before", so
         scores = np.where(allowed, scores, -np.inf)  # (..., L, S)
     if softmax:
         weights = ref.softmax(scores, axis=axis)  # (..., L, S)
+        if mask_mode == "invert":  # an inverted mask can block whole rows; a plain softmax then gives NaN
+            weights = np.where(np.isneginf(scores).all(axis=axis, keepdims=True), np.nan, weights)  # (..., L, S)
     else:
         weights = np.where(np.isfinite(scores), scores, 0.0)  # (..., L, S)
     if allowed is not None and mask_mode == "after":
