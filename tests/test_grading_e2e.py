@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import replace
-from pathlib import Path
-
 import pytest
 
 from problemgen import registry
+from problemgen.banks import shipped_banks
 from problemgen.answersheet import key_sheet, key_value, toml_value
 from problemgen.grading import grade_part, grade_sheet
 from problemgen.variantfile import SheetProblem, WorksheetVariant
@@ -65,8 +64,7 @@ def test_generated_mistakes_are_named_when_written_on_a_sheet(kind):
         pytest.skip(f"{kind} lists no writable mistakes")
 
 
-BANKS = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "question_banks").glob("*.toml")
-               if p.stem != "curriculum")
+BANKS = sorted(p.stem for p in shipped_banks())
 
 
 @pytest.mark.parametrize("bank", BANKS)
