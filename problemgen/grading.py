@@ -639,6 +639,8 @@ def _check_term(part: AnswerPart, raw: Any) -> PartResult:
     if len(raw) > 200:
         raise InvalidAnswer("answer longer than 200 characters")
     answer = _normal_term(_text(raw))
+    if not any(ch.isalnum() for ch in answer):
+        raise InvalidAnswer("write a word or short phrase")
     accepted = part.value if isinstance(part.value, list) else [part.value]
     if answer in {_normal_term(v) for v in accepted}:
         return _correct()
