@@ -12,6 +12,8 @@ KINDS = (
     ('complexity.flops', 'complexity', 'FLOPs of attention', 'FLOPs of QKᵀ (one head at d1, all heads and a batch at d2) and of the projections (d2, d3).', [1, 2, 3]),
     ('complexity.path_length', 'complexity', 'Path length and parallelism: RNN versus attention', 'Choose the maximum path length, sequential steps or per-layer cost for attention versus an RNN.', [1, 2, 3]),
     ('complexity.score_matrix', 'complexity', 'Size of the attention score matrix', 'Entries and bytes of the score matrices: one head (d1), a batch of heads (d2), cross-attention (d3).', [1, 2, 3]),
+    ('concepts.choice', 'concepts', 'Conceptual multiple choice', 'A bank question of the given difficulty (or the one named by ``question``), options shuffled.', [1, 2, 3]),
+    ('concepts.short', 'concepts', 'Conceptual short answers', 'Three bank terms of the given difficulty to name (or the one named by ``question``).', [1, 2, 3]),
     ('ffn.gelu', 'ffn', 'GELU values', 'GELU at a few points, with the exact (erf) or tanh form stated; ReLU and the other form are mistakes.', [1, 2, 3]),
     ('ffn.relu_ffn', 'ffn', 'ReLU feed-forward network', 'FFN(x) = ReLU(x W_1 + b_1) W_2 + b_2 on small integers (biases from difficulty 2).', [1, 2, 3]),
     ('ffn.swiglu', 'ffn', 'SwiGLU feed-forward network', 'SwiGLU(x) = (SiLU(x W_gate) ⊙ x W_up) W_down on small integers; three matrices, no biases.', [1, 2, 3]),
