@@ -29,6 +29,10 @@ def grade_command(answers, variant_path, class_dir, fmt, output, fail_under, job
     Class mode reads <student>.toml or <student>/answers.toml for every student of CLASS_DIR and writes
     gradebook.csv, summary.txt, summary.json and reports/<student>.<ext> into the output directory.
 
+    Each part is correct, wrong or invalid (unreadable: the message says what to write). Blank answers
+    are wrong ("no answer"); matrices earn the fraction of entries within tolerance, multiple choice
+    right minus wrong picks; a sheet that cannot be read at all scores 0 and says why.
+
     \b
     Example:
       problemgen grade out/answers.toml --variant out/variant.json
