@@ -30,6 +30,7 @@ import functools
 import re
 import signal
 import threading
+import time
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
@@ -401,6 +402,8 @@ def run_bounded(fn: Callable[[], object], seconds: float) -> object | None:
     def on_alarm(signum, frame):
         raise _Timeout
 
+    outer_remaining, _ = signal.getitimer(signal.ITIMER_REAL)
+    started = time.monotonic()
     previous = signal.signal(signal.SIGALRM, on_alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
@@ -410,3 +413,5 @@ def run_bounded(fn: Callable[[], object], seconds: float) -> object | None:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        if outer_remaining:  # an alarm set by the caller keeps running (minus the time spent here)
+            signal.setitimer(signal.ITIMER_REAL, max(outer_remaining - (time.monotonic() - started), 0.001))

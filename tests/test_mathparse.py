@@ -211,3 +211,21 @@ def test_fuzz_arbitrary_text_gives_a_value_or_a_clean_refusal(text):
                     max_leaves=12))
 def test_fuzz_nested_powers_and_functions_never_hang(text):
     parse_or_refuse(text)
+
+
+def test_the_bounded_fallback_stops_slow_work_and_keeps_an_outer_alarm():
+    import time
+
+    from problemgen.mathparse import run_bounded
+
+    def slow():
+        time.sleep(5)
+        return "finished"
+
+    with hang_guard(30):
+        started = time.monotonic()
+        assert run_bounded(slow, 0.2) is None
+        assert time.monotonic() - started < 3
+        assert run_bounded(lambda: 42, 1.0) == 42
+        remaining, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 20 < remaining <= 30
