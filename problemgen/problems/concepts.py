@@ -13,6 +13,7 @@ and each tagged wrong option turned into a named :class:`~problemgen.core.Mistak
 from __future__ import annotations
 
 import functools
+import re
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -81,3 +82,275 @@ def choice_part(
 def option_texts(part: AnswerPart) -> list[str]:
     """The option texts in display order: part of what the student sees, so part of the params."""
     return [o["text"] for o in part.spec["options"]]
+
+
+# ---------------------------------------------------------------------------------------- the bank
+
+
+@dataclass(frozen=True)
+class ChoiceQuestion:
+    """A multiple-choice question from the bank (options in bank order; shuffled per variant)."""
+
+    id: str
+    topic: str
+    difficulty: int
+    prompt: str
+    options: tuple[Option, ...]
+    multiple: bool = False
+
+
+@dataclass(frozen=True)
+class ShortQuestion:
+    """A short-answer question: accepted spellings, an explanation, and named tempting wrong terms."""
+
+    id: str
+    topic: str
+    difficulty: int
+    prompt: str
+    answers: tuple[str, ...]
+    explanation: str
+    wrong: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class ConceptBank:
+    choice: tuple[ChoiceQuestion, ...]
+    short: tuple[ShortQuestion, ...]
+
+    def find(self, section: str, question_id: str):
+        """The question with this id in ``section`` ("choice" or "short"), with a did-you-mean error."""
+        from problemgen.registry import suggest
+
+        questions = {q.id: q for q in getattr(self, section)}
+        if question_id not in questions:
+            raise ProblemgenError(
+                f"no {section} question {question_id!r} in the concept bank{suggest(question_id, sorted(questions))}")
+        return questions[question_id]
+
+
+_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+_MATH_SPAN = re.compile(r"\$\$.+?\$\$|\$[^$]+?\$", re.S)
+_PROSE_SPECIALS = set("_%&#^~\\{}<>")
+MAX_BANK_BYTES = 1024 * 1024
+
+
+class _Reader:
+    """Validates one bank file, naming the file, the line of the question and the key in every error."""
+
+    def __init__(self, text: str, source: str) -> None:
+        self.text, self.source = text, source
+
+    def fail(self, message: str, question_id: str | None = None) -> ProblemgenError:
+        line = self._line_of(question_id) if question_id else None
+        where = f"{self.source}:{line}" if line else self.source
+        return ProblemgenError(f"{where}: {message}")
+
+    def _line_of(self, question_id: str) -> int | None:
+        pattern = re.compile(rf"""^\s*id\s*=\s*["']{re.escape(question_id)}["']""", re.M)
+        match = pattern.search(self.text)
+        return self.text.count("\n", 0, match.start()) + 1 if match else None
+
+    def keys(self, table: dict, allowed: set[str], required: set[str], what: str, qid: str | None) -> None:
+        unknown = sorted(set(table) - allowed)
+        if unknown:
+            raise self.fail(f"{what}: unknown key {unknown[0]!r} (allowed: {', '.join(sorted(allowed))})", qid)
+        missing = sorted(required - set(table))
+        if missing:
+            raise self.fail(f"{what}: missing key {missing[0]!r}", qid)
+
+    def text_field(self, table: dict, key: str, what: str, qid: str | None) -> str:
+        value = table[key]
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(f"{what}: {key!r} must be a non-empty string", qid)
+        prose = _MATH_SPAN.sub(" ", value)
+        if value.count("$") % 2:
+            raise self.fail(f"{what}: {key!r} has an unbalanced $", qid)
+        bad = sorted(set(prose) & _PROSE_SPECIALS)
+        if bad or "**" in prose or "`" in prose:
+            shown = " ".join(bad) or "Markdown markup"
+            raise self.fail(f"{what}: {key!r} has {shown} outside $...$ math (it must render in Markdown and LaTeX)",
+                            qid)
+        return value.strip()
+
+    def header(self, table: dict, section: str, index: int) -> tuple[str, str, int, str]:
+        """id, topic, difficulty and prompt of a question, validated."""
+        qid = table.get("id")
+        what = f"{section} question {qid!r}" if isinstance(qid, str) else f"{section} question number {index + 1}"
+        if not isinstance(qid, str) or not _ID.match(qid):
+            raise self.fail(f"{what}: 'id' must be lowercase letters, digits and hyphens")
+        topic = table.get("topic")
+        if topic not in TOPICS:
+            raise self.fail(f"{what}: 'topic' must be one of {', '.join(TOPICS)}, not {topic!r}", qid)
+        difficulty = table.get("difficulty")
+        if not isinstance(difficulty, int) or isinstance(difficulty, bool) or difficulty not in (1, 2, 3):
+            raise self.fail(f"{what}: 'difficulty' must be 1, 2 or 3, not {difficulty!r}", qid)
+        return qid, topic, difficulty, self.text_field(table, "prompt", what, qid)
+
+    def tag(self, value, what: str, qid: str) -> str | None:
+        if value is None:
+            return None
+        if value not in CATALOGUE:
+            from problemgen.registry import suggest
+
+            raise self.fail(f"{what}: unknown misconception {value!r}{suggest(str(value), sorted(CATALOGUE))}", qid)
+        return value
+
+    def choice(self, table: dict, index: int) -> ChoiceQuestion:
+        qid, topic, difficulty, prompt = self.header(table, "choice", index)
+        what = f"choice question {qid!r}"
+        self.keys(table, {"id", "topic", "difficulty", "prompt", "multiple", "options"}, {"prompt", "options"}, what, qid)
+        multiple = table.get("multiple", False)
+        if not isinstance(multiple, bool):
+            raise self.fail(f"{what}: 'multiple' must be true or false", qid)
+        raw = table["options"]
+        if not isinstance(raw, list) or not 2 <= len(raw) <= len(OPTION_IDS):
+            raise self.fail(f"{what}: 'options' needs 2 to {len(OPTION_IDS)} [[choice.options]] tables", qid)
+        options = []
+        for n, opt in enumerate(raw, start=1):
+            where = f"{what}, option {n}"
+            if not isinstance(opt, dict):
+                raise self.fail(f"{where}: must be a table with text and why", qid)
+            self.keys(opt, {"text", "why", "correct", "misconception"}, {"text", "why"}, where, qid)
+            correct = opt.get("correct", False)
+            if not isinstance(correct, bool):
+                raise self.fail(f"{where}: 'correct' must be true or false", qid)
+            tag = self.tag(opt.get("misconception"), where, qid)
+            if correct and tag:
+                raise self.fail(f"{where}: a correct option cannot carry a misconception", qid)
+            options.append(Option(self.text_field(opt, "text", where, qid), self.text_field(opt, "why", where, qid),
+                                  correct, tag))
+        n_correct = sum(o.correct for o in options)
+        if n_correct == 0 or (not multiple and n_correct != 1):
+            need = "at least one" if multiple else "exactly one"
+            raise self.fail(f"{what}: needs {need} correct option, has {n_correct}", qid)
+        if len({o.text for o in options}) != len(options):
+            raise self.fail(f"{what}: two options have the same text", qid)
+        return ChoiceQuestion(qid, topic, difficulty, prompt, tuple(options), multiple)
+
+    def short(self, table: dict, index: int) -> ShortQuestion:
+        qid, topic, difficulty, prompt = self.header(table, "short", index)
+        what = f"short question {qid!r}"
+        self.keys(table, {"id", "topic", "difficulty", "prompt", "answers", "explanation", "wrong"},
+                  {"prompt", "answers", "explanation"}, what, qid)
+        answers = table["answers"]
+        if not isinstance(answers, list) or not answers or not all(isinstance(a, str) and a.strip() for a in answers):
+            raise self.fail(f"{what}: 'answers' must be a non-empty list of strings", qid)
+        accepted = {normal_term(a) for a in answers}
+        wrong = []
+        for n, item in enumerate(table.get("wrong", []), start=1):
+            where = f"{what}, wrong answer {n}"
+            if not isinstance(item, dict):
+                raise self.fail(f"{where}: must be a table with answer and misconception", qid)
+            self.keys(item, {"answer", "misconception"}, {"answer", "misconception"}, where, qid)
+            answer = item["answer"]
+            if not isinstance(answer, str) or normal_term(answer) in accepted:
+                raise self.fail(f"{where}: 'answer' must be a string that is not an accepted answer", qid)
+            wrong.append((answer, self.tag(item["misconception"], where, qid)))
+        return ShortQuestion(qid, topic, difficulty, prompt, tuple(a.strip() for a in answers),
+                             self.text_field(table, "explanation", what, qid), tuple(wrong))
+
+
+def normal_term(text: str) -> str:
+    """A term as the grader compares it: case, spaces, hyphens and underscores ignored."""
+    return re.sub(r"[\s\-_]+", "", text).lower()
+
+
+def parse_bank(text: str, source: str) -> ConceptBank:
+    """Parse and validate the text of a concept bank; errors name ``source``, the line and the key."""
+    reader = _Reader(text, source)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ProblemgenError(f"{source}: invalid TOML: {exc}") from None
+    unknown = sorted(set(data) - {"choice", "short"})
+    if unknown:
+        raise reader.fail(f"unknown top-level key {unknown[0]!r} (expected [[choice]] and [[short]] tables)")
+    choice = tuple(reader.choice(t, i) for i, t in enumerate(_tables(reader, data, "choice")))
+    short = tuple(reader.short(t, i) for i, t in enumerate(_tables(reader, data, "short")))
+    seen: set[str] = set()
+    for q in (*choice, *short):
+        if q.id in seen:
+            raise reader.fail(f"question id {q.id!r} is used twice", q.id)
+        seen.add(q.id)
+    return ConceptBank(choice, short)
+
+
+def _tables(reader: _Reader, data: dict, section: str) -> list[dict]:
+    tables = data.get(section, [])
+    if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
+        raise reader.fail(f"{section!r} must be written as [[{section}]] tables")
+    return tables
+
+
+def load_bank(path: str | Path | None = None) -> ConceptBank:
+    """The concept bank at ``path`` (default: the shipped ``question_banks/concepts.toml``)."""
+    if path is None:
+        return _shipped_bank()
+    path = Path(path)
+    try:
+        if path.stat().st_size > MAX_BANK_BYTES:
+            raise ProblemgenError(f"{path}: larger than {MAX_BANK_BYTES} bytes")
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ProblemgenError(f"cannot read concept bank {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ProblemgenError(f"{path}: not UTF-8 text") from None
+    return parse_bank(text, str(path))
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped_bank() -> ConceptBank:
+    from problemgen.resources import banks_dir
+
+    return load_bank(banks_dir() / BANK_FILE)
+
+
+# ------------------------------------------------------------------------------------------- kinds
+
+
+def _pick_question(rng: np.random.Generator, questions, difficulty: int):
+    pool = sorted((q for q in questions if q.difficulty == difficulty), key=lambda q: q.id)
+    if not pool:
+        raise ProblemgenError(f"the concept bank has no questions of difficulty {difficulty}")
+    return pool[int(rng.integers(len(pool)))]
+
+
+@register("concepts.choice", title="Conceptual multiple choice")
+def choice(rng: np.random.Generator, difficulty: int, *, question: str | None = None) -> Draft:
+    """A bank question of the given difficulty (or the one named by ``question``), options shuffled."""
+    bank = load_bank()
+    q = bank.find("choice", question) if question else _pick_question(rng, bank.choice, difficulty)
+    part = choice_part(rng, q.options, label="your choice" if not q.multiple else "all correct options",
+                       multiple=q.multiple)
+    return Draft(
+        params={"question": q.id, "topic": q.topic, "prompt": q.prompt, "multiple": q.multiple,
+                "options": option_texts(part)},
+        parts=[part],
+    )
+
+
+SHORT_PER_VARIANT = 3
+
+
+@register("concepts.short", title="Conceptual short answers")
+def short(rng: np.random.Generator, difficulty: int, *, question: str | None = None) -> Draft:
+    """Three bank terms of the given difficulty to name (or the one named by ``question``)."""
+    bank = load_bank()
+    if question:
+        chosen = [bank.find("short", question)]
+    else:
+        pool = sorted((q for q in bank.short if q.difficulty == difficulty), key=lambda q: q.id)
+        if len(pool) < SHORT_PER_VARIANT:
+            raise ProblemgenError(f"the concept bank needs {SHORT_PER_VARIANT} short questions of difficulty "
+                                  f"{difficulty}, it has {len(pool)}")
+        chosen = [pool[int(i)] for i in sorted(rng.choice(len(pool), size=SHORT_PER_VARIANT, replace=False))]
+    parts = [
+        AnswerPart(f"term{n}", "term", list(q.answers), label=f"the term for question {n}",
+                   mistakes=tuple(mistake(tag, [answer]) for answer, tag in q.wrong))
+        for n, q in enumerate(chosen, start=1)
+    ]
+    return Draft(
+        params={"questions": [q.id for q in chosen], "prompts": [q.prompt for q in chosen]},
+        parts=parts,
+        solution={"explanations": [q.explanation for q in chosen], "answers": [q.answers[0] for q in chosen]},
+    )
