@@ -1,0 +1,63 @@
+"""The command line as users meet it: every command documented with examples, clean errors, exit codes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from problemgen import __version__
+from problemgen.cli import COMMANDS, cli, main
+
+
+def leaf_commands():
+    """(path, command) for every command and sub-command reachable from the top-level table."""
+    found = []
+    for name in COMMANDS:
+        command = cli.get_command(click.Context(cli), name)
+        found.append(((name,), command))
+        if isinstance(command, click.Group):
+            for sub in command.list_commands(click.Context(command)):
+                found.append(((name, sub), command.get_command(click.Context(command), sub)))
+    return found
+
+
+@pytest.mark.parametrize("path,command", leaf_commands(), ids=lambda v: " ".join(v) if isinstance(v, tuple) else "")
+def test_every_command_has_help_with_a_pasteable_example(path, command):
+    result = CliRunner().invoke(cli, [*path, "--help"])
+    assert result.exit_code == 0, result.output
+    assert "Example" in result.output, f"`problemgen {' '.join(path)} --help` shows no example"
+    assert "problemgen " + path[0] in result.output
+
+
+def test_top_level_help_lists_every_command_without_importing_them():
+    result = CliRunner().invoke(cli, ["--help"])
+    assert result.exit_code == 0
+    for name in COMMANDS:
+        assert name in result.output
+
+
+def test_version_option_prints_the_package_version():
+    result = CliRunner().invoke(cli, ["--version"])
+    assert __version__ in result.output
+
+
+def run_main(*argv):
+    return subprocess.run([sys.executable, "-m", "problemgen", *argv], capture_output=True, text=True, timeout=120)
+
+
+def test_unknown_command_is_a_usage_error_with_exit_code_2():
+    result = run_main("no-such-command")
+    assert result.returncode == 2
+    assert "No such command" in result.stderr
+
+
+def test_project_errors_become_one_line_without_a_traceback():
+    result = run_main("show", "atention.weights")
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: unknown kind 'atention.weights'")
+    assert "did you mean 'attention." in result.stderr
+    assert "Traceback" not in result.stderr
