@@ -93,3 +93,14 @@ def test_fragments_render_with_solution_in_every_format(kind, difficulty, fmt):
             for block in ("prompt", "solution"):
                 prose = outside_math(render_block(problem, block, fmt))
                 assert not re.search(r"[_%&#^~\\{}]", prose), (kind, block, prose)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_exact_forms_in_the_key_are_graded_correct(kind):
+    from problemgen.grading import grade_part
+
+    for difficulty in (1, 2, 3):
+        for seed in range(5):
+            for part in generate(kind, seed, difficulty).parts:
+                if part.exact:
+                    assert grade_part(part, part.exact).status == "correct", (kind, part.key, part.exact)
