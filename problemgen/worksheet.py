@@ -79,21 +79,28 @@ def read_secret(env_var: str) -> str:
 
 
 class ProblemCache:
-    """Generated problems by (kind, seed, difficulty, overrides): pinned seeds are generated once per class."""
+    """Problems of pinned-seed entries, generated once per class (other seeds are unique per student,
+    so keeping those would only hold memory)."""
 
     def __init__(self) -> None:
-        self._problems: dict[tuple, Problem] = {}
+        self._pinned: dict[tuple, Problem] = {}
 
     def get(self, item: BankItem, seed: int) -> Problem:
+        key = (item.kind, seed, item.difficulty, json.dumps(item.overrides, sort_keys=True))
+        if item.seeds is None:
+            return self._generate(item, seed)
+        if key not in self._pinned:
+            self._pinned[key] = self._generate(item, seed)
+        return self._pinned[key]
+
+    @staticmethod
+    def _generate(item: BankItem, seed: int) -> Problem:
         from problemgen.registry import generate
 
-        key = (item.kind, seed, item.difficulty, json.dumps(item.overrides, sort_keys=True))
-        if key not in self._problems:
-            try:
-                self._problems[key] = generate(item.kind, seed, item.difficulty, **item.overrides)
-            except ProblemgenError as exc:
-                raise ProblemgenError(f"bank entry at line {item.line}: {exc}") from exc
-        return self._problems[key]
+        try:
+            return generate(item.kind, seed, item.difficulty, **item.overrides)
+        except ProblemgenError as exc:
+            raise ProblemgenError(f"bank entry at line {item.line}: {exc}") from exc
 
 
 def _item_seeds(item: BankItem, item_index: int, worksheet_seed: int) -> list[int]:
@@ -127,7 +134,7 @@ def build_variant(
 
 
 class DocumentRenderer:
-    """Renders a variant's worksheet and key; caches fragment output per (problem, block, format)."""
+    """Renders a variant's worksheet and key; the worksheet and the key share each rendered prompt."""
 
     def __init__(self, user_dir: str | None = None) -> None:
         self.user_dir = str(user_dir) if user_dir else None
@@ -194,6 +201,7 @@ class DocumentRenderer:
         """File name -> bytes of every document of one variant in the requested formats."""
         from problemgen.rendering import render_document
 
+        self._blocks.clear()  # prompts are shared within one variant; across students they differ
         files: dict[str, bytes] = {}
         wanted = ("md", "tex") if {"tex", "pdf"} & set(formats) else ("md",)
         for fmt in wanted:
