@@ -89,3 +89,15 @@ def test_every_kind_at_every_difficulty_compiles(tmp_path):
     worksheet.write_worksheet(WorksheetJob(every_kind_bank(tmp_path), out, formats=("pdf",)))
     for name in ("worksheet.pdf", "answer_key.pdf"):
         assert (out / name).read_bytes().startswith(b"%PDF")
+
+
+def test_every_kind_renders_markdown_math_that_github_and_katex_understand(tmp_path):
+    """Only $…$ and $$…$$ delimiters (GitHub ignores \\( \\) and \\[ \\]), balanced in every paragraph."""
+    out = tmp_path / "out"
+    worksheet.write_worksheet(WorksheetJob(every_kind_bank(tmp_path), out))
+    for name in ("worksheet.md", "answer_key.md"):
+        text = (out / name).read_text(encoding="utf-8")
+        assert "\\[" not in text.replace("\\\\[", "") and "\\(" not in text, name
+        for paragraph in text.split("\n\n"):
+            dollars = len(re.findall(r"(?<!\\)\$", paragraph))
+            assert dollars % 2 == 0, f"{name}: unbalanced $ in {paragraph[:120]!r}"
