@@ -110,3 +110,11 @@ def test_exact_forms_in_the_key_are_graded_correct(kind):
             for part in generate(kind, seed, difficulty).parts:
                 if part.exact:
                     assert grade_part(part, part.exact).status == "correct", (kind, part.key, part.exact)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_real_models_never_cache_more_tokens_than_their_context(kind):
+    for seed in range(40):
+        p = generate(kind, seed, 3)
+        if p.params["preset"]:
+            assert p.params["seq_len"] <= reference.PRESETS[p.params["preset"]].max_positions

@@ -39,6 +39,11 @@ def _custom_config(rng: np.random.Generator, *, gqa: bool) -> reference.Transfor
     )
 
 
+def _within_context(cfg: reference.TransformerConfig, seq_len: int) -> int:
+    """A real model never caches more tokens than its context window holds."""
+    return seq_len if cfg.name == "custom" else min(seq_len, cfg.max_positions)
+
+
 def _unit_for(n_bytes: int, rng: np.random.Generator) -> str:
     """A binary or decimal unit that keeps the answer between about 0.1 and 10,000."""
     binary = bool(rng.integers(2))
@@ -86,7 +91,7 @@ def kv_cache(rng: np.random.Generator, difficulty: int, *, preset: str | None = 
     dtype = dtype or ("fp16" if difficulty == 1 else pick(rng, sorted(DTYPES)))
     seq_len = pick(rng, (128, 256, 512, 1024) if difficulty == 1 else (1024, 2048, 4096, 8192) if difficulty == 2
                     else (4096, 8192, 32768))
-    seq_len = min(seq_len, cfg.max_positions) if cfg.position == "learned" else seq_len
+    seq_len = _within_context(cfg, seq_len)
     batch = 1 if difficulty == 1 else pick(rng, (1, 2, 4, 8, 16))
     size = reference.kv_cache_bytes(cfg, seq_len, batch, DTYPES[dtype])
 
@@ -126,6 +131,7 @@ def gqa_savings(rng: np.random.Generator, difficulty: int, *, n_kv_heads: int | 
         cfg = replace(cfg, n_kv_heads=n_kv_heads or (1 if difficulty == 1 else pick(rng, kv_options)))
     mha = replace(cfg, n_kv_heads=None)
     seq_len = pick(rng, (512, 1024, 2048, 4096) if difficulty == 1 else (1024, 2048, 4096, 8192, 16384, 32768))
+    seq_len = _within_context(cfg, seq_len)
     batch = 1 if difficulty == 1 else pick(rng, (2, 3, 4, 6, 8, 16))
     width = 2
     gqa_bytes = reference.kv_cache_bytes(cfg, seq_len, batch, width)
