@@ -186,3 +186,21 @@ def test_describe_bank_lists_problem_ids_kinds_and_points(tmp_path):
 
 def test_kinds_named_by_the_tests_exist():
     assert KIND in {spec.name for spec in all_kinds()}
+
+
+def test_kinds_without_a_fragment_are_reported_unless_the_template_directory_supplies_one(tmp_path, monkeypatch):
+    from problemgen import registry
+    from problemgen.core import AnswerPart, Draft
+
+    def make(rng, difficulty):
+        return Draft(params={}, parts=[AnswerPart("n", "integer", 3)])
+
+    registry.load_all()
+    monkeypatch.setitem(registry._REGISTRY, "demo.bare", registry.KindSpec("demo.bare", "Bare", make))
+    path = tmp_path / "bare.toml"
+    path.write_text('title = "T"\n[[problems]]\nkind = "demo.bare"\n', encoding="utf-8")
+    assert issues_of(path) == [f"{path}, line 3, key 'kind': kind 'demo.bare' has no template fragment problems/demo.bare.j2"]
+    templates = tmp_path / "templates"
+    (templates / "problems").mkdir(parents=True)
+    (templates / "problems" / "demo.bare.j2").write_text("{% block prompt %}x{% endblock %}{% block solution %}y{% endblock %}")
+    assert banks.check_bank(path, templates=templates)[1] == []

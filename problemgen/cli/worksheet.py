@@ -73,17 +73,20 @@ def bank_group():
 
 @bank_group.command("validate")
 @click.argument("paths", nargs=-1, required=True)
+@click.option("--templates", type=click.Path(file_okay=False), help="Template directory the banks will be rendered with.")
 @click.pass_context
-def validate_command(ctx, paths):
-    """Check banks: kinds, counts, difficulties, overrides; errors name file, line and key.
+def validate_command(ctx, paths, templates):
+    """Check banks: kinds, counts, difficulties, overrides, fragments; errors name file, line and key.
+
+    Exit code 0 when every bank is valid, 2 otherwise.
 
     \b
     Example:
-      problemgen bank validate question_banks/*.toml
+      problemgen bank validate question_banks/masking.toml question_banks/mixed_exam.toml
     """
     failures = 0
     for path in paths:
-        bank, issues = banks.check_bank(path)
+        bank, issues = banks.check_bank(path, templates=templates)
         for issue in issues:
             click.echo(f"error: {issue}", err=True)
         failures += bool(issues)
