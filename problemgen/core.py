@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from problemgen.errors import ProblemgenError  # noqa: F401 - re-exported: the project exception
+
 ANSWER_TYPES = ("number", "integer", "matrix", "shape", "expression", "choice", "mask", "term")
 """The checkable answer types.
 
@@ -29,13 +31,6 @@ ANSWER_TYPES = ("number", "integer", "matrix", "shape", "expression", "choice", 
   must use: ``"bool"``, ``"01"`` or ``"additive"`` (0 / -inf).
 - term: a short word answer; ``value`` is the list of accepted spellings (compared case-insensitively).
 """
-
-
-class ProblemgenError(Exception):
-    """The one project exception: a user-caused problem with a clear, one-line message.
-
-    The CLI turns it into ``error: <message>`` and exit code 2. Anything else escaping is a bug.
-    """
 
 
 class Redraw(Exception):

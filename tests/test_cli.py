@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from problemgen import __version__
-from problemgen.cli import COMMANDS, cli, main
+from problemgen.cli import COMMANDS, fast_path
+from problemgen.cli.app import cli, top_level_help
 
 
 def leaf_commands():
@@ -61,3 +62,31 @@ def test_project_errors_become_one_line_without_a_traceback():
     assert result.stderr.startswith("error: unknown kind 'atention.weights'")
     assert "did you mean 'attention." in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_fast_help_is_exactly_what_click_prints():
+    """The precomputed help (start-up fast path) must not drift from the real one: regenerate with
+    `python -m problemgen.cli.app` when this fails."""
+    assert fast_path(["--help"]) == top_level_help()
+    assert fast_path([]) == top_level_help()
+
+
+@pytest.mark.parametrize("args", [["list"], ["list", "--json"], ["list", "--topic", "masks"], ["list", "--topic=masks", "--json"]])
+def test_fast_list_equals_the_click_command(args):
+    assert fast_path(args) == CliRunner().invoke(cli, args).output
+
+
+@pytest.mark.parametrize("args", [["list", "--help"], ["list", "--topic"], ["list", "extra"], ["show", "x"], ["--helpx"]])
+def test_anything_unusual_falls_through_to_click(args):
+    assert fast_path(args) is None
+
+
+def test_fast_paths_do_not_import_click_or_numpy():
+    code = (
+        "import sys\n"
+        "from problemgen.cli import fast_path\n"
+        "fast_path(['--help']); fast_path(['list', '--json'])\n"
+        "print(sorted(m for m in ('click', 'numpy', 'sympy', 'jinja2') if m in sys.modules))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() == "[]", result.stderr

@@ -13,10 +13,7 @@ Exit codes (the same for every command):
 
 from __future__ import annotations
 
-import importlib
 import sys
-
-import click
 
 from problemgen import __version__
 
@@ -37,59 +34,90 @@ COMMANDS: dict[str, tuple[str, str]] = {
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_ISOLATION = 0, 1, 2, 3
 
 
-class LazyGroup(click.Group):
-    """A click group whose subcommands are imported only when invoked."""
+def fast_path(args: list[str]) -> str | None:
+    """Output for the commands that must start instantly, or None to go through click.
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(COMMANDS)
-
-    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name not in COMMANDS:
-            return None
-        module_name, _, attribute = COMMANDS[name][0].partition(":")
-        return getattr(importlib.import_module(module_name), attribute)
-
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, help_text) for name, (_, help_text) in COMMANDS.items()]
-        with formatter.section("Commands"):
-            formatter.write_dl(rows)
-
-
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="problemgen")
-def cli() -> None:
-    """Practice problems and automated grading for transformer fundamentals.
-
-    \b
-    Examples:
-      problemgen list
-      problemgen show attention.weights --seed 7 --solution
-      problemgen worksheet question_banks/attention_basics.toml -o out/
-      problemgen grade out/key.toml --variant out/variant.json --format json
-      problemgen quiz --topic attention
-
-    \b
-    Exit codes: 0 ran, 1 ran and found a failure it was asked to report,
-    2 usage error or bad input, 3 sandbox isolation below --min-isolation.
+    ``problemgen --help``, ``--version`` and ``list`` are what people type first and what scripts call
+    in loops; importing click alone costs about as much as starting Python. These three are answered
+    from precomputed text and the static kind index; anything unusual falls through to click.
+    ``tests/test_cli.py`` checks that the fast answers equal click's.
     """
+    if args in ([], ["--help"], ["-h"]):
+        from problemgen.cli._help import TOP_LEVEL_HELP
+
+        return TOP_LEVEL_HELP
+    if args == ["--version"]:
+        return f"problemgen, version {__version__}\n"
+    if args and args[0] == "list":
+        options = _simple_list_options(args[1:])
+        if options is not None:
+            from problemgen.problems.index import listing
+
+            return listing(options["topic"], as_json=options["json"]) + "\n"
+    return None
+
+
+def _simple_list_options(args: list[str]) -> dict | None:
+    """Parse ``[--json] [--topic T]`` for the fast ``list``; None for anything else."""
+    options = {"topic": None, "json": False}
+    rest = list(args)
+    while rest:
+        arg = rest.pop(0)
+        if arg == "--json":
+            options["json"] = True
+        elif arg == "--topic" and rest and not rest[0].startswith("-"):
+            options["topic"] = rest.pop(0)
+        elif arg.startswith("--topic=") and len(arg) > len("--topic="):
+            options["topic"] = arg.split("=", 1)[1]
+        else:
+            return None
+    return options
 
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the CLI, turning project errors into one clear line."""
-    from problemgen.core import ProblemgenError
+    from problemgen.errors import ProblemgenError
+
+    args = sys.argv[1:] if argv is None else list(argv)
+    try:
+        text = fast_path(args)
+    except ProblemgenError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        sys.exit(EXIT_USAGE)
+    if text is not None:
+        sys.stdout.write(text)
+        sys.exit(EXIT_OK)
+    sys.exit(run_click(args))
+
+
+def run_click(args: list[str]) -> int:
+    """The ordinary path: click parses and dispatches; returns the exit code."""
+    import click
+
+    from problemgen.cli.app import cli
+    from problemgen.errors import ProblemgenError
 
     try:
-        result = cli.main(args=argv, prog_name="problemgen", standalone_mode=False)
+        result = cli.main(args=args, prog_name="problemgen", standalone_mode=False)
     except ProblemgenError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
+        sys.stderr.write(f"error: {exc}\n")
+        return EXIT_USAGE
     except click.ClickException as exc:
         exc.show()
-        sys.exit(EXIT_USAGE)
+        return EXIT_USAGE
     except click.exceptions.Abort:
-        click.echo("aborted", err=True)
-        sys.exit(130)
+        sys.stderr.write("aborted\n")
+        return 130
     except BrokenPipeError:
-        sys.exit(EXIT_OK)
+        return EXIT_OK
     # In non-standalone mode click returns ctx.exit()'s code instead of exiting.
-    sys.exit(result if isinstance(result, int) else EXIT_OK)
+    return result if isinstance(result, int) else EXIT_OK
+
+
+def __getattr__(name: str):
+    """``problemgen.cli.cli`` (the click group) is built on first use, keeping the fast path click-free."""
+    if name == "cli":
+        from problemgen.cli.app import cli
+
+        return cli
+    raise AttributeError(name)

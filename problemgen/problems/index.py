@@ -17,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-from problemgen.core import ProblemgenError
+from problemgen.errors import ProblemgenError
 
 INDEX_FILE = Path(__file__).with_name("_index.py")
 FIELDS = ("name", "topic", "title", "summary", "difficulties")
