@@ -26,12 +26,21 @@ _SYMBOLS = {
     "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε",
     "theta": "θ", "lambda": "λ", "mu": "μ", "sigma": "σ", "tau": "τ", "phi": "φ", "pi": "π",
     "omega": "ω", "Phi": "Φ", "Sigma": "Σ", "Delta": "Δ", "log": "log", "exp": "exp", "ln": "ln",
-    "max": "max", "min": "min", "sin": "sin", "cos": "cos", "quad": "  ", "qquad": "    ",
+    "max": "max", "min": "min", "sin": "sin", "cos": "cos", "tan": "tan", "tanh": "tanh", "arg": "arg",
+    "argmax": "argmax", "erf": "erf", "Pr": "Pr", "det": "det", "quad": "  ", "qquad": "    ",
+    "cup": "∪", "cap": "∩", "forall": "∀", "exists": "∃", "neg": "¬", "land": "∧", "lor": "∨",
+    "Rightarrow": "⇒", "Leftrightarrow": "⇔", "mapsto": "↦", "ell": "ℓ", "nabla": "∇", "circ": "∘",
+    "star": "⋆", "ast": "∗", "setminus": "∖", "subset": "⊂", "subseteq": "⊆", "notin": "∉",
+    "langle": "⟨", "rangle": "⟩", "lfloor": "⌊", "rfloor": "⌋", "lceil": "⌈", "rceil": "⌉",
+    "displaystyle": "", "textstyle": "", "big": "", "Big": "", "bigg": "", "Bigg": "", "limits": "",
+    "eta": "η", "zeta": "ζ", "kappa": "κ", "rho": "ρ", "psi": "ψ", "chi": "χ", "xi": "ξ", "nu": "ν",
+    "Gamma": "Γ", "Theta": "Θ", "Lambda": "Λ", "Pi": "Π", "Omega": "Ω", "Psi": "Ψ", "varphi": "φ",
     "lbrace": "{", "rbrace": "}", "{": "{", "}": "}", "%": "%", "_": "_", "&": "&", "#": "#",
     "$": "$", ",": " ", ";": " ", ":": " ", "!": "", " ": " ", "left": "", "right": "",
     "bigl": "", "bigr": "", "Bigl": "", "Bigr": "", "lVert": "‖", "rVert": "‖", "|": "‖",
 }
-_FONTS = ("text", "mathrm", "mathbf", "mathit", "operatorname", "mathsf", "boldsymbol", "mathcal")
+_FONTS = ("text", "mathrm", "mathbf", "mathit", "operatorname", "mathsf", "boldsymbol", "mathcal", "mathtt",
+          "texttt", "textbf", "textit", "textrm", "emph", "mathnormal", "mbox")
 _BLACKBOARD = {"R": "ℝ", "N": "ℕ", "Z": "ℤ"}
 _ACCENTS = {"hat": "\u0302", "bar": "\u0304", "tilde": "\u0303", "vec": "\u20d7"}  # combining marks
 
@@ -94,7 +103,7 @@ def _command(tex: str, i: int) -> tuple[str, int]:
     if name in _ACCENTS:
         arg, i = _argument(tex, i)
         return _convert(arg) + _ACCENTS[name], i
-    return _SYMBOLS.get(name, name), i
+    return _SYMBOLS.get(name, "\\" + name), i  # unknown: left as typed, so it is visible (and tested)
 
 
 def _argument(tex: str, i: int, run: bool = False) -> tuple[str, int]:
@@ -133,9 +142,11 @@ def side_by_side(text: str) -> str:
                        for line in match.group(1).rstrip("\n").split("\n")])
         pos = match.end()
     _add_text(pieces, text[pos:])
+    if len(pieces) < 2:
+        return text
     height = max(len(p) for p in pieces)
     widths = [max(len(line) for line in p) for p in pieces]
-    if sum(widths) + len(pieces) > MAX_WIDTH or len(pieces) < 2:
+    if sum(widths) + len(pieces) > MAX_WIDTH:
         return text
     rows = [[" " * w for w in widths] for _ in range(height)]
     for column, (piece, width) in enumerate(zip(pieces, widths)):

@@ -230,6 +230,13 @@ def test_every_kind_in_the_shipped_curriculum_is_registered():
     assert len(named) == len(set(named)), "a kind belongs to one unit only"
 
 
+def test_every_registered_kind_is_in_some_unit_so_the_quiz_can_ask_it():
+    from problemgen.registry import all_kinds
+
+    missing = sorted({k.name for k in all_kinds()} - set(load_curriculum().all_kinds()))
+    assert missing == [], f"add these kinds to a unit of question_banks/curriculum.toml: {missing}"
+
+
 def test_the_shipped_curriculum_starts_with_attention_and_every_kind_has_a_first_hint():
     curriculum = load_curriculum()
     assert curriculum.units[0].id == "attention" and not curriculum.units[0].requires
