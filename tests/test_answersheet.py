@@ -206,3 +206,35 @@ def test_parse_value_cannot_smuggle_extra_keys():
     with pytest.raises(ValueError, match="one line"):
         parse_value("1\nother = 2")
     assert parse_value("1 other = 2") == "1 other = 2"
+
+
+# ------------------------------------------------------------------------------------------ the fast reader
+
+from problemgen.answersheet import _loads, _loads_simple  # noqa: E402
+
+LINE_PIECES = st.sampled_from([
+    "[p1]", "[p2]", "[meta]", "# comment", "", "top = ", "w = ", "k-1 = ", "x=", "1", "-0", "0.5", "-2.75e-3",
+    "1E5", "01", "1.", ".5", "+1", "1_000", "nan", "inf", "-inf", "1e999", "true", "false", '"a b"', '"x\\"y"',
+    '"\\u0041"', "'lit'", '"exp(2)/(1+exp(2))"', "[", "]", ", ", ",", "[[0.5, 0.25], [1, 0]]", '["a", "c"]',
+    "[1, 2,]", "[]", "# trailing", "\t", " ", "=", "\r", "\u00e9", '"\u00e9"', "[[", "]]", "9" * 30,
+])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.lists(LINE_PIECES, max_size=5).map("".join), max_size=8).map("\n".join))
+def test_the_fast_reader_agrees_with_tomllib_whenever_it_answers(text):
+    fast = _loads_simple(text)
+    if fast is None:
+        return
+    assert fast == _loads(text)
+
+
+def test_the_sheets_we_write_take_the_fast_path():
+    assert _loads_simple(key_sheet(VARIANT)) == _loads(key_sheet(VARIANT))
+    assert _loads_simple(blank_sheet(VARIANT)) is not None
+
+
+@pytest.mark.parametrize("text", ["[p1]\na = 1\na = 2", "[p1]\n[p1]", "[p1]\na = nan", 'a = "\\u00e9"',
+                                  "a = 1 # c", "a = [1,\n2]", "a = 'x'", "a = +1", "a = 1_000", "a.b = 1"])
+def test_the_fast_reader_leaves_everything_unusual_to_tomllib(text):
+    assert _loads_simple(text) is None
