@@ -268,6 +268,8 @@ class _ChildDriver:
         elif not self.run.protocol_error:
             try:
                 for kind, case, payload in self.reader.feed(chunk):
+                    if self.run.protocol_error:
+                        break  # nothing after a violation is believed
                     self._frame(kind, case, payload)
             except wire.WireError as exc:
                 self._violation(str(exc))

@@ -204,7 +204,7 @@ def _check_property(prop: Property, values: list[Any]) -> tuple[str, str]:
         with np.errstate(all="ignore"):
             problem = prop.check(values)
     except (Unusable, ValueError, TypeError, IndexError, FloatingPointError) as exc:
-        return compare.WRONG, f"could not be checked: {exc}"
+        return compare.BAD_OUTPUT, f"could not be checked: {exc}"
     return (compare.WRONG, problem) if problem else (compare.OK, "")
 
 

@@ -86,3 +86,13 @@ def array(values: list[Any], index: int, part: int | None = None, shape: tuple[i
     if shape is not None and value.shape != shape:
         raise Unusable(f"the result has shape {value.shape}, expected {shape}")
     return value.astype(np.float64)
+
+
+def agree(a: np.ndarray, b: np.ndarray, failure: str) -> str:
+    """An invariance law: ``a`` and ``b`` must agree, and ``a`` must not be constant.
+
+    A submission that returns zeros satisfies every invariance trivially; such a law confirms nothing.
+    """
+    if a.size == 0 or float(np.ptp(a)) <= 1e-12:
+        return "the outputs are constant, so this law cannot be confirmed"
+    return "" if np.allclose(a, b, rtol=1e-6, atol=1e-9) else failure

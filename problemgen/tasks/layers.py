@@ -234,7 +234,7 @@ def _ffn_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
 def _position_wise(values: list) -> str:
     a = I.array(values, 0)
     b = I.array(values, 1, shape=a.shape)
-    return "" if np.allclose(a[::-1], b, rtol=1e-6, atol=1e-9) else "reversing the tokens did not just reverse the outputs"
+    return I.agree(a[::-1], b, "reversing the tokens did not just reverse the outputs")
 
 
 def _ffn_properties(rng: np.random.Generator) -> list[Property]:

@@ -144,7 +144,7 @@ def _permutation_equivariant(perm: np.ndarray):
         b = I.array(values, 1, part=0, shape=a.shape)
         if a.ndim != 3 or a.shape[1] != len(perm):
             raise I.Unusable(f"the output has shape {a.shape}")
-        return "" if np.allclose(a[:, perm], b, rtol=1e-6, atol=1e-9) else "permuting the tokens did not permute the outputs"
+        return I.agree(a[:, perm], b, "permuting the tokens did not permute the outputs")
 
     return check
 
@@ -221,7 +221,7 @@ def _cross_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
 def _padding_content_irrelevant(values: list) -> str:
     a = I.array(values, 0, part=0)
     b = I.array(values, 1, part=0, shape=a.shape)
-    return "" if np.allclose(a, b, rtol=1e-6, atol=1e-9) else "changing padded memory tokens changed the output"
+    return I.agree(a, b, "changing padded memory tokens changed the output")
 
 
 def _cross_properties(rng: np.random.Generator) -> list[Property]:
