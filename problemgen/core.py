@@ -157,14 +157,13 @@ def to_jsonable(value: Any) -> Any:
     """Convert numpy arrays/scalars, tuples and dicts to plain JSON types, refusing non-finite floats.
 
     Frozen variants must be plain data; a NaN or infinity in an answer is a generator bug (masks are
-    stored as booleans and rendered as 0/−∞ by the templates).
+    stored as booleans and rendered as 0/−∞ by the templates). Arrays take a fast path: one
+    finiteness check and ``tolist()``, which already yields Python scalars.
     """
     if isinstance(value, dict):
         return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [to_jsonable(v) for v in value]
-    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
-        return to_jsonable(value.tolist())
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, int):
@@ -173,7 +172,19 @@ def to_jsonable(value: Any) -> Any:
         if not math.isfinite(value):
             raise ValueError("non-finite float in a frozen variant")
         return float(value)
+    if hasattr(value, "tolist") and hasattr(value, "dtype"):
+        return _array_to_jsonable(value)
     raise TypeError(f"cannot freeze {type(value).__name__} into a variant")
+
+
+def _array_to_jsonable(array: Any) -> Any:
+    """A numpy array or scalar as nested Python lists/scalars (bool, int and finite float only)."""
+    kind = array.dtype.kind
+    if kind == "f" and not bool((abs(array) < float("inf")).all()):
+        raise ValueError("non-finite float in a frozen variant")
+    if kind not in "biuf":
+        raise TypeError(f"cannot freeze an array of dtype {array.dtype} into a variant")
+    return array.tolist()
 
 
 def _flatten(value: Any) -> tuple[tuple[int, ...], list[Any]]:

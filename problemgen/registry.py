@@ -15,6 +15,7 @@ which a listed mistake cannot be told apart from the key (rule 5 of the house pl
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import zlib
@@ -56,7 +57,7 @@ class KindSpec:
     def topic(self) -> str:
         return self.name.split(".", 1)[0]
 
-    @property
+    @functools.cached_property
     def override_names(self) -> tuple[str, ...]:
         signature = inspect.signature(self.make)
         return tuple(

@@ -54,8 +54,12 @@ class WorksheetVariant:
         }
 
     def to_json(self) -> str:
-        """Deterministic JSON: sorted keys, fixed indentation, trailing newline."""
-        return json.dumps(self.to_dict(), sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+        """Deterministic, compact JSON (sorted keys, trailing newline).
+
+        Compact separators keep json on its C encoder: an indented dump is several times slower and a
+        class set writes thousands of these. ``python -m json.tool variant.json`` pretty-prints one.
+        """
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
 
     @classmethod
     def from_dict(cls, data: dict) -> "WorksheetVariant":
