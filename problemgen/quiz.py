@@ -40,6 +40,8 @@ COMMANDS: dict[str, str] = {
     "help": "list these commands",
 }
 COMMAND_HELP = "\n".join(f"  {name:<9} {text}" for name, text in COMMANDS.items())
+TARGET_TRIES = 20
+"""How many unseen seeds to try for a variant that lists the misconception being practised."""
 NOW_ENV = "PROBLEMGEN_NOW"
 """If set (ISO time, e.g. ``2026-03-01T09:00:00Z``), the quiz and ``progress`` use it as the clock."""
 
@@ -199,8 +201,7 @@ class QuizSession:
             self.console.say("Practising the same skill again.", "warn")
 
     def _start_item(self, choice: Choice) -> ItemState:
-        seed = next_seed(self.seed, choice.kind, choice.difficulty, self.store.seen(choice.kind))
-        problem = self.services.generate(choice.kind, seed, choice.difficulty)
+        problem = self._draw(choice)
         item_id = self.store.start_item(
             self.session_id, unit=choice.unit.id, kind=choice.kind, seed=problem.seed,
             difficulty=problem.difficulty, variant_id=problem.variant_id, review=choice.review,
@@ -210,6 +211,20 @@ class QuizSession:
         self.console.say(f"── {problem.title} · variant {problem.variant_id} ──", "bold")
         self.console.say(self.services.render(problem, "prompt").rstrip())
         return ItemState(choice, problem, item_id)
+
+    def _draw(self, choice: Choice) -> Problem:
+        """A never-shown variant of the chosen kind; when a misconception is targeted, the first of the
+        next few unseen seeds whose variant lists that mistake (a variant without it cannot test it)."""
+        seen = set(self.store.seen(choice.kind))
+        first = None
+        for _ in range(TARGET_TRIES if choice.target else 1):
+            seed = next_seed(self.seed, choice.kind, choice.difficulty, seen)
+            problem = self.services.generate(choice.kind, seed, choice.difficulty)
+            if any(m.name == choice.target for part in problem.parts for m in part.mistakes):
+                return problem
+            first = first or problem
+            seen.add((seed, choice.difficulty))
+        return first
 
     # -- one item -----------------------------------------------------------------------------
 

@@ -8,13 +8,14 @@ loop's behaviour: feedback, hints, solutions, another/skip/quit, mastery, unlock
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
 from problemgen.core import AnswerPart, Problem, ProblemgenError
 from problemgen.misconceptions import describe, mistake
-from problemgen.practice import parse_curriculum
+from problemgen.practice import next_seed, parse_curriculum
 from problemgen.progress import ProgressStore
 from problemgen.quiz import COMMANDS, Console, QuizSession, Services, hint_text
 
@@ -275,3 +276,30 @@ def all_unit_states(curriculum, store):
     from problemgen.practice import all_states
 
     return all_states(curriculum, store.items()).values()
+
+
+def test_practice_after_a_slip_picks_a_variant_that_can_show_the_same_slip(store):
+    """Only variants listing the misconception can test it, so the targeted item skips those that don't."""
+    first = next_seed(11, "toy.sum", 1, set())
+    in_line = next_seed(11, "toy.sum", 1, {(first, 1)})
+
+    def lists_slip(seed: int) -> bool:
+        return seed == first or seed % 3 == 0
+
+    assert not lists_slip(in_line)  # precondition: the next seed in line cannot show the slip
+
+    def generate(kind, seed, difficulty):
+        problem = toy_problem(kind, seed, difficulty)
+        if lists_slip(seed):
+            return problem
+        return replace(problem, parts=tuple(replace(p, mistakes=()) for p in problem.parts))
+
+    fake = services()
+    fake.generate = generate
+    script = Script(slip, "skip", "quit")
+    script.session = QuizSession(store, CURRICULUM, Console(script.read, script.out.append), fake,
+                                 clock=lambda: T0, seed=11)
+    script.session.run()
+    items = store.items()
+    assert (items[0].outcome, items[1].kind, items[1].target) == ("wrong", "toy.sum", "no_scaling")
+    assert items[1].seed != in_line and lists_slip(items[1].seed)
