@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -187,14 +188,12 @@ class _ChildDriver:
             for fd in child_ends:
                 os.close(fd)
         in_w, res_r, out_r, err_r = pipes[0][1], pipes[1][0], pipes[2][0], pipes[3][0]
+        self.open_fds = {in_w, res_r, out_r, err_r}
         try:
             self._loop(in_w, res_r, out_r, err_r, memoryview(inputs))
         finally:
-            for fd in (in_w, res_r, out_r, err_r):
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
+            for fd in sorted(self.open_fds):  # never close twice: another thread may own that number by now
+                os.close(fd)
         return self.run
 
     def _loop(self, in_w: int, res_r: int, out_r: int, err_r: int, inputs: memoryview) -> None:
@@ -239,6 +238,7 @@ class _ChildDriver:
         if not data:
             sel.unregister(fd)
             os.close(fd)
+            self.open_fds.discard(fd)
         return data
 
     def _server_message(self, sel: selectors.BaseSelector) -> bool:
@@ -456,6 +456,7 @@ class Sandbox:
         self.limits, self.jobs, self.min_level = limits, max(1, jobs), min_level
         self._idle: queue.Queue[ForkServer] = queue.Queue()
         self._servers: list[ForkServer] = []
+        self._lock = threading.Lock()
         self._probed: SandboxRun | None = None
 
     def __enter__(self) -> "Sandbox":
@@ -469,7 +470,8 @@ class Sandbox:
             return self._idle.get_nowait()
         except queue.Empty:
             server = ForkServer()
-            self._servers.append(server)
+            with self._lock:
+                self._servers.append(server)
             return server
 
     def run(self, staged: StagedSubmission, calls: Sequence[Call]) -> SandboxRun:
@@ -480,7 +482,8 @@ class Sandbox:
             if server.alive():
                 self._idle.put(server)
             else:
-                self._servers.remove(server)
+                with self._lock:
+                    self._servers.remove(server)
                 server.close()
 
     def map(self, work: Callable[[object], object], items: Iterable[object]) -> Iterator[object]:
@@ -492,13 +495,17 @@ class Sandbox:
         """Confine a one-line module of ours and report the level reached (cached after the first call)."""
         from problemgen.sandbox.staging import stage
 
-        if self._probed is None:
+        with self._lock:
+            probed = self._probed
+        if probed is None:
             staged = stage({"probe.py": "VALUE = 1\n"}, "probe.py")
             try:
-                self._probed = self.run(staged, [])
+                probed = self.run(staged, [])
             finally:
                 staged.cleanup()
-        return self._probed
+            with self._lock:
+                self._probed = probed
+        return probed
 
     def close(self) -> None:
         for server in self._servers:

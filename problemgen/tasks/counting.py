@@ -112,7 +112,7 @@ LLAMA_LIKE = {"d_model": 4096, "n_heads": 32, "n_kv_heads": 8, "n_layers": 32, "
               "tie_embeddings": False}  # fmt: skip
 
 
-def _random_config(rng: np.random.Generator, ffn: str | None = None, bias: bool | None = None) -> dict:
+def _random_config(rng: np.random.Generator, ffn: str | None = None, bias: bool | None = None, **fixed: object) -> dict:
     n_heads = int(rng.choice([2, 4, 8]))
     d_model = n_heads * int(rng.choice([8, 16, 32]))
     ffn = str(rng.choice(["relu", "gelu", "swiglu"])) if ffn is None else ffn
@@ -123,15 +123,17 @@ def _random_config(rng: np.random.Generator, ffn: str | None = None, bias: bool 
         "ffn": ffn, "norm": str(rng.choice(["layer", "rms"])), "position": str(rng.choice(["learned", "sinusoidal", "rope"])),
         "bias": (bool(rng.random() < 0.5) if bias is None else bias) and ffn != "swiglu",
         "tie_embeddings": bool(rng.random() < 0.5),
-    }  # fmt: skip
+    } | fixed  # fmt: skip
 
 
 def _cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
     if not hidden:
         return [_case("public/gpt2-small", "public", GPT2_SMALL, "GPT-2 small (124,439,808 parameters)")]
     cases = [_case("hidden/llama-like", "hidden", LLAMA_LIKE, "a Llama-3-8B-like configuration (GQA, SwiGLU, RMSNorm, untied)")]
-    # the first two are pinned so that biases and SwiGLU are always among the hidden configurations
-    pinned = [{"ffn": str(rng.choice(["relu", "gelu"])), "bias": True}, {"ffn": "swiglu", "bias": False}]
+    # The first two are pinned so that every feature a misconception needs (biases, LayerNorm, a learned
+    # position table, a tied head, SwiGLU) occurs in every draw; the Llama-like case adds GQA and an untied head.
+    pinned = [{"ffn": str(rng.choice(["relu", "gelu"])), "bias": True, "norm": "layer", "position": "learned",
+               "tie_embeddings": True}, {"ffn": "swiglu", "bias": False}]  # fmt: skip
     for i in range(5):
         config = _random_config(rng, **(pinned[i] if i < len(pinned) else {}))
         about = ", ".join(f"{k}={config[k]}" for k in ("ffn", "norm", "position", "bias", "tie_embeddings"))
