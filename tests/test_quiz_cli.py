@@ -260,3 +260,18 @@ def test_progress_of_a_new_user_shows_the_first_unit_and_creates_no_file(tmp_pat
     rows = progress_json(db, DAY1)
     assert rows["attention"]["status"] == "learning" and rows["scaling"]["status"] == "locked"
     assert not db.exists()
+
+
+def test_ctrl_c_at_the_prompt_saves_and_exits_130(tmp_path):
+    db = tmp_path / "me.sqlite3"
+    term = Terminal(db, DAY1, "--seed", "2")
+    term.next_problem()
+    term.answer_all_right()
+    term.next_problem()
+    term.child.expect_exact("> ")
+    term.child.sendintr()
+    term.child.expect_exact("Progress saved")
+    term.child.expect(pexpect.EOF)
+    term.child.close()
+    assert term.child.exitstatus == 130
+    assert progress_json(db, DAY1)["attention"]["correct"] == 1
