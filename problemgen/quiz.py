@@ -318,7 +318,8 @@ class QuizSession:
     def _hint(self, item: ItemState) -> None:
         item.hints += 1
         self.store.record_hint(item.item_id, item.hints)
-        unit_hint = item.choice.unit.hint_for(item.problem.kind) or self.services.summary.get(item.problem.kind, "")
+        kind = item.problem.kind
+        unit_hint = item.choice.unit.hint_for(kind) or self.services.summary.get(kind, "")
         text = hint_text(item.problem, item.part, unit_hint, item.hints)
         self.console.say(f"Hint {item.hints}: {text}", "accent")
 

@@ -183,7 +183,9 @@ def _matrix(body: str) -> str:
     rows = [[math_to_unicode(cell) for cell in row.split("&")] for row in re.split(r"\\\\", body) if row.strip()]
     widths = [max(len(r[j]) for r in rows if j < len(r)) for j in range(max(len(r) for r in rows))]
     lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in rows]
-    return "[ " + " ; ".join(lines) + " ]" if len(lines) == 1 else "\n" + "\n".join(f"  │ {l} │" for l in lines) + "\n"
+    if len(lines) == 1:
+        return "[ " + lines[0] + " ]"
+    return "\n" + "\n".join(f"  │ {line} │" for line in lines) + "\n"
 
 
 # ------------------------------------------------------------------------------------------ colour
