@@ -270,3 +270,25 @@ def test_disabling_layers_lowers_the_reported_level():
     with Sandbox(Limits(disable=("landlock",))) as box:
         probe = box.probe()
     assert probe.isolation in ("rlimits", "seccomp") and probe.confinement["landlock_abi"] == 0
+
+
+def test_descendants_that_escape_the_process_group_are_killed_without_seccomp():
+    """With seccomp off a child can fork, setsid and double-fork away; the fork server still kills it."""
+    source = """
+import os, time
+def escape():
+    read, write = os.pipe()
+    if os.fork() == 0:
+        os.setsid()
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(600)
+        os.write(write, str(pid).encode())
+        os._exit(0)
+    return int(os.read(read, 32))
+"""
+    with Sandbox(Limits(disable=("seccomp", "landlock"), case_timeout=3.0)) as weak:
+        run = run_source(weak, source, [Call("escape")])
+        assert run.isolation == "rlimits" and run.outcomes[0].status == RETURNED
+        grandchild = run.outcomes[0].value
+        assert not os.path.exists(f"/proc/{grandchild}"), "the escaped grandchild is still alive"

@@ -25,7 +25,12 @@ def task_group() -> None:
 
 @task_group.command("list")
 def list_command() -> None:
-    """List the coding tasks with a one-line summary each."""
+    """List the coding tasks with a one-line summary each.
+
+    \b
+    Example:
+      problemgen task list
+    """
     from problemgen.tasks.service import list_tasks
 
     click.echo(list_tasks(), nl=False)

@@ -177,7 +177,7 @@ def _case_result(case: Case, verdict: _CaseVerdict, first_stage: str | None) -> 
     passed = verdict.status == compare.OK
     feedback = "" if passed else f"{case.about}: {verdict.feedback}"
     if not passed and first_stage:
-        feedback += f". First diverging stage for this input: {first_stage}"
+        feedback = feedback.rstrip(".") + f". First diverging stage for this input: {first_stage}"
     return CheckResult(
         name=case.name, status=verdict.status, passed=passed, score=case.weight if passed else 0.0,
         max_score=case.weight, mistake=verdict.mistake, feedback=feedback, visible=True, group=case.group,
