@@ -11,7 +11,9 @@ At the prompt the student types an answer or one of the commands in ``COMMANDS``
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -93,6 +95,7 @@ class Services:
     describe: Callable[[AnswerPart], str]
     available: Mapping[str, tuple[int, ...]]
     summary: Mapping[str, str] = field(default_factory=dict)
+    shown: Callable[[str], frozenset[str] | None] = lambda kind: None  # solution values a kind prints
 
 
 def default_services() -> Services:
@@ -107,6 +110,7 @@ def default_services() -> Services:
         describe=answersheet.describe_format,
         available={k.name: tuple(k.difficulties) for k in kinds},
         summary={k.name: k.summary for k in kinds},
+        shown=solution_names,
     )
 
 
@@ -320,7 +324,7 @@ class QuizSession:
         self.store.record_hint(item.item_id, item.hints)
         kind = item.problem.kind
         unit_hint = item.choice.unit.hint_for(kind) or self.services.summary.get(kind, "")
-        text = hint_text(item.problem, item.part, unit_hint, item.hints)
+        text = hint_text(item.problem, item.part, unit_hint, item.hints, self.services.shown(kind))
         self.console.say(f"Hint {item.hints}: {text}", "accent")
 
     # -- after an item ------------------------------------------------------------------------
@@ -345,7 +349,8 @@ class QuizSession:
                 self.console.say(f"Unlocked: {other.title} [{other.id}].", "good")
 
 
-def hint_text(problem: Problem, part: AnswerPart, unit_hint: str, level: int) -> str:
+def hint_text(problem: Problem, part: AnswerPart, unit_hint: str, level: int,
+              shown: frozenset[str] | None = None) -> str:
     """Progressive hints. 1: the conventions and formula of the kind. 2: the first intermediate value
     of this variant's worked solution that is not itself an answer (or, when every step is an answer,
     one entry of the asked matrix worked out). 3: the known mistakes to avoid on this part. Then: the
@@ -353,7 +358,7 @@ def hint_text(problem: Problem, part: AnswerPart, unit_hint: str, level: int) ->
     if level == 1:
         return unit_hint or problem.title
     if level == 2:
-        step = first_intermediate(problem)
+        step = first_intermediate(problem, shown)
         if step is not None:
             name, value = step
             return f"the first step of the worked solution gives {name} = {show_value(value)}"
@@ -379,11 +384,14 @@ def first_entry(part: AnswerPart) -> str | None:
     return format_number(first) if many and isinstance(first, (int, float)) else None
 
 
-def first_intermediate(problem: Problem) -> tuple[str, Any] | None:
-    """The first solution value that does not give an answer away (None when every one would)."""
+def first_intermediate(problem: Problem, shown: frozenset[str] | None = None) -> tuple[str, Any] | None:
+    """The first numeric solution value that the worked solution shows (all, when ``shown`` is None) and
+    that does not give an answer away; None when there is none."""
     from problemgen.core import values_match
 
     for name, value in problem.solution.items():
+        if (shown is not None and name not in shown) or not _numeric(value):
+            continue
         gives_away = False
         for part in problem.parts:
             try:
@@ -393,6 +401,30 @@ def first_intermediate(problem: Problem) -> tuple[str, Any] | None:
         if not gives_away:
             return name, value
     return None
+
+
+def _numeric(value: Any) -> bool:
+    if isinstance(value, list):
+        return bool(value) and all(_numeric(v) for v in value)
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+@functools.lru_cache(maxsize=None)
+def solution_names(kind: str) -> frozenset[str] | None:
+    """Names of the ``sol`` values the kind's worked solution actually shows (None if unreadable).
+
+    A generator may keep helper values in ``solution`` that the fragment never prints (or prints
+    differently, e.g. blocked scores as -inf); only values the solution shows make honest hints."""
+    import jinja2
+
+    from problemgen import rendering
+
+    env = rendering.environment("text")
+    try:
+        source = env.loader.get_source(env, f"problems/{kind}.j2")[0]
+    except jinja2.TemplateNotFound:
+        return None
+    return frozenset(a or b for a, b in re.findall(r"\bsol(?:\.(\w+)|\[[\"'](\w+)[\"']\])", source))
 
 
 def show_value(value: Any) -> str:

@@ -303,3 +303,15 @@ def test_practice_after_a_slip_picks_a_variant_that_can_show_the_same_slip(store
     items = store.items()
     assert (items[0].outcome, items[1].kind, items[1].target) == ("wrong", "toy.sum", "no_scaling")
     assert items[1].seed != in_line and lists_slip(items[1].seed)
+
+
+def test_hint_two_uses_only_values_the_worked_solution_shows():
+    problem = toy_problem("toy.sum", 3, 1)
+    assert "ab = " in hint_text(problem, problem.parts[0], "", 2, shown=frozenset({"ab"}))
+    assert "ab = " not in hint_text(problem, problem.parts[0], "", 2, shown=frozenset())
+
+
+def test_solution_names_are_read_from_the_shipped_fragment():
+    from problemgen.quiz import solution_names
+
+    assert {"S", "scaled", "A"} <= solution_names("attention.weights")
