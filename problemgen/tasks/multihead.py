@@ -110,8 +110,14 @@ def _mha_cases_for(prefix: str, group: str, x, x_kv, p, h: int, mask, about: str
              variants=I.variants(merged, {"merge_without_transpose": V.merge_heads(heads, transpose=False)})),
         Case(f"{prefix}/attention", group, Call("multi_head_attention", (x, x_kv, p, h), {"mask": mask}), expected,
              about, parts=("output", "weights"), stages=("output projection", "attention weights"), input_id=prefix,
-             variants=I.variants(expected, V.mha_variants(x, x_kv, p, h, mask))),
+             variants=I.variants(expected, V.mha_variants(x, x_kv, p, h, mask) | _transposed(x, x_kv, p, h, mask))),
     ]  # fmt: skip
+
+
+def _transposed(x, x_kv, p, h: int, mask) -> dict:
+    """Every square weight used as Wᵀ (the column convention applied to row-vector weights)."""
+    flipped = {name: w.T for name, w in p.items()}
+    return V.safely({"projection_transposed": lambda: V.mha(x, x_kv, flipped, h, mask)})
 
 
 def _mha_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
