@@ -105,10 +105,18 @@ def all_kinds(topic: str | None = None) -> list[KindSpec]:
 
 
 def get_kind(name: str) -> KindSpec:
-    """Look a kind up, with a did-you-mean suggestion in the error."""
-    load_all()
+    """Look a kind up, with a did-you-mean suggestion in the error.
+
+    Only the kind's own topic module is imported on the way (``attention.weights`` lives in
+    ``problemgen.problems.attention``), so showing or quizzing one kind does not pay for every
+    generator's imports; an unknown name loads them all to suggest the closest one.
+    """
+    topic = name.split(".", 1)[0]
+    if name not in _REGISTRY and topic in TOPIC_MODULES:
+        importlib.import_module(f"problemgen.problems.{topic}")
     if name in _REGISTRY:
         return _REGISTRY[name]
+    load_all()
     raise ProblemgenError(f"unknown kind {name!r}{suggest(name, sorted(_REGISTRY))}")
 
 
