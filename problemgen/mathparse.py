@@ -4,7 +4,7 @@ Student text is data. It is never given to ``eval``, ``sympify``, ``parse_expr``
 evaluate Python and can be talked into running code or into computing ``9**9**9``. Instead the text
 is checked (printable ASCII, length, bracket depth), parsed with ``ast.parse(mode="eval")`` (which
 only builds a syntax tree), and the tree is walked against an allow-list, building SymPy objects
-directly: numbers, ``+ - * / ** ^``, unary minus, parentheses, the functions ``exp log ln sqrt``,
+directly: numbers, ``+ - * / ** ^``, unary minus, parentheses, the functions ``exp log ln sqrt sin cos``,
 the constants ``pi`` and ``e``, and the symbols the caller names. ``^`` means power (as on paper).
 
 Every operation is bounded *before* SymPy sees it: literal digits, exponent size, the magnitude of
@@ -57,12 +57,12 @@ _STUDENT_FUNCTIONS: dict[str, Callable] = {
     "log": sympy.log,
     "ln": sympy.log,
     "sqrt": sympy.sqrt,
+    "sin": sympy.sin,
+    "cos": sympy.cos,
 }
 _TRUSTED_EXTRA_FUNCTIONS: dict[str, Callable] = {
     "tanh": sympy.tanh,
     "erf": sympy.erf,
-    "sin": sympy.sin,
-    "cos": sympy.cos,
     "Abs": sympy.Abs,
 }
 """Extra functions allowed in key expressions written by generators (still no eval)."""

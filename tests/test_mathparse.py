@@ -229,3 +229,11 @@ def test_the_bounded_fallback_stops_slow_work_and_keeps_an_outer_alarm():
         assert run_bounded(lambda: 42, 1.0) == 42
         remaining, _ = signal.getitimer(signal.ITIMER_REAL)
         assert 20 < remaining <= 30
+
+
+def test_students_may_write_sine_and_cosine_exactly():
+    """Positional-encoding keys carry exact forms such as sin(15) or cos(3/10000^(1/4))."""
+    from problemgen.mathparse import equivalent, parse_expression
+
+    assert equivalent(parse_expression("cos(3/10000^(1/4))").expr, parse_expression("cos(3/10)").expr)
+    assert not equivalent(parse_expression("sin(15)").expr, parse_expression("cos(15)").expr)

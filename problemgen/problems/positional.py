@@ -65,10 +65,11 @@ def sinusoidal(rng: np.random.Generator, difficulty: int, *, d_model: int | None
         ]
         if is_cos:  # exponent j/d instead of (j - 1)/d: only the cosine columns can get this wrong
             slips.append(mistake("pe_wrong_frequency_index", float(np.cos(pos / BASE ** (j / d_model)))))
+        exact = f"{fn}({_angle_exact(pos, pair, d_model)})"
         parts.append(AnswerPart(f"pe_{j}", "number", float(pe[pos, j]), label=f"PE at feature {j}",
-                                atol=PE_ATOL, mistakes=tuple(slips)))
+                                atol=PE_ATOL, exact=exact, mistakes=tuple(slips)))
         shown.append({"column": j, "pair": pair, "fn": fn, "two_i": 2 * pair, "angle": angle,
-                      "value": float(pe[pos, j]), "exact": f"{fn}({_angle_exact(pos, pair, d_model)})"})
+                      "value": float(pe[pos, j]), "exact": exact})
     return Draft(params={"d_model": d_model, "ordinal": ordinal, "columns": [s["column"] for s in shown]},
                  parts=parts, solution={"pos": pos, "rows": shown})
 
