@@ -29,7 +29,7 @@ HERE = Path(__file__).parent
 SUBMISSIONS = HERE / "submissions"
 SOLUTION = HERE.parent / "fixtures" / "code" / "solutions" / "softmax.py"
 SECRET = "red-team-secret-value-0451"
-LIMITS = Limits(import_timeout=2.0, case_timeout=0.5, max_restarts=1, memory_mb=512)
+LIMITS = Limits(import_timeout=3.0, case_timeout=1.0, max_restarts=1, memory_mb=512)
 MARKERS = ("/tmp/problemgen-redteam-subprocess", "/tmp/problemgen-redteam-system", "/tmp/problemgen-redteam-written")
 
 # submission -> the statuses its checks may end with (every check must end with one of them, score 0)
