@@ -31,7 +31,7 @@ from problemgen.practice import (
     unit_unlocked,
 )
 from problemgen.progress import ProgressStore, default_db_path, from_text, utc_now
-from problemgen.terminal import math_to_unicode, style, to_unicode, use_colour
+from problemgen.terminal import math_to_unicode, style, use_colour
 
 COMMANDS: dict[str, str] = {
     "hint": "a hint; ask again for a more specific one (an item answered after a hint does not count toward mastery)",
@@ -106,7 +106,7 @@ def default_services() -> Services:
     return Services(
         generate=lambda kind, seed, difficulty: registry.generate(kind, seed, difficulty),
         grade=grading.grade_text,
-        render=lambda problem, block: to_unicode(rendering.render_block(problem, block, "text")),
+        render=lambda problem, block: rendering.render_block(problem, block, "text"),
         describe=answersheet.describe_format,
         available={k.name: tuple(k.difficulties) for k in kinds},
         summary={k.name: k.summary for k in kinds},

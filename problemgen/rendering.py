@@ -179,7 +179,12 @@ def render_block(problem: Problem, block: str, fmt: str = "md", user_dir: str | 
     if block not in template.blocks:
         raise ProblemgenError(f"template for {problem.kind!r} has no {block!r} block")
     context = template.new_context(problem_context(problem))
-    return "".join(template.blocks[block](context)).strip() + "\n"
+    text = "".join(template.blocks[block](context)).strip() + "\n"
+    if fmt == "text":  # the shared fragments hold $…$ math: turn it into readable Unicode
+        from problemgen.terminal import to_unicode
+
+        text = to_unicode(text)
+    return text
 
 
 def render_problem(problem: Problem, fmt: str = "md", *, solution: bool = False, user_dir: str | None = None) -> str:
