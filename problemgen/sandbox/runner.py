@@ -35,6 +35,9 @@ RETURNED, BAD_OUTPUT, NO_RESULT, TIMEOUT, MEMORY, CRASH, IMPORT_ERROR = (
     "RETURNED", "BAD_OUTPUT", "NO_RESULT", "TIMEOUT", "MEMORY", "CRASH", "IMPORT_ERROR")  # fmt: skip
 
 
+KILL_CONFIRMATION_SECONDS = 10.0  # a fork server that does not confirm a kill by then is considered lost
+
+
 class IsolationError(ProblemgenError):
     """The sandbox could not reach the demanded isolation level; no student code was run."""
 
@@ -213,7 +216,15 @@ class _ChildDriver:
             now = time.monotonic()
             if exited_at is not None and (not readers or now > exited_at + 2.0):
                 break
-            limit = min(self.deadline, hard_stop) if exited_at is None else exited_at + 2.0
+            if exited_at is not None:
+                limit = exited_at + 2.0  # drain what is left in the pipes, then stop
+            elif self.run.killed_by_us:
+                limit = self.kill_deadline
+                if now >= limit:  # the fork server does not confirm the kill: treat it as lost
+                    self.run.exit = {"server_lost": True}
+                    break
+            else:
+                limit = min(self.deadline, hard_stop)
             for key, _ in sel.select(max(0.0, limit - now)):
                 if key.data == "in":
                     inputs = self._write_inputs(sel, in_w, inputs)
@@ -223,10 +234,13 @@ class _ChildDriver:
                 else:
                     self._read(sel, key.fd, key.data)
             if exited_at is None and time.monotonic() >= min(self.deadline, hard_stop) and not self.run.killed_by_us:
-                self.run.killed_by_us = True
-                self.server.kill()
-                self.deadline = math.inf
+                self._kill()
         sel.close()
+
+    def _kill(self) -> None:
+        self.run.killed_by_us = True
+        self.kill_deadline = time.monotonic() + KILL_CONFIRMATION_SECONDS
+        self.server.kill()
 
     def _write_inputs(self, sel: selectors.BaseSelector, fd: int, data: memoryview) -> memoryview:
         try:
@@ -279,8 +293,7 @@ class _ChildDriver:
     def _violation(self, why: str) -> None:
         self.run.protocol_error = why
         if not self.run.killed_by_us:
-            self.run.killed_by_us = True
-            self.server.kill()
+            self._kill()
 
     def _frame(self, kind: int, case: int, payload: bytes) -> None:
         run, now = self.run, time.monotonic()
@@ -476,12 +489,18 @@ class Sandbox:
 
     def run(self, staged: StagedSubmission, calls: Sequence[Call]) -> SandboxRun:
         server = self._acquire()
+        healthy = False
         try:
-            return run_calls(server, staged, calls, self.limits, self.min_level)
+            result = run_calls(server, staged, calls, self.limits, self.min_level)
+            healthy = True
+            return result
+        except IsolationError:
+            healthy = True  # the server is fine; the level is simply too low
+            raise
         finally:
-            if server.alive():
+            if healthy and server.alive():
                 self._idle.put(server)
-            else:
+            else:  # lost or unresponsive: never reuse it
                 with self._lock:
                     self._servers.remove(server)
                 server.close()
