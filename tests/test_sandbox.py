@@ -292,3 +292,19 @@ def escape():
         assert run.isolation == "rlimits" and run.outcomes[0].status == RETURNED
         grandchild = run.outcomes[0].value
         assert not os.path.exists(f"/proc/{grandchild}"), "the escaped grandchild is still alive"
+
+
+def test_a_dead_fork_server_is_reported_and_replaced():
+    import signal
+    import threading
+
+    from problemgen.core import ProblemgenError
+
+    with Sandbox(Limits(case_timeout=5.0)) as box:
+        box.probe()
+        victim = box._servers[0].proc.pid
+        threading.Timer(0.5, os.kill, (victim, signal.SIGKILL)).start()
+        with pytest.raises(ProblemgenError, match="fork server died"):
+            run_source(box, "import time\ndef nap():\n    time.sleep(3)\n", [Call("nap")])
+        again = run_source(box, "def one():\n    return 1\n", [Call("one")])
+        assert again.outcomes[0].value == 1 and box._servers[0].proc.pid != victim

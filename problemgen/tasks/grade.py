@@ -18,8 +18,10 @@ from typing import Any
 import numpy as np
 
 from problemgen.reports import CheckResult, Report
+from problemgen.core import ProblemgenError
 from problemgen.sandbox import (
-    IMPORT_ERROR, RETURNED, Call, Limits, Outcome, RejectedSubmission, Sandbox, SandboxRun, collect, stage,
+    CRASH, IMPORT_ERROR, RETURNED, Call, IsolationError, Limits, Outcome, RejectedSubmission, Sandbox, SandboxRun,
+    collect, stage,
 )  # fmt: skip
 from problemgen.tasks import compare, static
 from problemgen.tasks.base import Case, Property, Task
@@ -89,10 +91,24 @@ def grade_submission(plan: Plan, path: str | os.PathLike, sandbox: Sandbox, *, s
         return _uniform(plan, sandbox, title, BANNED_API, text, meta)
     staged = stage(sources, entry)
     try:
-        run = sandbox.run(staged, plan.calls)
+        run = _run_with_one_retry(sandbox, staged, plan.calls)
+    except IsolationError:
+        raise
+    except ProblemgenError as exc:  # the supervisor died twice: mark this submission, keep the class going
+        return _uniform(plan, sandbox, title, CRASH, f"not graded: {exc}", {"student": student})
     finally:
         staged.cleanup()
     return build_report(plan, run, title, student)
+
+
+def _run_with_one_retry(sandbox: Sandbox, staged, calls) -> SandboxRun:
+    """A lost fork server is replaced and the submission run once more (a fresh child either way)."""
+    try:
+        return sandbox.run(staged, calls)
+    except IsolationError:
+        raise
+    except ProblemgenError:
+        return sandbox.run(staged, calls)
 
 
 def build_report(plan: Plan, run: SandboxRun, title: str, student: str) -> Report:
