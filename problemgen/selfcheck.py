@@ -117,6 +117,8 @@ def check_part(part: AnswerPart) -> list[str]:
     result = grade_part(part, garbage)
     if result.status != "invalid":
         problems.append(f"garbage {garbage!r} graded {result.status}, not invalid")
+    if part.exact and grade_part(part, part.exact).status != "correct":
+        problems.append(f"the exact form {part.exact!r} of the key is not graded correct")
     for mistake in part.mistakes:
         problems += _check_mistake(part, mistake, grade_part, key_value)
     return problems
@@ -246,6 +248,9 @@ def _render(problem: Problem) -> list[str]:
                 problems.append(f"{block} uses Markdown-only markup (** or backticks)")
             elif fmt == "tex" and _unbalanced_dollars(text):
                 problems.append(f"{block} has unbalanced $ math delimiters in tex")
+            elif fmt == "tex" and set(_MATH.sub(" ", text)) & _PROSE_SPECIALS:
+                specials = "".join(sorted(set(_MATH.sub(" ", text)) & _PROSE_SPECIALS))
+                problems.append(f"{block} puts LaTeX specials {specials!r} outside math (from an interpolated value?)")
             if fmt == "md" and block == "prompt":
                 problems += _tolerances_stated(problem, text, format_number)
     return problems

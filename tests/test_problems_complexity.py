@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from fractions import Fraction
 
 import pytest
 
 from problemgen.registry import generate
-from problemgen.rendering import FORMATS, render_block, render_problem
 
 KINDS = ("complexity.score_matrix", "complexity.flops", "complexity.doubling", "complexity.path_length")
 SEEDS = range(15)
@@ -16,10 +14,6 @@ SEEDS = range(15)
 
 def mistakes_of(problem, key: str) -> dict:
     return {m.name: m.value for m in problem.part(key).mistakes}
-
-
-def outside_math(text: str) -> str:
-    return re.sub(r"\$\$.*?\$\$|\$[^$]*\$", "", text, flags=re.S)
 
 
 @pytest.mark.parametrize("difficulty", [1, 2, 3])
@@ -102,36 +96,3 @@ def test_path_length_marks_the_textbook_answer(difficulty):
         texts = {o["id"]: o["text"] for o in part.spec["options"]}
         assert [texts[i] for i in part.value] == [expected[problem.params["question"]]]
         assert all(o["why"] for o in part.spec["options"])
-
-
-@pytest.mark.parametrize("kind", KINDS)
-def test_generation_is_deterministic_and_seeds_differ(kind):
-    for difficulty in (1, 2, 3):
-        assert generate(kind, 3, difficulty).to_dict() == generate(kind, 3, difficulty).to_dict()
-        variants = {str((generate(kind, s, difficulty).params, generate(kind, s, difficulty).parts[0].spec))
-                    for s in range(12)}
-        assert len(variants) > 1
-
-
-@pytest.mark.parametrize("fmt", FORMATS)
-@pytest.mark.parametrize("difficulty", [1, 2, 3])
-@pytest.mark.parametrize("kind", KINDS)
-def test_fragments_render_with_solution_in_every_format(kind, difficulty, fmt):
-    for seed in range(3):
-        problem = generate(kind, seed, difficulty)
-        assert "Solution" in render_problem(problem, fmt, solution=True)
-        if fmt != "text":
-            for block in ("prompt", "solution"):
-                prose = outside_math(render_block(problem, block, fmt))
-                assert not re.search(r"[_%&#^~\\{}]", prose), (kind, block, prose)
-
-
-@pytest.mark.parametrize("kind", KINDS)
-def test_exact_forms_in_the_key_are_graded_correct(kind):
-    from problemgen.grading import grade_part
-
-    for difficulty in (1, 2, 3):
-        for seed in range(5):
-            for part in generate(kind, seed, difficulty).parts:
-                if part.exact:
-                    assert grade_part(part, part.exact).status == "correct", (kind, part.key, part.exact)

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from fractions import Fraction
 
 import pytest
 
 import reference
 from problemgen.registry import generate
-from problemgen.rendering import FORMATS, render_block, render_problem
 
 KINDS = ("memory.kv_cache", "memory.gqa_savings")
 SEEDS = range(15)
@@ -18,10 +16,6 @@ UNIT_BYTES = {"bytes": 1, "MiB": 2**20, "GiB": 2**30, "MB": 10**6, "GB": 10**9}
 
 def mistakes_of(problem, key: str) -> dict:
     return {m.name: m.value for m in problem.part(key).mistakes}
-
-
-def outside_math(text: str) -> str:
-    return re.sub(r"\$\$.*?\$\$|\$[^$]*\$", "", text, flags=re.S)
 
 
 def formula_bytes(c: dict, seq_len: int, batch: int, width: int) -> int:
@@ -79,37 +73,6 @@ def test_gqa_savings_ratio_and_bytes(difficulty):
 def test_gqa_savings_at_difficulty_one_is_multi_query():
     for seed in SEEDS:
         assert generate("memory.gqa_savings", seed, 1).params["config"]["kv_heads"] == 1
-
-
-@pytest.mark.parametrize("kind", KINDS)
-def test_generation_is_deterministic_and_seeds_differ(kind):
-    for difficulty in (1, 2, 3):
-        assert generate(kind, 3, difficulty).to_dict() == generate(kind, 3, difficulty).to_dict()
-        assert len({str(generate(kind, s, difficulty).params) for s in range(12)}) > 1
-
-
-@pytest.mark.parametrize("fmt", FORMATS)
-@pytest.mark.parametrize("difficulty", [1, 2, 3])
-@pytest.mark.parametrize("kind", KINDS)
-def test_fragments_render_with_solution_in_every_format(kind, difficulty, fmt):
-    for seed in range(3):
-        problem = generate(kind, seed, difficulty)
-        assert "Solution" in render_problem(problem, fmt, solution=True)
-        if fmt != "text":
-            for block in ("prompt", "solution"):
-                prose = outside_math(render_block(problem, block, fmt))
-                assert not re.search(r"[_%&#^~\\{}]", prose), (kind, block, prose)
-
-
-@pytest.mark.parametrize("kind", KINDS)
-def test_exact_forms_in_the_key_are_graded_correct(kind):
-    from problemgen.grading import grade_part
-
-    for difficulty in (1, 2, 3):
-        for seed in range(5):
-            for part in generate(kind, seed, difficulty).parts:
-                if part.exact:
-                    assert grade_part(part, part.exact).status == "correct", (kind, part.key, part.exact)
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import re
 from fractions import Fraction
 
 import numpy as np
@@ -11,7 +10,6 @@ import pytest
 import sympy
 
 from problemgen.registry import generate
-from problemgen.rendering import FORMATS, render_block, render_problem
 
 KINDS = ("objective.cross_entropy", "objective.factorisation")
 SEEDS = range(15)
@@ -19,10 +17,6 @@ SEEDS = range(15)
 
 def mistakes_of(problem, key: str) -> dict:
     return {m.name: m.value for m in problem.part(key).mistakes}
-
-
-def outside_math(text: str) -> str:
-    return re.sub(r"\$\$.*?\$\$|\$[^$]*\$", "", text, flags=re.S)
 
 
 def test_cross_entropy_from_probabilities():
@@ -73,34 +67,3 @@ def test_factorisation_product_and_nll(difficulty):
         texts = {o["id"]: o["text"] for o in factor.spec["options"]}
         assert [texts[i] for i in factor.value] == [r"$P(x_t \mid x_1, \ldots, x_{t-1})$"]
         assert texts[mistakes_of(p, "factor")["causal_off_by_one"][0]] == r"$P(x_t \mid x_1, \ldots, x_t)$"
-
-
-@pytest.mark.parametrize("kind", KINDS)
-def test_generation_is_deterministic_and_seeds_differ(kind):
-    for difficulty in (1, 2, 3):
-        assert generate(kind, 3, difficulty).to_dict() == generate(kind, 3, difficulty).to_dict()
-        assert len({str(generate(kind, s, difficulty).params) for s in range(12)}) > 1
-
-
-@pytest.mark.parametrize("fmt", FORMATS)
-@pytest.mark.parametrize("difficulty", [1, 2, 3])
-@pytest.mark.parametrize("kind", KINDS)
-def test_fragments_render_with_solution_in_every_format(kind, difficulty, fmt):
-    for seed in range(3):
-        problem = generate(kind, seed, difficulty)
-        assert "Solution" in render_problem(problem, fmt, solution=True)
-        if fmt != "text":
-            for block in ("prompt", "solution"):
-                prose = outside_math(render_block(problem, block, fmt))
-                assert not re.search(r"[_%&#^~\\{}]", prose), (kind, block, prose)
-
-
-@pytest.mark.parametrize("kind", KINDS)
-def test_exact_forms_in_the_key_are_graded_correct(kind):
-    from problemgen.grading import grade_part
-
-    for difficulty in (1, 2, 3):
-        for seed in range(5):
-            for part in generate(kind, seed, difficulty).parts:
-                if part.exact:
-                    assert grade_part(part, part.exact).status == "correct", (kind, part.key, part.exact)

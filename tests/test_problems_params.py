@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 import pytest
@@ -10,7 +9,7 @@ import pytest
 import reference
 from problemgen.registry import generate
 from problemgen.problems.params import MODEL_PRESETS, linear_parameters
-from problemgen.rendering import FORMATS, render_block, render_problem
+from problemgen.rendering import render_problem
 
 KINDS = ("params.matrix", "params.attention_layer", "params.ffn_layer", "params.norms", "params.embeddings", "params.model")
 SEEDS = range(15)
@@ -18,10 +17,6 @@ SEEDS = range(15)
 
 def mistakes_of(problem, key: str) -> dict:
     return {m.name: m.value for m in problem.part(key).mistakes}
-
-
-def outside_math(text: str) -> str:
-    return re.sub(r"\$\$.*?\$\$|\$[^$]*\$", "", text, flags=re.S)
 
 
 def config_of(problem) -> reference.TransformerConfig:
@@ -176,23 +171,3 @@ def test_every_preset_renders():
     for preset in MODEL_PRESETS:
         text = render_problem(generate("params.model", 0, 3, preset=preset), "tex", solution=True)
         assert str(reference.count_parameters(reference.PRESETS[preset])["total"]) in text
-
-
-@pytest.mark.parametrize("kind", KINDS)
-def test_generation_is_deterministic_and_seeds_differ(kind):
-    for difficulty in (1, 2, 3):
-        assert generate(kind, 3, difficulty).to_dict() == generate(kind, 3, difficulty).to_dict()
-        assert len({str(generate(kind, s, difficulty).params) for s in range(12)}) > 1
-
-
-@pytest.mark.parametrize("fmt", FORMATS)
-@pytest.mark.parametrize("difficulty", [1, 2, 3])
-@pytest.mark.parametrize("kind", KINDS)
-def test_fragments_render_with_solution_in_every_format(kind, difficulty, fmt):
-    for seed in range(3):
-        problem = generate(kind, seed, difficulty)
-        assert "Solution" in render_problem(problem, fmt, solution=True)
-        if fmt != "text":
-            for block in ("prompt", "solution"):
-                prose = outside_math(render_block(problem, block, fmt))
-                assert not re.search(r"[_%&#^~\\{}]", prose), (kind, block, prose)
