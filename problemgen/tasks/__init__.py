@@ -3,6 +3,12 @@
 Each task (see :mod:`problemgen.tasks.base`) has a spec, a starter file, public examples, hidden
 randomized cases drawn from the grader's secret, property checks and banned shortcuts. Tasks are
 registered here by name, in curriculum order.
+
+Adding a task: write a ``Task`` in the topic's module (spec, starter, ``make_cases(rng, hidden)``
+returning cases whose expected values come from ``reference`` and whose variants come from
+``problemgen.misconceptions`` or :mod:`problemgen.tasks.variants`), list it in ``_load`` below, add a
+reference-quality solution to ``tests/fixtures/code/solutions/`` and one mutant per variant tag to
+``tests/fixtures/code/mutants.py``; the mutation tests then hold the task to its own diagnoses.
 """
 
 from __future__ import annotations
