@@ -175,7 +175,7 @@ def report_dict(report: Report) -> dict:
                 for r in results
             ],
         })
-    return {
+    data = {
         "title": report.title,
         "score": _round(report.score),
         "points": _round(report.points),
@@ -183,6 +183,9 @@ def report_dict(report: Report) -> dict:
         "meta": report.meta,
         "problems": problems,
     }
+    if "isolation" in report.meta:  # code reports: CI reads the confinement level at the top level
+        data["isolation"] = report.meta["isolation"]
+    return data
 
 
 def render_json(report: Report) -> str:

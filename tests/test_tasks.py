@@ -242,7 +242,7 @@ def test_grade_code_json_and_fail_under(tmp_path):
     graded = run_cli("grade-code", str(path), "--task", "rms_norm", "--format", "json")
     assert graded.returncode == 0, graded.stderr
     data = json.loads(graded.stdout)
-    assert data["score"] == 1.0 and data["meta"]["isolation"] and data["meta"]["hidden_tests"] == "random"
+    assert data["score"] == 1.0 and data["isolation"] == data["meta"]["isolation"] and data["meta"]["hidden_tests"] == "random"
     wrong = write(tmp_path, "wrong.py", solution("rms_norm").replace("gamma * x", "x"))
     below = run_cli("grade-code", str(wrong), "--task", "rms_norm", "--fail-under", "0.9", "-o", str(tmp_path / "r.txt"))
     assert below.returncode == 1 and below.stdout == "" and "WRONG" in (tmp_path / "r.txt").read_text()
