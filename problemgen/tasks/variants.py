@@ -1,10 +1,9 @@
-"""Buggy variants used to diagnose code submissions, beyond those in ``problemgen.misconceptions``.
+"""Buggy variants used to diagnose code submissions (implementation-level, on top of the catalogue).
 
 Each function is the reference computation with exactly one thing done wrong, written as a
 parameter of a small pipeline (scale, axis, split, mask handling...) so the same code produces the
-correct answer and every mistake. The catalogue here holds the mistakes that only show up in
-code (numerical overflow, a mask applied to the wrong axis of a cache); the shared catalogue in
-``problemgen.misconceptions`` holds the rest, and :func:`describe` looks in both.
+correct answer and every mistake. Every tag, including those that only show up in code (numerical
+overflow, a cache not appended), is described in the one catalogue, ``problemgen.misconceptions``.
 """
 
 from __future__ import annotations
@@ -16,43 +15,15 @@ import numpy as np
 import reference as ref
 from problemgen import misconceptions
 
-LOCAL = {
-    "softmax_overflow": ("softmax computed without subtracting the maximum, so large inputs overflow",
-                         "Subtract the maximum along the axis before exponentiating; softmax does not change."),
-    "softmax_ignores_axis": ("softmax always taken along the last axis, whatever `axis` says",
-                             "Use the axis argument for the max, the exponentials' sum and keepdims."),
-    "softmax_global_sum": ("exponentials divided by the sum over the whole array",
-                           "Normalise each slice along the axis separately (sum with axis=..., keepdims=True)."),
-    "mask_ignored": ("the mask was not applied", "Blocked positions must get weight 0: set their scores to −∞ before the softmax."),
-    "eps_outside_sqrt": ("ε added after the square root instead of inside it",
-                         "Use sqrt(var + ε), not sqrt(var) + ε."),
-    "affine_skipped": ("the learned scale γ (and shift β) not applied", "Multiply by γ (and add β) after normalising."),
-    "merge_without_transpose": ("heads merged by reshaping without moving the head axis back after the sequence axis",
-                                "Transpose (B, h, L, d) to (B, L, h, d) before reshaping to (B, L, h·d)."),
-    "causal_upper_triangle": ("causal mask built upper-triangular: queries see the future, not the past",
-                              "Query i may attend to keys j ≤ i: that is the lower triangle (np.tril)."),
-    "padding_off_by_one": ("padding mask keeps one pad position (j ≤ length instead of j < length)",
-                           "Positions 0 … length − 1 are real tokens: keep j < length."),
-    "pe_concatenated": ("all sines placed before all cosines instead of interleaving them",
-                        "Column 2i holds the sine and column 2i + 1 the cosine of the same frequency."),
-    "ffn_biases_skipped": ("the bias vectors of the feed-forward layers not added",
-                           "Add b_1 after the first matrix and b_2 after the second when they are given."),
-    "cache_not_appended": ("the new keys and values were not added to the cache before attending",
-                           "Concatenate the new K and V to the cache along the sequence axis, then attend over all of them."),
-    "causal_missing": ("no causal mask among the new tokens", "When several tokens arrive at once, token i may not see tokens after it."),
-}  # fmt: skip
-
 
 def describe(tag: str) -> tuple[str, str]:
-    """(title, hint) of a tag from either catalogue."""
-    if tag in LOCAL:
-        return LOCAL[tag]
+    """(title, hint) of a tag from the shared catalogue (the tag itself when unknown)."""
     entry = misconceptions.CATALOGUE.get(tag)
     return (entry.title, entry.hint) if entry else (tag, "")
 
 
 def known(tag: str) -> bool:
-    return tag in LOCAL or tag in misconceptions.CATALOGUE
+    return tag in misconceptions.CATALOGUE
 
 
 # --------------------------------------------------------------------------- softmax
