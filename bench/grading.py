@@ -8,7 +8,7 @@ with every digit of every answer rotated (wrong, sometimes a known mistake, some
 10% are blank answer sheets (nothing answered).
 
 Timed, median of several runs:
-* `grading.grade_class(submissions, class_dir)` in one process and with jobs=2;
+* `classgrade.grade_class(submissions, class_dir)` in one process and with jobs=2;
 * the same followed by `reports.write_class_outputs` (gradebook, summary, one JSON report per student);
 * the CLI end to end: `problemgen grade SUBMISSIONS --variants CLASS -o OUT --format json` (imports,
   grading and every output file), with --jobs 1 and --jobs 2.
@@ -90,10 +90,10 @@ def cpu_seconds() -> float:
 
 def library(class_dir: Path, submissions: Path, jobs: int, out: Path | None) -> tuple[float, float, object]:
     """(wall, CPU, ClassResult) of one class-mode run, optionally with the output files written."""
-    from problemgen import grading, reports
+    from problemgen import classgrade, reports
 
     start, cpu_start = time.perf_counter(), cpu_seconds()
-    outcome = grading.grade_class(submissions, class_dir, jobs=jobs)
+    outcome = classgrade.grade_class(submissions, class_dir, jobs=jobs)
     if out is not None:
         reports.write_class_outputs(out, outcome, "json")
     return time.perf_counter() - start, cpu_seconds() - cpu_start, outcome

@@ -286,7 +286,7 @@ REPORT_EXTENSIONS = {"text": "txt", "json": "json", "junit": "xml", "gradescope"
 def class_summary(outcome) -> dict:
     """Score distribution, per-question difficulty and misconception counts of a class run.
 
-    ``outcome`` is a ``grading.ClassResult``. Misconceptions count students (not answers): "7 of 30"
+    ``outcome`` is a ``classgrade.ClassResult``. Misconceptions count students (not answers): "7 of 30"
     means 7 of the 30 students with a readable sheet made that mistake at least once.
     """
     from problemgen.misconceptions import describe

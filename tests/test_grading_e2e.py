@@ -83,7 +83,7 @@ def test_a_class_set_from_the_worksheet_command_grades_in_class_mode(tmp_path, m
     import shutil
 
     from problemgen import worksheet
-    from problemgen.grading import grade_class
+    from problemgen.classgrade import grade_class
 
     monkeypatch.setenv("GRADING_TEST_SECRET", "0123456789abcdef0123456789abcdef")
     roster = tmp_path / "roster.csv"

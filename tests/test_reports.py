@@ -15,7 +15,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from problemgen.grading import ClassResult, StudentResult
+from problemgen.classgrade import ClassResult, StudentResult
 from problemgen.misconceptions import describe
 from problemgen.reports import (
     FORMATS,

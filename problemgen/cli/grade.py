@@ -1,4 +1,4 @@
-"""``problemgen grade``: option parsing only; grading is ``problemgen.grading``, output ``problemgen.reports``."""
+"""``problemgen grade``: option parsing only; grading is ``problemgen.grading`` (class mode ``problemgen.classgrade``), output ``problemgen.reports``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from problemgen import grading, reports
+from problemgen import classgrade, grading, reports
 
 
 @click.command("grade")
@@ -51,7 +51,7 @@ def grade_command(answers, variant_path, class_dir, fmt, output, fail_under, job
         raise click.UsageError("--fail-under applies to one sheet, not to a class run")
     show = sys.stderr.isatty() if progress is None else progress
     with click.progressbar(length=1, label="grading", file=sys.stderr if show else _Null()) as bar:
-        outcome = grading.grade_class(answers, class_dir, jobs=jobs, progress=_advance(bar))
+        outcome = classgrade.grade_class(answers, class_dir, jobs=jobs, progress=_advance(bar))
     written = reports.write_class_outputs(output or Path("grades"), outcome, fmt)
     click.echo(reports.render_summary(reports.class_summary(outcome)), nl=False)
     click.echo(f"wrote {len(written)} files to {output or Path('grades')}", err=True)
