@@ -43,7 +43,8 @@ def test_reference_imports_only_numpy_sympy_and_stdlib():
 @pytest.mark.parametrize(
     "module",
     ["problemgen/rendering.py", "problemgen/grading.py", "problemgen/reports.py",
-     "problemgen/mathparse.py", "problemgen/answersheet.py", "problemgen/sandbox"],
+     "problemgen/mathparse.py", "problemgen/answersheet.py", "problemgen/classgrade.py",
+     "problemgen/variantfile.py", "problemgen/sandbox"],
 )
 def test_presentation_and_grading_never_import_reference(module):
     target = ROOT / module
