@@ -7,6 +7,7 @@ variants are deterministic and distinct, and every fragment renders in md, tex a
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
@@ -92,3 +93,84 @@ def test_large_samples_need_a_space_of_25_variants_not_half_the_seeds():
     cycle = lambda n: [str(i % n) for i in range(400)]  # noqa: E731
     assert selfcheck._distinctness("x.y", {1: cycle(30)}) == []
     assert len(selfcheck._distinctness("x.y", {1: cycle(20)})) == 1
+
+
+# ---------------------------------------------------- a prompt's format example never gives the answer away
+
+_OWN_TOPICS = ("attention", "scaling", "masks", "multihead", "shapes")
+_EXAMPLE_LEAD = re.compile(r"(?:such as|for example|e\.g\.)\s+")
+
+
+def _format_examples(prompt: str) -> list[str]:
+    """The example answers a prompt shows ("such as 1/sqrt(5)", "e.g. (100, 20)"), brackets balanced."""
+    found = []
+    for match in _EXAMPLE_LEAD.finditer(prompt):
+        depth, end, text = 0, match.end(), prompt[match.end():]
+        for index, char in enumerate(text):
+            depth += {"(": 1, ")": -1}.get(char, 0)
+            if depth < 0 or (depth == 0 and (char.isspace() or char in ",;")):
+                end = index
+                break
+        else:
+            end = len(text)
+        found.append(text[:end].rstrip(".:").replace("$", ""))
+    return [f for f in found if f and (f[0].isdigit() or f[0] == "(" or f[:3] in ("exp", "sqr", "log", "sin", "cos"))]
+
+
+def _example_value(example: str):
+    """A number or a tuple of numbers for a format example; None if it is neither."""
+    import sympy  # trusted template text, never student input
+
+    try:
+        value = sympy.sympify(example)
+    except (sympy.SympifyError, SyntaxError, TypeError):
+        return None
+    if isinstance(value, tuple):
+        return tuple(float(v) for v in value) if all(v.is_number for v in value) else None
+    return float(value) if value.is_number else None
+
+
+def _key_values(part) -> list:
+    """Every number a part's key holds, plus its whole shape as a tuple of numbers."""
+    if part.type == "shape":
+        dims = part.spec.get("dims", {})
+        sizes = []
+        for dim in part.value:
+            size = 1
+            for factor in str(dim).split("*"):
+                size *= int(factor) if factor.isdigit() else dims.get(factor, -1)
+            sizes.append(float(size))
+        return [tuple(sizes)]
+    flat, stack = [], [part.value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, (int, float)) and not isinstance(item, bool):
+            flat.append(float(item))
+    return flat
+
+
+@pytest.mark.parametrize("topic", _OWN_TOPICS)
+def test_a_format_example_in_the_prompt_never_equals_the_key(topic):
+    from problemgen.rendering import render_block
+
+    for spec in registry.all_kinds(topic):
+        for difficulty in spec.difficulties:
+            for seed in range(120):
+                problem = registry.generate(spec.name, seed, difficulty)
+                examples = [_example_value(e) for e in _format_examples(render_block(problem, "prompt", "md"))]
+                for part in problem.parts:
+                    for key in _key_values(part):
+                        for example in examples:
+                            same = (example == key) if isinstance(key, tuple) else (
+                                isinstance(example, float) and abs(example - key) < 1e-9)
+                            assert not same, f"{problem.variant_id}: example {example} equals the key of {part.key}"
+
+
+def test_format_examples_are_found_and_evaluated():
+    prompt = "exactly (for example exp(1)/(exp(1) + exp(2))) or e.g. (100, 20): or such as 1/sqrt(5)."
+    examples = _format_examples(prompt)
+    assert examples == ["exp(1)/(exp(1) + exp(2))", "(100, 20)", "1/sqrt(5)"]
+    assert _example_value(examples[1]) == (100.0, 20.0)
+    assert _example_value(examples[2]) == pytest.approx(5 ** -0.5)
