@@ -8,6 +8,8 @@ variants are deterministic and distinct, and every fragment renders in md, tex a
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 from dataclasses import replace
 
 import pytest
@@ -174,3 +176,46 @@ def test_format_examples_are_found_and_evaluated():
     assert examples == ["exp(1)/(exp(1) + exp(2))", "(100, 20)", "1/sqrt(5)"]
     assert _example_value(examples[1]) == (100.0, 20.0)
     assert _example_value(examples[2]) == pytest.approx(5 ** -0.5)
+
+
+# ---------------------------------------------------------------- the widest variants fit the printed page
+
+_PAGE = r"""\documentclass[11pt]{article}
+\usepackage[utf8]{inputenc}
+\usepackage[margin=2.2cm]{geometry}
+\usepackage{amsmath,amssymb}
+\usepackage{parskip}
+%s
+\begin{document}
+%s
+\end{document}
+"""
+_OVERFULL = re.compile(r"Overfull \\hbox \((\d+\.\d+)pt too wide\) (?:in paragraph at lines (\d+)|detected at line (\d+))")
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex not installed")
+def test_prompts_and_solutions_of_the_widest_variants_fit_the_page(tmp_path):
+    """Matrices side by side on one display line overflow the margin at d_k = 8 or 9; they must wrap."""
+    from problemgen.rendering import render_problem, tex_unicode_declarations
+
+    blocks, owner = [], {}
+    for topic in _OWN_TOPICS:
+        for spec in registry.all_kinds(topic):
+            for difficulty, seed in ((2, 0), (3, 0), (3, 1), (3, 2)):
+                problem = registry.generate(spec.name, seed, difficulty)
+                blocks.append(render_problem(problem, "tex", solution=True) + "\n\\clearpage\n")
+                owner[len(blocks)] = problem.variant_id
+    body = "".join(blocks)
+    (tmp_path / "doc.tex").write_text(_PAGE % (tex_unicode_declarations(), body), encoding="utf-8")
+    subprocess.run(["pdflatex", "-interaction=nonstopmode", "-no-shell-escape", "doc.tex"], cwd=tmp_path,
+                   capture_output=True, timeout=120, check=False)
+    log = (tmp_path / "doc.log").read_text(errors="replace")
+    lines = (tmp_path / "doc.tex").read_text(encoding="utf-8").split("\n")
+    too_wide = []
+    for match in _OVERFULL.finditer(log):
+        line = int(match.group(2) or match.group(3))
+        page = "\n".join(lines[:line]).count("\\clearpage") + 1
+        if float(match.group(1)) > 3:
+            too_wide.append(f"{owner.get(page, '?')}: {match.group(1)}pt at '{lines[line - 1][:60]}'")
+    assert "Output written" in log, "pdflatex produced no PDF"
+    assert not too_wide, "\n".join(too_wide)
