@@ -182,3 +182,22 @@ def test_different_seeds_give_different_variants():
     for kind in KINDS:
         params = {str(registry.generate(kind, seed, 1).params) for seed in range(20)}
         assert len(params) >= 15, kind
+
+
+def test_projection_at_difficulty_one_draws_both_square_and_rectangular_matrices():
+    sizes = {(p.params["d_model"], p.params["d_k"])
+             for p in (registry.generate("attention.projection", seed, 1) for seed in range(40))}
+    assert any(m == k for m, k in sizes) and any(m != k for m, k in sizes), sizes
+
+
+def test_worked_dot_products_put_negative_factors_in_brackets():
+    for p in _problems("attention.scores"):
+        text = render_block(p, "solution", "md")
+        assert "+ -" not in text and "\\cdot -" not in text
+
+
+def test_exact_first_row_shares_one_denominator():
+    for p in _problems("attention.weights"):
+        text = render_block(p, "solution", "md")
+        assert text.count("Z = ") == 1
+        assert text.count("}{Z}") == len(p.params["K"])

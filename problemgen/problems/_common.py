@@ -154,7 +154,12 @@ def softmax_latex(exponents: Sequence, index: int) -> str:
     LaTeX of the simplified weight regroups negative exponents into nested fractions; writing every
     term as ``e^{score}`` keeps the worked solution in the form a student computes by hand.
     """
+    terms = exp_terms_latex(exponents)
+    return rf"\frac{{{terms[index]}}}{{{' + '.join(terms)}}}"
+
+
+def exp_terms_latex(exponents: Sequence) -> list[str]:
+    """LaTeX ``e^{score}`` for each exact exponent, in order (the terms of one softmax row)."""
     import sympy
 
-    terms = [f"e^{{{sympy.latex(e)}}}" for e in exponents]
-    return rf"\frac{{{terms[index]}}}{{{' + '.join(terms)}}}"
+    return [f"e^{{{sympy.latex(e)}}}" for e in exponents]

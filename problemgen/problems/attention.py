@@ -31,6 +31,7 @@ from problemgen.problems._common import (
     require,
     require_unsaturated,
     exact_forms,
+    exp_terms_latex,
     softmax_latex,
 )
 from problemgen.registry import register
@@ -86,7 +87,7 @@ def scores(rng, difficulty, *, L=None, d_k=None):
 # ---------------------------------------------------------------------------------- scaled scores
 
 
-@register("attention.scaled_scores", title="Scaled attention scores QKᵀ/√d_k")
+@register("attention.scaled_scores", title="Scaled attention scores QKᵀ/√dₖ")
 def scaled_scores(rng, difficulty, *, L=None, d_k=None):
     """Scale factor and scaled scores QKᵀ/√d_k for small integer queries and keys."""
     q, k = _draw_qk(rng, difficulty, L, d_k, cross=True)
@@ -101,7 +102,7 @@ def scaled_scores(rng, difficulty, *, L=None, d_k=None):
             mistakes=(mistake("scale_by_dk", 1 / d_k), mistake("no_scaling", 1.0)),
         ),
         AnswerPart(
-            key="scaled", type="matrix", value=scaled, label="the scaled scores QKᵀ/√d_k", atol=SCORE_ATOL,
+            key="scaled", type="matrix", value=scaled, label="the scaled scores QKᵀ/√dₖ", atol=SCORE_ATOL,
             mistakes=(mistake("no_scaling", s), mistake("scale_by_dk", s / d_k)),
         ),
     ]
@@ -143,14 +144,14 @@ def weights(rng, difficulty, *, L=None, d_k=None):
         params={"Q": q, "K": k, "d_k": q.shape[1]},
         parts=[part],
         solution={"S": s, "sqrt_dk": float(np.sqrt(q.shape[1])), "scaled": scaled, "exp": np.exp(scaled), "A": w,
-                  "exact_row": [softmax_latex(first_row, j) for j in range(len(first_row))]},
+                  "exact_terms": exp_terms_latex(first_row)},
     )
 
 
 # ----------------------------------------------------------------------------------------- output
 
 
-@register("attention.output", title="Attention output softmax(QKᵀ/√d_k)V")
+@register("attention.output", title="Attention output softmax(QKᵀ/√dₖ)V")
 def output(rng, difficulty, *, L=None, d_k=None):
     """Weights and output of scaled dot-product attention for small integer Q, K, V."""
     q, k = _draw_qk(rng, difficulty, L, d_k)
@@ -243,8 +244,8 @@ def projection(rng, difficulty, *, convention=None):
     """Q, K and V from X and the projection matrices, in the row or the column convention."""
     convention = override("convention", convention, pick(rng, ("row", "column")), ("row", "column"))
     L, d_model, d_k = {1: (2, 3, 2), 2: (3, 3, 3), 3: (4, 4, 2)}[difficulty]
-    if difficulty == 1:
-        d_model = d_k = pick(rng, (2, 3)) if rng.random() < 0.5 else d_model
+    if difficulty == 1 and rng.random() < 0.5:  # half the time square matrices, where a transpose still fits
+        d_model = d_k = pick(rng, (2, 3))
     x = int_matrix(rng, (L, d_model), 0 if difficulty == 1 else -1, 1)  # (L, d_model)
     shape = (d_model, d_k) if convention == "row" else (d_k, d_model)
     ws = {name: int_matrix(rng, shape, -1, 1) for name in ("W_Q", "W_K", "W_V")}  # each shape
