@@ -129,3 +129,24 @@ def test_mask_prompts_state_the_representation_and_render_it(representation, blo
     assert blocked in solution
     prompt = render_block(p, "prompt", "md")
     assert {"bool": "boolean", "01": "0/1", "additive": "additive"}[representation] in prompt
+
+
+def test_prose_reads_naturally_for_a_single_pad_token_and_a_single_new_query():
+    for seed in range(40):
+        for d in (1, 2, 3):
+            combined = registry.generate("masks.combined", seed, d)
+            prompt = render_block(combined, "prompt", "md")
+            assert "The 1 PAD" not in prompt
+            assert ("The PAD token" in prompt) == (combined.params["n_pad"] == 1)
+            kv = registry.generate("masks.kv_alignment", seed, d)
+            text = render_block(kv, "prompt", "md") + render_block(kv, "solution", "md")
+            assert "last 1 " not in text and "the 1 query" not in text
+            assert f"${kv.params['cached']} + i$" in text
+
+
+def test_boolean_masks_are_not_added_to_scores_in_the_worked_solution():
+    for seed in range(20):
+        for d in (1, 2, 3):
+            p = registry.generate("masks.masked_weights", seed, d)
+            solution = render_block(p, "solution", "md")
+            assert ("S + M" in solution) == (p.params["representation"] == "additive")
