@@ -42,7 +42,7 @@ def _params(d_model: int, heads: int, *, kv_heads: int | None = None, head_dim: 
 # --------------------------------------------------------------------------------------- head dim
 
 
-@register("multihead.head_dim", title="Per-head width d_k from d_model and h")
+@register("multihead.head_dim", title="Per-head width dₖ from the model width and the head count")
 def head_dim(rng, difficulty, *, d_model=None, heads=None):
     """d_k = d_model / h, then the size of one head's W_Q and of all heads' W_Q together."""
     d_model, heads = _width_and_heads(rng, d_model, heads)
@@ -131,7 +131,7 @@ def concat(rng, difficulty):
 # ---------------------------------------------------------------------------------- output projection
 
 
-@register("multihead.output_projection", title="The output projection W_O")
+@register("multihead.output_projection", title="Mixing the heads with the output projection")
 def output_projection(rng, difficulty):
     """Concatenate two heads and multiply by W_O (plus b_O at difficulty 3)."""
     heads, L, d_v = 2, {1: 2, 2: 3, 3: 3}[difficulty], 2

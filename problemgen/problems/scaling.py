@@ -76,7 +76,7 @@ def dot_variance(rng, difficulty, *, d_k=None):
 # ------------------------------------------------------------------------------------- saturation
 
 
-@register("scaling.saturation", title="Softmax saturation with and without 1/√d_k")
+@register("scaling.saturation", title="Softmax saturation with and without 1/√dₖ")
 def saturation(rng, difficulty, *, d_k=None):
     """Largest softmax weight of one query's raw scores, unscaled and scaled by 1/√d_k."""
     d_k = override("d_k", d_k, pick(rng, {1: (16, 64, 100), 2: (16, 64, 100, 144), 3: (128, 256, 512)}[difficulty]),
@@ -117,7 +117,7 @@ _CONFIGS = (  # (d_model, heads, head_dim) where head_dim != d_model / heads, as
 )
 
 
-@register("scaling.choose_scale", title="Choosing the attention scale for a given d_k")
+@register("scaling.choose_scale", title="Choosing the attention scale for a given dₖ")
 def choose_scale(rng, difficulty, *, d_model=None, heads=None):
     """The factor 1/√d_k that multiplies the scores, from d_k, from d_model and h, or from a head_dim."""
     parts = []
