@@ -150,3 +150,8 @@ def test_boolean_masks_are_not_added_to_scores_in_the_worked_solution():
             p = registry.generate("masks.masked_weights", seed, d)
             solution = render_block(p, "solution", "md")
             assert ("S + M" in solution) == (p.params["representation"] == "additive")
+
+
+def test_after_softmax_row_question_is_not_always_every_row():
+    answers = {len(registry.generate("masks.after_softmax", seed, 2).part("rows").value) for seed in range(30)}
+    assert answers == {3, 4}, "difficulty 2 should mix causal-only masks (last row whole) and padded ones"

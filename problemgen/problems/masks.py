@@ -241,7 +241,8 @@ def after_softmax(rng, difficulty):
     L = {1: 3, 2: 4, 3: 4}[difficulty]
     scores = int_matrix(rng, (L, L), -2, 2).astype(float)  # (L, L) scaled scores
     mask = reference.causal_mask(L)  # (L, L)
-    if difficulty >= 2:
+    padded = difficulty == 3 or (difficulty == 2 and rng.random() < 0.5)  # else the last row stays whole
+    if padded:
         valid = _key_valid([L - 1], L, "right")[0]  # (L,) the last token is padding
         mask = reference.combine_masks(mask, reference.padding_mask(valid))  # (L, L)
     plain = reference.softmax(scores)  # (L, L)
