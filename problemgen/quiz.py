@@ -101,15 +101,16 @@ class Services:
 def default_services() -> Services:
     """The real generator, grader and renderer (imported here, when a session starts)."""
     from problemgen import answersheet, grading, registry, rendering
+    from problemgen.problems import index
 
-    kinds = registry.all_kinds()
+    kinds = index.load()  # the static index: no need to import every generator (and sympy) up front
     return Services(
         generate=lambda kind, seed, difficulty: registry.generate(kind, seed, difficulty),
         grade=grading.grade_text,
         render=lambda problem, block: rendering.render_block(problem, block, "text"),
         describe=answersheet.describe_format,
-        available={k.name: tuple(k.difficulties) for k in kinds},
-        summary={k.name: k.summary for k in kinds},
+        available={k["name"]: tuple(k["difficulties"]) for k in kinds},
+        summary={k["name"]: k["summary"] for k in kinds},
         shown=solution_names,
     )
 
@@ -504,9 +505,9 @@ def run_progress(db: str | None = None, as_json: bool = False, reset: bool = Fal
 
 
 def _installed_kinds() -> dict[str, tuple[int, ...]]:
-    from problemgen import registry
+    from problemgen.problems import index
 
-    return {k.name: tuple(k.difficulties) for k in registry.all_kinds()}
+    return {k["name"]: tuple(k["difficulties"]) for k in index.load()}
 
 
 def format_progress(rows: list[dict], path: str, now: datetime, intervals: tuple[int, ...]) -> str:

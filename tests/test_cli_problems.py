@@ -101,10 +101,9 @@ def test_every_command_documents_examples(capsys, command):
     assert code == 0 and "Examples:" in out and f"problemgen {command}" in out
 
 
-def test_index_check_mode_reports_a_stale_file(tmp_path, monkeypatch):
+def test_index_check_mode_reports_a_stale_file(tmp_path):
     stale = tmp_path / "_index.py"
     stale.write_text("KINDS = ()\n", encoding="utf-8")
-    monkeypatch.setattr(index, "INDEX_FILE", stale)
-    assert index.main(["--check"]) == 1
-    assert index.main([]) == 0 and index.main(["--check"]) == 0
+    assert index.main(["--check"], stale) == 1
+    assert index.main([], stale) == 0 and index.main(["--check"], stale) == 0
     assert "attention.weights" in stale.read_text(encoding="utf-8")

@@ -13,13 +13,10 @@ renaming or retitling a kind::
 
 from __future__ import annotations
 
-import json
 import sys
-from pathlib import Path
 
 from problemgen.errors import ProblemgenError
 
-INDEX_FILE = Path(__file__).with_name("_index.py")
 FIELDS = ("name", "topic", "title", "summary", "difficulties")
 
 
@@ -60,6 +57,8 @@ def listing(topic: str | None = None, *, as_json: bool = False) -> str:
             raise ProblemgenError(f"unknown topic {topic!r}{suggest(topic, topics)}; topics: {', '.join(topics)}")
         entries = [e for e in entries if e["topic"] == topic]
     if as_json:
+        import json  # only here: plain listing must start as fast as Python itself
+
         return json.dumps(entries, indent=1, ensure_ascii=False)
     width = max((len(e["name"]) for e in entries), default=0)
     return "\n".join(
@@ -67,19 +66,22 @@ def listing(topic: str | None = None, *, as_json: bool = False) -> str:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, index_file=None) -> int:
     """Rewrite ``_index.py`` (or, with ``--check``, report whether it is stale)."""
+    from pathlib import Path
+
     argv = sys.argv[1:] if argv is None else argv
+    index_file = Path(index_file or Path(__file__).with_name("_index.py"))
     wanted = source(build())
-    current = INDEX_FILE.read_text(encoding="utf-8") if INDEX_FILE.exists() else ""
+    current = index_file.read_text(encoding="utf-8") if index_file.exists() else ""
     if "--check" in argv:
         if wanted != current:
-            print(f"{INDEX_FILE.name} is stale: run python -m problemgen.problems.index", file=sys.stderr)
+            print(f"{index_file.name} is stale: run python -m problemgen.problems.index", file=sys.stderr)
             return 1
         return 0
     if wanted != current:
-        INDEX_FILE.write_text(wanted, encoding="utf-8")
-    print(f"{INDEX_FILE.name}: {len(build())} kinds")
+        index_file.write_text(wanted, encoding="utf-8")
+    print(f"{index_file.name}: {len(build())} kinds")
     return 0
 
 
