@@ -188,8 +188,10 @@ def report_dict(report: Report) -> dict:
     return data
 
 
-def render_json(report: Report) -> str:
-    return json.dumps(report_dict(report), indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n"
+def render_json(report: Report, *, compact: bool = False) -> str:
+    """One JSON object; ``compact`` drops the indentation (json's C encoder: several times faster)."""
+    layout = {"separators": (",", ":")} if compact else {"indent": 2}
+    return json.dumps(report_dict(report), sort_keys=True, ensure_ascii=False, default=str, **layout) + "\n"
 
 
 # ------------------------------------------------------------------------------------------ JUnit XML
@@ -420,7 +422,8 @@ def write_class_outputs(out_dir, outcome, fmt: str = "json") -> list:
     }
     for student in outcome.students:
         if student.report is not None:
-            files[out_dir / "reports" / f"{student.student}.{REPORT_EXTENSIONS[fmt]}"] = render(student.report, fmt)
+            text = render_json(student.report, compact=True) if fmt == "json" else render(student.report, fmt)
+            files[out_dir / "reports" / f"{student.student}.{REPORT_EXTENSIONS[fmt]}"] = text
     for path, text in files.items():
         path.write_text(text, encoding="utf-8")
     return sorted(files)
