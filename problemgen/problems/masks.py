@@ -223,14 +223,15 @@ def _row_options(rng, L: int, broken: np.ndarray) -> tuple[list[dict], list[str]
 
 
 _DIAGNOSES = (
-    ("The mask was applied after the softmax: blocked weights were zeroed but the rows were not renormalised.",
-     "That is the bug: the blocked weights are exactly 0 and every row with a blocked key sums to less than 1."),
+    ("The mask was applied after the softmax instead of before it.",
+     "That is the bug: blocked weights were zeroed but the rows were not renormalised, so every row with a "
+     "blocked key sums to less than 1."),
     ("The blocked positions were given 0 instead of $-\\infty$ in the additive mask.",
      "Adding 0 leaves the softmax unmasked: every row would still sum to 1 and no entry would be 0."),
     ("The mask polarity is inverted: 1 was read as blocked.",
      "Then the weight would sit on the blocked keys and every allowed key would get 0; here every nonzero weight "
      "is on an allowed key."),
-    ("The scores were not divided by $\\sqrt{d_k}$.",
+    ("The scores were not divided by $\\sqrt{d_k}$ before the softmax.",
      "A wrong scale changes how peaked the rows are, but every row would still sum to 1."),
 )
 
