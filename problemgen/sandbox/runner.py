@@ -14,6 +14,7 @@ import math
 import os
 import queue
 import selectors
+import shutil
 import signal
 import socket
 import subprocess
@@ -100,11 +101,18 @@ class ForkServer:
         self.workdir = tempfile.mkdtemp(prefix="problemgen-fs-")
         self.log = tempfile.TemporaryFile()
         command = [sys.executable, "-I", "-B", "-m", "problemgen.sandbox.forkserver", str(theirs.fileno())]
-        self.proc = subprocess.Popen(
-            command, pass_fds=[theirs.fileno()], env=_scrubbed_env(), cwd=self.workdir,
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.log, start_new_session=True,
-        )  # fmt: skip
-        theirs.close()
+        try:
+            self.proc = subprocess.Popen(
+                command, pass_fds=[theirs.fileno()], env=_scrubbed_env(), cwd=self.workdir,
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.log, start_new_session=True,
+            )  # fmt: skip
+        except OSError:
+            ours.close()
+            self.log.close()
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            raise
+        finally:
+            theirs.close()
         self.sock = ours
         ready = self.receive(startup_timeout)
         if not ready or ready.get("event") != "ready":
@@ -152,7 +160,7 @@ class ForkServer:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
             self.log.close()
-            os.rmdir(self.workdir)
+            shutil.rmtree(self.workdir, ignore_errors=True)  # normally empty; never leave it behind
 
 
 # --------------------------------------------------------------------------- one child's life
