@@ -98,3 +98,11 @@ def test_bug_pipeline_has_exactly_one_wrong_line():
 def test_shape_variants_differ_between_seeds(kind):
     seen = {str(registry.generate(kind, seed, 2).params) for seed in range(20)}
     assert len(seen) >= 15
+
+
+def test_single_head_cross_attention_gives_values_their_own_width():
+    for seed in range(30):
+        p = registry.generate("shapes.cross", seed, 1)
+        dims = p.params["dims"]
+        assert len(set(dims.values())) == len(dims), dims
+        assert p.part("output").value == ["L", "d_v"]

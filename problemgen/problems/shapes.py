@@ -86,6 +86,9 @@ def cross(rng, difficulty):
     """Cross-attention: queries from the decoder (L), keys and values from the encoder (S)."""
     dims = _draw_dims(rng, cross=True)
     if difficulty == 1:
+        # A single head may give values their own width; a d_v unlike every other size means the
+        # numbers alone tell (L, d_v) from (L, d_k), and the output visibly takes the value width.
+        dims = {**dims, "d_v": pick(rng, [w for w in (8, 24, 40, 56) if w not in dims.values()])}
         shapes = ref_shapes.attention_shapes(batch=False).as_dict()
         given = _given(dims, ("L", "S", "d_k", "d_v"))
         stages = ("k", "scores", "output")
