@@ -100,8 +100,14 @@ def _warnings(report: Report) -> list[str]:
 
 
 def _printable(text: str) -> str:
-    """Text for a terminal: control characters (escape sequences included) shown as \\xNN, never sent."""
-    return "".join(c if c == "\n" or c.isprintable() else f"\\x{ord(c):02x}" for c in str(text))
+    """Text for a terminal: control characters (escape sequences included) shown as \\xNN, never sent.
+
+    Almost every line is printable already; checking the whole string first keeps reports cheap.
+    """
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(c if c == "\n" or c.isprintable() else f"\\x{ord(c):02x}" for c in text)
 
 
 # ------------------------------------------------------------------------------------------ text
