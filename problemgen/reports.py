@@ -99,6 +99,13 @@ def _warnings(report: Report) -> list[str]:
     return [str(w) for w in report.meta.get("warnings", ())]
 
 
+def natural_key(name: str) -> list:
+    """Sort key that puts p2 before p10 (digit runs compare as numbers)."""
+    import re
+
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
 def _printable(text: str) -> str:
     """Text for a terminal: control characters (escape sequences included) shown as \\xNN, never sent.
 
@@ -333,7 +340,7 @@ def class_summary(outcome) -> dict:
             "max": _round(scores[-1]) if scores else 0.0,
             "histogram": _histogram(scores),
         },
-        "questions": sorted(questions.values(), key=lambda q: (q["mean_score"], q["name"])),
+        "questions": sorted(questions.values(), key=lambda q: (q["mean_score"], natural_key(q["name"]))),
         "misconceptions": [
             {"tag": tag, "students": n, "of": len(graded),
              "text": f"{n} of {len(graded)} students: {describe(tag)}"}
