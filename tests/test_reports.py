@@ -248,3 +248,9 @@ def test_gradebook_has_one_row_per_student_with_points_per_problem():
     assert [r["student"] for r in rows] == ["s000", "s001", "s002", "late"]
     assert rows[0]["score"] == "0.3333" and rows[0]["p1"] == "1" and rows[1]["p1"] == "3"
     assert rows[3]["status"] == "missing" and rows[3]["p1"] == ""
+
+
+def test_class_summary_lists_equally_hard_questions_in_sheet_order():
+    from problemgen.reports import natural_key
+
+    assert sorted(["p10.x", "p2.x", "p1.y", "p1.x"], key=natural_key) == ["p1.x", "p1.y", "p2.x", "p10.x"]
