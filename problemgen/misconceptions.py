@@ -212,7 +212,6 @@ def attention_scale_by_dk(q, k, v, mask=None):
 
 def attention_softmax_wrong_axis(q, k, v, mask=None):
     """Softmax over the query axis (axis -2) of the masked, scaled scores."""
-    np = _np()
     from reference import softmax
 
     scores = _masked_scaled_scores(q, k, mask)  # (..., L, S)
