@@ -96,3 +96,27 @@ def test_path_length_marks_the_textbook_answer(difficulty):
         texts = {o["id"]: o["text"] for o in part.spec["options"]}
         assert [texts[i] for i in part.value] == [expected[problem.params["question"]]]
         assert all(o["why"] for o in part.spec["options"])
+
+
+@pytest.mark.parametrize("difficulty", [1, 2, 3])
+def test_doubling_solution_counts_entries_over_all_heads(difficulty):
+    """The entry counts printed are h·L² (all heads), and the prose says so rather than "per head"."""
+    from problemgen.rendering import render_block
+
+    for seed in SEEDS:
+        p = generate("complexity.doubling", seed, difficulty)
+        h, L, k = p.params["config"]["n_heads"], p.params["L"], p.params["factor"]
+        text = render_block(p, "solution", "md")
+        assert f"{h} \\times {L}^2 = {h * L * L}$ before" in text
+        assert f"{h} \\times {k * L}^2 = {h * (k * L) ** 2}$ after" in text
+        assert "$L^2$ entries per head:" not in text
+
+
+@pytest.mark.parametrize("difficulty", [1, 2, 3])
+def test_doubling_prompt_asks_for_each_factor_only_when_there_are_several(difficulty):
+    from problemgen.rendering import render_block
+
+    p = generate("complexity.doubling", 1, difficulty)
+    prompt = render_block(p, "prompt", "md")
+    assert ("each factor" in prompt) == (len(p.parts) > 1)
+    assert ("the factor to 3" in prompt) == (len(p.parts) == 1)
