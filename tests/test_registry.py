@@ -1,0 +1,73 @@
+"""The registry: (kind, seed, difficulty, overrides) -> Problem, deterministic, validated, redrawn when degenerate."""
+
+from __future__ import annotations
+
+import pytest
+
+from problemgen import registry
+from problemgen.core import AnswerPart, Draft, ProblemgenError, Redraw
+from problemgen.misconceptions import mistake
+
+
+def test_the_same_identity_rebuilds_the_same_problem_and_seeds_differ():
+    a = registry.generate("attention.weights", 11, 2)
+    assert a == registry.generate("attention.weights", 11, 2)
+    assert a.params != registry.generate("attention.weights", 12, 2).params
+
+
+def test_unknown_kinds_suggest_the_closest_name():
+    with pytest.raises(ProblemgenError, match="did you mean 'attention.weights'"):
+        registry.generate("atention.weights", 0)
+
+
+def test_overrides_are_checked_against_the_generator_signature():
+    with pytest.raises(ProblemgenError, match="does not accept override"):
+        registry.generate("attention.weights", 0, nonsense=3)
+
+
+@pytest.mark.parametrize("difficulty", [0, 4])
+def test_difficulty_outside_the_kind_range_is_refused(difficulty):
+    with pytest.raises(ProblemgenError, match="difficulties"):
+        registry.generate("attention.weights", 0, difficulty)
+
+
+def test_negative_seeds_are_refused():
+    with pytest.raises(ProblemgenError, match="seed"):
+        registry.generate("attention.weights", -1)
+
+
+def fake_kind(monkeypatch, make):
+    spec = registry.KindSpec("fake.kind", "Fake", make)
+    monkeypatch.setitem(registry._REGISTRY, "fake.kind", spec)
+    return spec
+
+
+def test_degenerate_draws_and_indistinguishable_mistakes_are_redrawn(monkeypatch):
+    attempts = []
+
+    def make(rng, difficulty):
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise Redraw("saturated")
+        clash = 1.0 if len(attempts) == 2 else 2.0  # the second draw's mistake equals the key
+        part = AnswerPart("x", "number", 1.0, atol=0.01, mistakes=(mistake("no_scaling", clash),))
+        return Draft({"n": len(attempts)}, [part])
+
+    fake_kind(monkeypatch, make)
+    problem = registry.generate("fake.kind", 0)
+    assert len(attempts) == 3 and problem.params == {"n": 3}
+
+
+def test_a_kind_that_is_always_degenerate_fails_with_a_clear_error(monkeypatch):
+    def make(rng, difficulty):
+        raise Redraw("always")
+
+    fake_kind(monkeypatch, make)
+    with pytest.raises(ProblemgenError, match="non-degenerate"):
+        registry.generate("fake.kind", 0)
+
+
+def test_every_registered_kind_is_named_topic_dot_skill_after_its_module():
+    for spec in registry.all_kinds():
+        assert spec.topic in registry.TOPIC_MODULES
+        assert spec.make.__module__ == f"problemgen.problems.{spec.topic}"
