@@ -1,0 +1,57 @@
+"""variant.json: what grading reads. It must round-trip exactly, be deterministic, and refuse bad files clearly."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from problemgen import registry
+from problemgen.core import ProblemgenError
+from problemgen.variantfile import SCHEMA, SheetProblem, WorksheetVariant
+
+
+def sample() -> WorksheetVariant:
+    problems = tuple(
+        SheetProblem(f"p{i + 1}", 2.0, registry.generate(kind, 5, 1))
+        for i, kind in enumerate(["attention.weights", "masks.causal", "shapes.trace"])
+    )
+    return WorksheetVariant("bank-s5", "A bank", "bank", 5, problems, student="s001")
+
+
+def test_a_variant_survives_writing_and_loading_unchanged(tmp_path):
+    path = tmp_path / "variant.json"
+    path.write_text(sample().to_json(), encoding="utf-8")
+    assert WorksheetVariant.load(path) == sample()
+
+
+def test_the_same_variant_always_writes_the_same_bytes():
+    assert sample().to_json() == sample().to_json()
+    assert json.loads(sample().to_json())["schema"] == SCHEMA
+
+
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        ('{"schema": "something/else"}', "not a problemgen variant"),
+        ("{not json", "not valid JSON"),
+        (f'{{"schema": "{SCHEMA}", "problems": [{{"id": "p1"}}]}}', "malformed variant"),
+    ],
+)
+def test_bad_variant_files_give_one_clear_error(tmp_path, content, message):
+    path = tmp_path / "variant.json"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(ProblemgenError, match=message):
+        WorksheetVariant.load(path)
+
+
+def test_a_missing_variant_file_names_the_path(tmp_path):
+    with pytest.raises(ProblemgenError, match="cannot read"):
+        WorksheetVariant.load(tmp_path / "absent.json")
+
+
+def test_shipped_data_directories_are_found(tmp_path):
+    from problemgen.resources import banks_dir, templates_dir
+
+    assert (templates_dir() / "problems" / "attention.weights.j2").is_file()
+    assert (banks_dir() / "curriculum.toml").is_file()
