@@ -7,6 +7,7 @@ variants are deterministic and distinct, and every fragment renders in md, tex a
 
 from __future__ import annotations
 
+import math
 import re
 import shutil
 import subprocess
@@ -100,23 +101,42 @@ def test_large_samples_need_a_space_of_25_variants_not_half_the_seeds():
 # ---------------------------------------------------- a prompt's format example never gives the answer away
 
 _OWN_TOPICS = ("attention", "scaling", "masks", "multihead", "shapes")
+_ALL_TOPICS = sorted({spec.topic for spec in registry.all_kinds()})
 _EXAMPLE_LEAD = re.compile(r"(?:such as|for example|e\.g\.)\s+")
+_ALTERNATIVE = re.compile(r"\s+or\s+")
+
+
+def _one_example(text: str) -> str:
+    """The example at the start of ``text``: up to a space, comma or semicolon outside brackets."""
+    depth = 0
+    for index, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth < 0 or (depth == 0 and (char.isspace() or char in ",;")):
+            return text[:index]
+    return text
+
+
+def _looks_like_an_answer(example: str) -> bool:
+    head = example.lstrip("-")
+    return bool(head) and (head[0].isdigit() or head[0] == "(" or head[:3] in ("exp", "sqr", "log", "sin", "cos"))
 
 
 def _format_examples(prompt: str) -> list[str]:
-    """The example answers a prompt shows ("such as 1/sqrt(5)", "e.g. (100, 20)"), brackets balanced."""
+    """The example answers a prompt shows ("such as 1/sqrt(5)", "e.g. (100, 20)", "sin(2/3) or cos(3/10)")."""
     found = []
     for match in _EXAMPLE_LEAD.finditer(prompt):
-        depth, end, text = 0, match.end(), prompt[match.end():]
-        for index, char in enumerate(text):
-            depth += {"(": 1, ")": -1}.get(char, 0)
-            if depth < 0 or (depth == 0 and (char.isspace() or char in ",;")):
-                end = index
+        text = prompt[match.end():]
+        while True:
+            raw = _one_example(text)
+            example = raw.rstrip(".:").replace("$", "")
+            if not _looks_like_an_answer(example):
                 break
-        else:
-            end = len(text)
-        found.append(text[:end].rstrip(".:").replace("$", ""))
-    return [f for f in found if f and (f[0].isdigit() or f[0] == "(" or f[:3] in ("exp", "sqr", "log", "sin", "cos"))]
+            found.append(example)
+            alternative = _ALTERNATIVE.match(text, len(raw))
+            if alternative is None:
+                break
+            text = text[alternative.end():]
+    return found
 
 
 def _example_value(example: str):
@@ -153,10 +173,11 @@ def _key_values(part) -> list:
     return flat
 
 
-@pytest.mark.parametrize("topic", _OWN_TOPICS)
+@pytest.mark.parametrize("topic", _ALL_TOPICS)
 def test_a_format_example_in_the_prompt_never_equals_the_key(topic):
     from problemgen.rendering import render_block
 
+    clashes = []
     for spec in registry.all_kinds(topic):
         for difficulty in spec.difficulties:
             for seed in range(120):
@@ -167,15 +188,19 @@ def test_a_format_example_in_the_prompt_never_equals_the_key(topic):
                         for example in examples:
                             same = (example == key) if isinstance(key, tuple) else (
                                 isinstance(example, float) and abs(example - key) < 1e-9)
-                            assert not same, f"{problem.variant_id}: example {example} equals the key of {part.key}"
+                            if same:
+                                clashes.append(f"{problem.variant_id}: example {example} equals the key of {part.key}")
+    assert not clashes, f"{len(clashes)} clash(es):\n" + "\n".join(clashes[:25])
 
 
 def test_format_examples_are_found_and_evaluated():
-    prompt = "exactly (for example exp(1)/(exp(1) + exp(2))) or e.g. (100, 20): or such as 1/sqrt(5)."
+    prompt = ("exactly (for example exp(1)/(exp(1) + exp(2))) or e.g. (100, 20): or such as 1/sqrt(5),"
+              " (for example -log(3/20)), such as sin(3) or cos(3/10). Such as the key or a fraction.")
     examples = _format_examples(prompt)
-    assert examples == ["exp(1)/(exp(1) + exp(2))", "(100, 20)", "1/sqrt(5)"]
+    assert examples == ["exp(1)/(exp(1) + exp(2))", "(100, 20)", "1/sqrt(5)", "-log(3/20)", "sin(3)", "cos(3/10)"]
     assert _example_value(examples[1]) == (100.0, 20.0)
     assert _example_value(examples[2]) == pytest.approx(5 ** -0.5)
+    assert _example_value(examples[3]) == pytest.approx(-math.log(3 / 20))
 
 
 # ---------------------------------------------------------------- the widest variants fit the printed page

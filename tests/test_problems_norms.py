@@ -116,3 +116,23 @@ def test_choice_options_are_shuffled_by_the_seed():
     orders = {tuple(o["text"] for o in generate("norms.pre_post_ln", s, 1, order="pre").part("choice").spec["options"])
               for s in range(20)}
     assert len(orders) > 5
+
+
+@pytest.mark.parametrize("kind", ["norms.layer_norm", "norms.rms_norm"])
+def test_vector_width_overrides_stay_where_the_prompt_example_is_out_of_reach(kind):
+    """The example exact forms (169/7, sqrt(300/7)) are unreachable only for d = 3 or 4, so other widths are refused."""
+    from problemgen.core import ProblemgenError
+
+    assert generate(kind, 0, 1, d=3).params["d"] == 3
+    with pytest.raises(ProblemgenError, match="d=7"):
+        generate(kind, 0, 1, d=7)
+
+
+@pytest.mark.parametrize(("kind", "bound"), [("norms.layer_norm", 169 / 7), ("norms.rms_norm", (300 / 7) ** 0.5)])
+def test_every_number_in_a_one_token_norm_key_stays_below_the_prompt_example(kind, bound):
+    """Why the example can never be the answer: every mean, variance, RMS and output entry is smaller."""
+    for difficulty in (1, 2):
+        for seed in range(200):
+            p = generate(kind, seed, difficulty)
+            values = np.concatenate([np.ravel(part.value) for part in p.parts])
+            assert np.all(np.abs(values) < bound - 0.1), p.variant_id

@@ -15,6 +15,7 @@ import numpy as np
 import reference
 from problemgen.core import AnswerPart, Draft, ProblemgenError, Redraw
 from problemgen.misconceptions import layer_norm_unbiased, layer_norm_wrong_axis, mistake
+from problemgen.problems._common import override
 from problemgen.problems.concepts import Option, choice_part, option_texts
 from problemgen.registry import register
 
@@ -51,7 +52,8 @@ def _affine_params(rng: np.random.Generator, d: int, *, with_beta: bool = True) 
 @register("norms.layer_norm", title="LayerNorm of a small vector")
 def layer_norm(rng: np.random.Generator, difficulty: int, *, d: int | None = None) -> Draft:
     """LayerNorm by hand: mean, biased variance and the normalised (scaled, shifted) output."""
-    d = d or (4 if difficulty < 3 else int(rng.integers(3, 5)))
+    # d stays 3 or 4: the prompt's example fraction (169/7) is out of reach only for these widths.
+    d = override("d", d, 4 if difficulty < 3 else int(rng.integers(3, 5)), (3, 4))
     tokens = 2 if difficulty == 3 else 1
     x = _ints(rng, -3, 6, (tokens, d))  # (T, d)
     if np.any(x.var(axis=-1) == 0):
@@ -104,7 +106,7 @@ def layer_norm(rng: np.random.Generator, difficulty: int, *, d: int | None = Non
 @register("norms.rms_norm", title="RMSNorm of a small vector")
 def rms_norm(rng: np.random.Generator, difficulty: int, *, d: int | None = None) -> Draft:
     """RMSNorm by hand: the root mean square and the rescaled output (no centring, no shift)."""
-    d = d or (int(rng.integers(3, 5)) if difficulty == 1 else 4)
+    d = override("d", d, int(rng.integers(3, 5)) if difficulty == 1 else 4, (3, 4))
     tokens = 2 if difficulty == 3 else 1
     x = _ints(rng, -2, 6, (tokens, d))  # (T, d)
     if np.any(x.var(axis=-1) == 0) or np.any(np.abs(x.mean(axis=-1)) < 0.5):
