@@ -218,15 +218,68 @@ _PAGE = r"""\documentclass[11pt]{article}
 _OVERFULL = re.compile(r"Overfull \\hbox \((\d+\.\d+)pt too wide\) (?:in paragraph at lines (\d+)|detected at line (\d+))")
 
 
+_INLINE_MATH = re.compile(r"(?<![$\\])\$([^$]+)\$")
+_BREAK_POINT = re.compile(r"\s(?:=|\+|-|\\approx|\\times|\\to)\s")
+_SEARCHED_SEEDS = 40
+_SEARCHED_TOPICS = ("params", "memory", "complexity", "norms", "ffn", "positional", "objective")
+"""Topics typeset at their widest searched seeds; the others (and concepts) at fixed seeds."""
+
+
+def _longest_unbreakable(tex: str) -> int:
+    """Characters in the longest stretch of inline math TeX cannot break: between =, +, - or × at brace depth 0.
+
+    A rough stand-in for typeset width: a bmatrix in running text is one unbreakable box, and a long
+    chain of equalities may break only at its relations and operators.
+    """
+    longest = 0
+    for math_text in _INLINE_MATH.findall(tex):
+        depth, start = 0, 0
+        pieces = []
+        for index, char in enumerate(math_text):
+            depth += {"{": 1, "}": -1}.get(char, 0)
+            split = _BREAK_POINT.match(math_text, index) if depth == 0 and index >= start else None
+            if split:
+                pieces.append(math_text[start:index])
+                start = split.end()
+        pieces.append(math_text[start:])
+        for piece in pieces:
+            visible = re.sub(r"\\(?:begin|end)\{bmatrix\}|\\text\{|\\mathrm\{|\\[a-zA-Z]+|[{}]", "", piece)
+            longest = max(longest, len(visible))
+    return longest
+
+
+def _widest_variants(spec) -> list[tuple[int, int]]:
+    """(difficulty, seed) pairs to typeset for a kind: seed 0 of every difficulty, plus the two seeds among
+    the first 40 of each difficulty with the longest unbreakable inline math (the likeliest to overflow)."""
+    from problemgen.rendering import render_problem
+
+    chosen = []
+    for difficulty in spec.difficulties:
+        widths = {seed: _longest_unbreakable(render_problem(registry.generate(spec.name, seed, difficulty), "tex",
+                                                            solution=True))
+                  for seed in range(_SEARCHED_SEEDS)}
+        widest = sorted(widths, key=lambda seed: (-widths[seed], seed))[:2]
+        chosen += [(difficulty, seed) for seed in sorted({0, *widest})]
+    return chosen
+
+
+def test_the_widest_variant_search_measures_unbreakable_math():
+    narrow, wide = r"\begin{bmatrix} 1 & 2 \end{bmatrix}", r"\begin{bmatrix} 1 & 2 & 3 & 4 \end{bmatrix}"
+    assert _longest_unbreakable(f"text $x = {wide}$") > _longest_unbreakable(f"text $x = {narrow}$") > 3
+    assert _longest_unbreakable("$a + bb + c = d$ and $$x = y + z$$") == 2
+    assert _longest_unbreakable("no math at all") == 0
+
+
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex not installed")
 def test_prompts_and_solutions_of_the_widest_variants_fit_the_page(tmp_path):
     """Matrices side by side on one display line overflow the margin at d_k = 8 or 9; they must wrap."""
     from problemgen.rendering import render_problem, tex_unicode_declarations
 
     blocks, owner = [], {}
-    for topic in _OWN_TOPICS:
+    for topic in _ALL_TOPICS:
         for spec in registry.all_kinds(topic):
-            for difficulty, seed in ((2, 0), (3, 0), (3, 1), (3, 2)):
+            searched = topic in _SEARCHED_TOPICS
+            for difficulty, seed in _widest_variants(spec) if searched else ((2, 0), (3, 0), (3, 1), (3, 2)):
                 problem = registry.generate(spec.name, seed, difficulty)
                 blocks.append(render_problem(problem, "tex", solution=True) + "\n\\clearpage\n")
                 owner[len(blocks)] = problem.variant_id

@@ -149,7 +149,8 @@ def rms_norm(rng: np.random.Generator, difficulty: int, *, d: int | None = None)
         params={"x": _vector_or_matrix(x), "d": d, "tokens": tokens, "affine": affine, "gamma": gamma},
         parts=[rms_part, out_part],
         solution={
-            "mean_square": mean_square, "rms": rms, "normalised": _vector_or_matrix(normalised),
+            "sum_squares": (x**2).sum(axis=-1), "mean_square": mean_square, "rms": rms,
+            "normalised": _vector_or_matrix(normalised),
             "output": _vector_or_matrix(out),
         },
     )
@@ -163,6 +164,8 @@ def residual(rng: np.random.Generator, difficulty: int, *, d: int | None = None)
     x = _ints(rng, -2, 3, (tokens, d))  # (T, d)
     if np.any(np.all(x == 0, axis=-1)):
         raise Redraw("a zero token hides the residual")
+    if tokens > 1 and np.array_equal(x[0], x[1]):
+        raise Redraw("two equal tokens would make the second row a copy of the first")
     if difficulty == 1:
         w = _ints(rng, -1, 2, (d, d))  # (d, d)
         params_ffn = {"w": w}

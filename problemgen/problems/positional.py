@@ -124,6 +124,8 @@ def equivariance(rng: np.random.Generator, difficulty: int, *, with_positions: b
     x = rng.integers(-2, 3, size=(L, d)).astype(float)  # (L, d)
     w = {name: rng.integers(-1, 2, size=(d, d)).astype(float) for name in ("w_q", "w_k", "w_v")} \
         if difficulty == 3 else {name: np.eye(d) for name in ("w_q", "w_k", "w_v")}
+    if round(abs(np.linalg.det(w["w_v"]))) == 0:
+        raise Redraw("a singular W_V makes the output columns copies of each other (or zero)")
     perm = _permutation(rng, L)
 
     def attend(inputs: np.ndarray) -> np.ndarray:
