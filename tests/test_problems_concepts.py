@@ -3,7 +3,9 @@ options are shuffled deterministically, wrong options name their misconception, 
 
 from __future__ import annotations
 
+import dataclasses
 import re
+import statistics
 from collections import Counter
 
 import pytest
@@ -14,6 +16,7 @@ from problemgen.misconceptions import CATALOGUE
 from problemgen.problems.concepts import load_bank, parse_bank
 from problemgen.registry import generate
 from problemgen.rendering import FORMATS, render_block, render_problem
+from problemgen.terminal import to_unicode
 
 BANK = load_bank()
 
@@ -65,6 +68,91 @@ def test_every_option_explains_itself_and_uses_catalogued_tags():
             assert option.misconception is None or option.misconception in CATALOGUE
     for q in BANK.short:
         assert all(tag in CATALOGUE for _, tag in q.wrong)
+
+
+# ------------------------------------------------------------------------------- no length giveaway
+# Test-wise students pick the longest, most qualified option. With four options that wins by chance
+# about a quarter of the time. Lengths are counted as the student sees them ($...$ math written out in
+# Unicode). Measured: the bank before this guard had the answer strictly longest in 47 of 61
+# single-answer questions (77 %; 65 %, 85 %, 82 % at difficulty 1, 2, 3), the rewritten one in 13 of 61
+# (21 %; 22 %, 19 %, 27 %). Over-correcting gives the answer away as surely, so the shortest option is
+# held to the same bound (rewritten bank: 21 %; 17 %, 26 %, 18 %).
+
+EXTREME_SHARE_MAX = 0.35
+"""At most this share of single-answer questions may have the answer strictly longest (or shortest)."""
+EXTREME_SHARE_MAX_PER_LEVEL = 0.40
+"""The same at each difficulty (fewer questions per level, so a little more room)."""
+RIGHT_TO_WRONG_LENGTH_RANGE = (0.85, 1.15)
+"""The median, over questions, of len(answer) / mean len(wrong options) must stay near 1."""
+
+
+def shown_length(text: str) -> int:
+    return len(to_unicode(text))
+
+
+def single_answer(questions) -> list:
+    return [q for q in questions if not q.multiple]
+
+
+def right_and_wrong_lengths(question) -> tuple[int, list[int]]:
+    (right,) = [shown_length(o.text) for o in question.options if o.correct]
+    return right, [shown_length(o.text) for o in question.options if not o.correct]
+
+
+def share_where_answer_is(questions, extreme: str) -> float:
+    """Share of questions whose answer is strictly the longest (extreme="longest") or shortest option."""
+    def is_extreme(q) -> bool:
+        right, wrong = right_and_wrong_lengths(q)
+        return right > max(wrong) if extreme == "longest" else right < min(wrong)
+    return sum(map(is_extreme, questions)) / len(questions)
+
+
+def median_length_ratio(questions) -> float:
+    return statistics.median(right / statistics.mean(wrong) for right, wrong in map(right_and_wrong_lengths, questions))
+
+
+@pytest.mark.parametrize("extreme", ["longest", "shortest"])
+def test_the_answer_is_rarely_the_longest_or_the_shortest_option(extreme):
+    share = share_where_answer_is(single_answer(BANK.choice), extreme)
+    assert share <= EXTREME_SHARE_MAX, f"the answer is the {extreme} option in {share:.0%} of questions"
+
+
+@pytest.mark.parametrize("extreme", ["longest", "shortest"])
+@pytest.mark.parametrize("difficulty", [1, 2, 3])
+def test_no_difficulty_level_gives_the_answer_away_by_length(extreme, difficulty):
+    level = [q for q in single_answer(BANK.choice) if q.difficulty == difficulty]
+    share = share_where_answer_is(level, extreme)
+    assert share <= EXTREME_SHARE_MAX_PER_LEVEL, f"difficulty {difficulty}: {extreme} in {share:.0%}"
+
+
+def test_answers_are_about_as_long_as_the_wrong_options():
+    low, high = RIGHT_TO_WRONG_LENGTH_RANGE
+    ratio = median_length_ratio(single_answer(BANK.choice))
+    assert low <= ratio <= high, f"median len(answer) / mean len(wrong options) is {ratio:.2f}"
+
+
+def test_the_length_measures_flag_a_bank_whose_answers_are_padded():
+    """The guard can fail: lengthen every answer past its longest wrong option and it must trip."""
+    def padded(q):
+        longest_wrong = max((o.text for o in q.options if not o.correct), key=shown_length)
+        return dataclasses.replace(q, options=tuple(
+            dataclasses.replace(o, text=longest_wrong + " (in full)") if o.correct else o for o in q.options))
+
+    skewed = [padded(q) for q in single_answer(BANK.choice)]
+    assert share_where_answer_is(skewed, "longest") == 1.0
+    assert median_length_ratio(skewed) > RIGHT_TO_WRONG_LENGTH_RANGE[1]
+
+
+def test_select_all_questions_do_not_sort_right_from_wrong_by_length():
+    for q in (q for q in BANK.choice if q.multiple):
+        right = [shown_length(o.text) for o in q.options if o.correct]
+        wrong = [shown_length(o.text) for o in q.options if not o.correct]
+        assert min(right) <= max(wrong) and max(right) >= min(wrong), q.id
+
+
+def test_select_all_questions_say_so_and_single_answer_questions_do_not():
+    for q in BANK.choice:
+        assert ("Select all that apply" in q.prompt) == q.multiple, q.id
 
 
 # --------------------------------------------------------------------------------------- validation
