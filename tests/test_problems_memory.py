@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 
 import pytest
 
 import reference
 from problemgen.registry import generate
+from problemgen.rendering import format_number
 
 KINDS = ("memory.kv_cache", "memory.gqa_savings")
 SEEDS = range(15)
@@ -81,3 +83,31 @@ def test_real_models_never_cache_more_tokens_than_their_context(kind):
         p = generate(kind, seed, 3)
         if p.params["preset"]:
             assert p.params["seq_len"] <= reference.PRESETS[p.params["preset"]].max_positions
+
+
+@pytest.mark.parametrize("kind", ["memory.kv_cache", "memory.gqa_savings", "complexity.score_matrix"])
+def test_solutions_round_sizes_to_the_three_significant_figures_the_prompt_asks_for(kind):
+    """"≈ 403 MB" next to the exact byte count, never a 7-figure "402.6532"."""
+    from problemgen.rendering import render_block
+
+    for difficulty in (2, 3):
+        for seed in range(25):
+            p = generate(kind, seed, difficulty)
+            text = render_block(p, "solution", "md")
+            value = p.parts[-1].value
+            shown = float(f"{value:.3g}")
+            assert f" {format_number(shown, 10)}$ {p.params['unit']}" in text, p.variant_id
+            if shown != value:
+                assert "\\approx" in text and "significant figures" in text, p.variant_id
+            digits = [len(m.replace(".", "").lstrip("0")) for m in re.findall(r"\d+\.\d+", text)]
+            assert max(digits, default=0) <= 4 or kind == "complexity.score_matrix", p.variant_id
+
+
+def test_kv_cache_solution_shows_the_exact_bytes_and_the_rounded_size():
+    from problemgen.rendering import render_block
+
+    p = generate("memory.kv_cache", 1, 2)
+    assert (p.params["unit"], p.solution["bytes"]) == ("MB", 402653184)
+    text = render_block(p, "solution", "md")
+    assert "= 402653184$ bytes" in text and "402653184 / 10^{6} \\approx 403$ MB" in text
+    assert "402.6532" not in text

@@ -18,7 +18,7 @@ from problemgen.core import AnswerPart, Draft
 from problemgen.misconceptions import mistake
 from problemgen.problems._common import override, pick
 from problemgen.problems.concepts import Option, choice_part, option_texts
-from problemgen.problems.memory import DTYPES, OTHER_BASE, UNITS
+from problemgen.problems.memory import DTYPES, OTHER_BASE, UNITS, three_figures
 from problemgen.problems.params import config_params
 from problemgen.registry import register
 
@@ -71,7 +71,8 @@ def score_matrix(rng: np.random.Generator, difficulty: int, *, dtype: str | None
         params={"L": L, "S": S, "cross": S != L, "n_heads": n_heads, "batch": batch, "dtype": dtype,
                 "bytes_per_value": width, "unit": unit, "unit_bytes": UNITS.get(unit, 1)},
         parts=parts,
-        solution={"per_head": L * S, "entries": entries, "bytes": n_bytes, "value": n_bytes / UNITS.get(unit, 1)},
+        solution={"per_head": L * S, "entries": entries, "bytes": n_bytes, "value": n_bytes / UNITS.get(unit, 1),
+                  "rounded": three_figures(n_bytes / UNITS.get(unit, 1))},
     )
 
 

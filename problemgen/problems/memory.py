@@ -16,7 +16,7 @@ import reference
 from problemgen.core import AnswerPart, Draft
 from problemgen.misconceptions import mistake
 from problemgen.problems._common import override, pick
-from problemgen.problems.params import config_params
+from problemgen.problems.params import config_params, preset_params
 from problemgen.registry import register
 
 RTOL = 0.005
@@ -54,6 +54,15 @@ def _unit_for(n_bytes: int, rng: np.random.Generator) -> str:
 
 def _in_unit(n_bytes: int, unit: str) -> float:
     return n_bytes / UNITS[unit]
+
+
+def three_figures(x: float) -> float:
+    """``x`` rounded to the 3 significant figures the prompts ask for (402.6532 -> 403.0).
+
+    Solutions show this next to the exact byte count ("402653184 bytes, about 403 MB"), so the worked
+    answer has the precision the student was asked for.
+    """
+    return float(f"{x:.3g}")
 
 
 def _other_dtype(dtype: str) -> int:
@@ -111,11 +120,12 @@ def kv_cache(rng: np.random.Generator, difficulty: int, *, preset: str | None = 
                           exact=str(Fraction(size, UNITS[unit])), mistakes=tuple(mistakes))
     per_token = reference.kv_cache_bytes(cfg, 1, 1, DTYPES[dtype])
     return Draft(
-        params={"config": config_params(cfg), "preset": None if cfg.name == "custom" else cfg.name,
+        params={"config": config_params(cfg)} | preset_params(cfg) | {
                 "seq_len": seq_len, "batch": batch, "dtype": dtype, "bytes_per_value": DTYPES[dtype], "unit": unit,
                 "unit_bytes": UNITS.get(unit, 1)},
         parts=[part],
-        solution={"per_token": per_token, "bytes": size, "value": size / UNITS.get(unit, 1)},
+        solution={"per_token": per_token, "bytes": size, "value": size / UNITS.get(unit, 1),
+                  "rounded": three_figures(size / UNITS.get(unit, 1))},
     )
 
 
@@ -148,9 +158,11 @@ def gqa_savings(rng: np.random.Generator, difficulty: int, *, n_kv_heads: int | 
                              mistake("decimal_vs_binary_units", _in_unit(saved, OTHER_BASE[unit])))),
     ]
     return Draft(
-        params={"config": config_params(cfg), "preset": None if cfg.name == "custom" else cfg.name,
+        params={"config": config_params(cfg)} | preset_params(cfg) | {
                 "seq_len": seq_len, "batch": batch, "unit": unit, "unit_bytes": UNITS[unit]},
         parts=parts,
         solution={"mha_bytes": mha_bytes, "gqa_bytes": gqa_bytes, "saved": saved, "ratio": float(ratio),
-                  "mha": _in_unit(mha_bytes, unit), "gqa": _in_unit(gqa_bytes, unit)},
+                  "mha": _in_unit(mha_bytes, unit), "gqa": _in_unit(gqa_bytes, unit), "saved_value": _in_unit(saved, unit),
+                  "rounded": {name: three_figures(_in_unit(n, unit))
+                              for name, n in (("mha", mha_bytes), ("gqa", gqa_bytes), ("saved", saved))}},
     )
