@@ -171,3 +171,35 @@ def test_every_preset_renders():
     for preset in MODEL_PRESETS:
         text = render_problem(generate("params.model", 0, 3, preset=preset), "tex", solution=True)
         assert str(reference.count_parameters(reference.PRESETS[preset])["total"]) in text
+
+
+_PROSE_KINDS = ("params.embeddings", "params.model", "memory.kv_cache", "memory.gqa_savings", "complexity.score_matrix",
+                "complexity.flops", "complexity.doubling")
+
+
+@pytest.mark.parametrize("kind", _PROSE_KINDS)
+def test_prose_names_real_models_by_display_name_not_preset_id(kind):
+    """Students read "Llama 3 8B", never the id "llama-3-8b"; the id stays in params to rebuild the variant."""
+    import reference
+    from problemgen.problems.params import PRESET_NAMES
+    from problemgen.rendering import render_problem
+
+    named = 0
+    for difficulty in (1, 2, 3):
+        for seed in range(40):
+            p = generate(kind, seed, difficulty)
+            text = render_problem(p, "md", solution=True)
+            leaked = [preset for preset in reference.PRESETS if preset in text]
+            assert not leaked, f"{p.variant_id} prints preset ids {leaked}"
+            if p.params.get("preset"):
+                assert p.params["model_name"] == PRESET_NAMES[p.params["preset"]]
+                assert p.params["model_name"] in text
+                named += 1
+    assert named or kind.startswith("complexity"), "no seed drew a real model"
+
+
+def test_every_preset_has_a_display_name():
+    import reference
+    from problemgen.problems.params import PRESET_NAMES
+
+    assert set(PRESET_NAMES) == set(reference.PRESETS)

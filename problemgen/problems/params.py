@@ -27,6 +27,21 @@ MODEL_PRESETS = (
 )
 """Presets a whole-model problem may use (every one documented in ``reference.params``)."""
 
+PRESET_NAMES = {
+    "gpt2-small": "GPT-2 small", "gpt2-medium": "GPT-2 medium", "gpt2-large": "GPT-2 large", "gpt2-xl": "GPT-2 XL",
+    "bert-base": "BERT-base", "bert-large": "BERT-large", "llama-2-7b": "Llama 2 7B", "llama-3-8b": "Llama 3 8B",
+    "mistral-7b": "Mistral 7B", "qwen3-4b": "Qwen3-4B", "t5-small": "T5-small",
+    "transformer-base": "the base Transformer of 2017",
+}
+"""How prose names each preset; params keep the preset id (``llama-3-8b``) so a variant can be rebuilt."""
+
+
+def preset_params(cfg: TransformerConfig) -> dict:
+    """``preset`` (the id, or None for a custom config) and ``model_name`` (its display name) for params."""
+    if cfg.name == "custom":
+        return {"preset": None, "model_name": None}
+    return {"preset": cfg.name, "model_name": PRESET_NAMES[cfg.name]}
+
 
 def config_params(cfg: TransformerConfig) -> dict:
     """The config as plain data for the template, plus the derived widths it needs to state."""
@@ -255,7 +270,7 @@ def embeddings(rng: np.random.Generator, difficulty: int, *, tied: bool | None =
     if counts["position_embeddings"]:
         mistakes.append(mistake("forgot_position_embeddings", key - counts["position_embeddings"]))
     part = AnswerPart("count", "integer", key, label="the embedding and head parameters", mistakes=tuple(mistakes))
-    return Draft(params={"config": config_params(cfg), "preset": cfg.name if cfg.name != "custom" else None},
+    return Draft(params={"config": config_params(cfg)} | preset_params(cfg),
                  parts=[part], solution={k: counts[k] for k in ("token_embeddings", "position_embeddings",
                                                                "token_type_embeddings", "head")} | {"count": key})
 
@@ -356,7 +371,7 @@ def model(rng: np.random.Generator, difficulty: int, *, preset: str | None = Non
                             mistakes=tuple(_model_mistakes(cfg, counts))))
     per_layer_solution = _per_layer(cfg) if decoder_only else None
     return Draft(
-        params={"config": config_params(cfg), "preset": None if cfg.name == "custom" else cfg.name},
+        params={"config": config_params(cfg)} | preset_params(cfg),
         parts=parts,
         solution={"counts": counts, "per_layer": per_layer_solution,
                   "attention_one": reference.attention_parameters(cfg),
