@@ -93,3 +93,11 @@ def test_swiglu_gates_only_the_gate_branch(seed, difficulty):
     assert np.allclose(p.part("output").value, hidden @ w["w_down"])
     assert np.allclose(mistakes_of(p, "hidden")["swiglu_gate_swapped"], silu(up) * gate)
     assert np.allclose(mistakes_of(p, "output")["activation_skipped"], (gate * up) @ w["w_down"])
+
+
+@pytest.mark.parametrize("difficulty", [1, 2, 3])
+def test_swiglu_weights_have_no_zero_column_that_would_silence_a_hidden_unit(difficulty):
+    for seed in range(40):
+        ffn = generate("ffn.swiglu", seed, difficulty).params["ffn"]
+        for name in ("w_gate", "w_up"):
+            assert not np.any(np.all(np.array(ffn[name]) == 0, axis=0)), (seed, name)

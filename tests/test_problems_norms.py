@@ -136,3 +136,19 @@ def test_every_number_in_a_one_token_norm_key_stays_below_the_prompt_example(kin
             p = generate(kind, seed, difficulty)
             values = np.concatenate([np.ravel(part.value) for part in p.parts])
             assert np.all(np.abs(values) < bound - 0.1), p.variant_id
+
+
+def test_residual_tokens_differ_so_each_row_is_its_own_exercise():
+    for seed in range(60):
+        x = np.array(generate("norms.residual", seed, 3).params["x"])
+        assert not np.array_equal(x[0], x[1]), seed
+
+
+@pytest.mark.parametrize("order", ["pre", "post"])
+def test_pre_post_ln_solution_states_the_statistics_of_what_it_normalises(order):
+    for seed in range(10):
+        p = generate("norms.pre_post_ln", seed, 3, order=order)
+        x, w = np.array(p.params["x"]), np.array(p.params["w"])
+        normalised = x if order == "pre" else x + x @ w
+        assert p.solution["mean"] == pytest.approx(normalised.mean())
+        assert p.solution["var"] == pytest.approx(normalised.var())

@@ -84,3 +84,10 @@ def test_equivariance_choice_depends_on_positional_encodings(with_positions):
         texts = {o["id"]: o["text"] for o in part.spec["options"]}
         (correct,) = [texts[i] for i in part.value]
         assert ("change their values" in correct) == with_positions
+
+
+def test_equivariance_projections_keep_both_output_columns_informative():
+    """A singular W_V would make one output column a multiple of the other (or all zero)."""
+    for seed in range(40):
+        w_v = np.array(generate("positional.equivariance", seed, 3).params["w"]["w_v"])
+        assert round(abs(np.linalg.det(w_v))) != 0, seed

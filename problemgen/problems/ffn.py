@@ -114,6 +114,8 @@ def swiglu(rng: np.random.Generator, difficulty: int) -> Draft:
     x = _ints(rng, -2, 2, (tokens, d_model))  # (T, d_model)
     p = {"w_gate": _ints(rng, -1, 2, (d_model, d_ff)), "w_up": _ints(rng, -1, 2, (d_model, d_ff)),
          "w_down": _ints(rng, -1, 2, (d_ff, d_model))}
+    if any(np.any(np.all(p[name] == 0, axis=0)) for name in ("w_gate", "w_up")):
+        raise Redraw("a zero column in W_gate or W_up makes a hidden unit 0 whatever the input")
     gate_pre, up, hidden = _swiglu_parts(x, p)
     if np.array_equal(gate_pre, up) or not np.any(hidden):
         raise Redraw("gate and up must differ and the hidden vector must not vanish")

@@ -254,7 +254,10 @@ def pre_post_ln(rng: np.random.Generator, difficulty: int, *, order: str | None 
         "output", "matrix", key, label=f"the {order}-LN output", atol=ATOL,
         mistakes=(mistake("pre_post_ln_swapped", other), mistake("forgot_residual", no_res)),
     )
+    residual_sum = x + reference.project(x, w)  # (d,) what post-LN normalises
     solution = {
+        "mean": float((x if order == "pre" else residual_sum).mean()),
+        "var": float((x if order == "pre" else residual_sum).var()),
         "ln_x": ln(x), "f_ln_x": pre_no_res, "pre": pre,
         "f_x": reference.project(x, w), "sum": x + reference.project(x, w), "post": post,
     }

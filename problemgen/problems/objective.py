@@ -84,6 +84,11 @@ def cross_entropy(rng: np.random.Generator, difficulty: int) -> Draft:
     )
 
 
+def _short_decimal(x: Fraction) -> bool:
+    """True when ``x`` has at most 6 decimal places, so the solution may write "=" rather than "≈"."""
+    return (x * 10**6).denominator == 1
+
+
 def _factor_options() -> list[Option]:
     return [
         Option(r"$P(x_t \mid x_1, \ldots, x_{t-1})$",
@@ -126,6 +131,7 @@ def factorisation(rng: np.random.Generator, difficulty: int) -> Draft:
     return Draft(
         params={"words": words, "cond": [float(c) for c in cond], "cond_text": [str(c) for c in cond], "n": n},
         parts=parts,
-        solution={"joint": float(joint), "joint_text": str(joint), "neglogs": [-math.log(c) for c in cond], "nll": nll,
+        solution={"joint": float(joint), "joint_text": str(joint), "joint_is_short_decimal": _short_decimal(joint),
+                  "neglogs": [-math.log(c) for c in cond], "nll": nll,
                   "mean": nll / n, "perplexity": math.exp(nll / n)},
     )
