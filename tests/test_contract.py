@@ -220,7 +220,7 @@ _OVERFULL = re.compile(r"Overfull \\hbox \((\d+\.\d+)pt too wide\) (?:in paragra
 
 _INLINE_MATH = re.compile(r"(?<![$\\])\$([^$]+)\$")
 _BREAK_POINT = re.compile(r"\s(?:=|\+|-|\\approx|\\times|\\to)\s")
-_SEARCHED_SEEDS = 40
+_SEARCHED_SEEDS = 100
 _SEARCHED_TOPICS = ("params", "memory", "complexity", "norms", "ffn", "positional", "objective")
 """Topics typeset at their widest searched seeds; the others (and concepts) at fixed seeds."""
 
@@ -250,7 +250,7 @@ def _longest_unbreakable(tex: str) -> int:
 
 def _widest_variants(spec) -> list[tuple[int, int]]:
     """(difficulty, seed) pairs to typeset for a kind: seed 0 of every difficulty, plus the two seeds among
-    the first 40 of each difficulty with the longest unbreakable inline math (the likeliest to overflow)."""
+    the first 100 of each difficulty with the longest unbreakable inline math (the likeliest to overflow)."""
     from problemgen.rendering import render_problem
 
     chosen = []
