@@ -221,7 +221,7 @@ _OVERFULL = re.compile(r"Overfull \\hbox \((\d+\.\d+)pt too wide\) (?:in paragra
 _INLINE_MATH = re.compile(r"(?<![$\\])\$([^$]+)\$")
 _BREAK_POINT = re.compile(r"\s(?:=|\+|-|\\approx|\\times|\\to)\s")
 _SEARCHED_SEEDS = 100
-_SEARCHED_TOPICS = ("params", "memory", "complexity", "norms", "ffn", "positional", "objective")
+_SEARCHED_TOPICS = ("params", "memory", "complexity", "norms", "ffn", "positional", "objective", "shapes")
 """Topics typeset at their widest searched seeds; the others (and concepts) at fixed seeds."""
 
 
