@@ -188,11 +188,21 @@ def _array_to_jsonable(array: Any) -> Any:
 
 
 def _flatten(value: Any) -> tuple[tuple[int, ...], list[Any]]:
-    """Return (shape, flat entries) of a nested list; raise ValueError when ragged."""
+    """Return (shape, flat entries) of a nested list; raise ValueError when ragged.
+
+    Vectors and matrices (nearly every answer) take a direct path; deeper nesting recurses.
+    """
     if not isinstance(value, list):
         return (), [value]
     if not value:
         return (0,), []
+    if not any(isinstance(item, list) for item in value):
+        return (len(value),), list(value)
+    width = len(value[0]) if isinstance(value[0], list) else -1
+    if all(
+        isinstance(row, list) and len(row) == width and not any(isinstance(x, list) for x in row) for row in value
+    ):
+        return (len(value), width), [x for row in value for x in row]
     shapes, flat = set(), []
     for item in value:
         shape, entries = _flatten(item)

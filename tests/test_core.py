@@ -56,3 +56,21 @@ def test_answer_part_rejects_unknown_types_and_non_identifier_keys():
         AnswerPart(key="x", type="vector", value=1)
     with pytest.raises(ValueError):
         AnswerPart(key="a b", type="number", value=1)
+
+
+@pytest.mark.parametrize(
+    "value,shape",
+    [([1, 2], (2,)), ([[1, 2], [3, 4]], (2, 2)), ([[[1], [2]], [[3], [4]]], (2, 2, 1)), ([], (0,)), ([[]], (1, 0)), (5, ())],
+)
+def test_flatten_reports_the_shape_of_regular_nested_lists(value, shape):
+    from problemgen.core import _flatten
+
+    assert _flatten(value)[0] == shape
+
+
+@pytest.mark.parametrize("ragged", [[[1], [2, 3]], [1, [2]], [[1, [2]], [3, 4]], [[[1]], [2]]])
+def test_flatten_refuses_ragged_lists(ragged):
+    from problemgen.core import _flatten
+
+    with pytest.raises(ValueError):
+        _flatten(ragged)
