@@ -8,6 +8,7 @@ on; results come back in roster order whatever the number of worker processes.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,12 +104,24 @@ def _grade_student_job(job: tuple[str, str, str]) -> StudentResult:
     return grade_student(*job)
 
 
-def grade_class(submissions_dir: str | Path, class_dir: str | Path, *, jobs: int = 1,
+def worker_count(jobs: int | None, students: int) -> int:
+    """Processes for a class run: ``jobs`` when given, else up to 4 CPUs once the class is large.
+
+    Below about a hundred sheets per worker, starting workers and sending reports back costs more
+    than it saves (measured with bench/grading.py).
+    """
+    if jobs is not None:
+        return max(1, min(jobs, students))
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(4, cpus, students // 100))
+
+
+def grade_class(submissions_dir: str | Path, class_dir: str | Path, *, jobs: int | None = 1,
                 progress: Callable[[int, int], None] | None = None) -> ClassResult:
     """Grade every roster student's sheet in ``submissions_dir``; results in roster order.
 
-    ``jobs > 1`` grades in that many worker processes. ``progress(done, total)`` is called as students
-    finish.
+    ``jobs > 1`` grades in that many worker processes; ``None`` chooses (see ``worker_count``).
+    ``progress(done, total)`` is called as students finish.
     Sheets in ``submissions_dir`` that belong to no roster student are reported as warnings.
     """
     submissions_dir = Path(submissions_dir)
@@ -117,7 +130,8 @@ def grade_class(submissions_dir: str | Path, class_dir: str | Path, *, jobs: int
     title, students = roster(class_dir)
     work = [(str(class_dir), str(submissions_dir), s) for s in students]
     results: list[StudentResult] = []
-    if jobs > 1 and len(work) > 1:
+    jobs = worker_count(jobs, len(work))
+    if jobs > 1:
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(max_workers=jobs) as pool:

@@ -96,3 +96,11 @@ def test_a_class_set_from_the_worksheet_command_grades_in_class_mode(tmp_path, m
     outcome = grade_class(subs, classes)
     assert [(s.student, s.status, s.score) for s in outcome.students] == [
         ("ana", "graded", 1.0), ("bo", "graded", 1.0), ("cyd", "missing", 0.0)]
+
+
+def test_worker_count_is_explicit_or_grows_with_the_class():
+    from problemgen.classgrade import worker_count
+
+    assert worker_count(3, 10) == 3 and worker_count(5, 2) == 2
+    assert worker_count(None, 50) == 1
+    assert 1 <= worker_count(None, 10_000) <= 4
