@@ -49,11 +49,21 @@ class Mistake:
     hint: str
 
     def to_dict(self) -> dict:
+        """The hint is left out when it is the catalogue's default for the tag (a fifth of a variant file)."""
+        if self.hint == _default_hints().get(self.name):
+            return {"name": self.name, "value": self.value}
         return {"name": self.name, "value": self.value, "hint": self.hint}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Mistake":
-        return cls(name=data["name"], value=data["value"], hint=data["hint"])
+        hint = data["hint"] if "hint" in data else _default_hints().get(data["name"], "")
+        return cls(name=data["name"], value=data["value"], hint=hint)
+
+
+def _default_hints() -> dict[str, str]:
+    from problemgen.misconceptions import DEFAULT_HINTS  # imported late: misconceptions imports this module
+
+    return DEFAULT_HINTS
 
 
 @dataclass(frozen=True)

@@ -172,10 +172,15 @@ _ENTRIES = (
 CATALOGUE: dict[str, Misconception] = {tag: Misconception(tag, title, hint) for tag, title, hint in _ENTRIES}
 
 
+DEFAULT_HINTS: dict[str, str] = {
+    tag: f"{entry.title[0].upper()}{entry.title[1:]}? {entry.hint}" for tag, entry in CATALOGUE.items()
+}
+"""The feedback a Mistake carries unless its generator wrote a more specific one."""
+
+
 def mistake(tag: str, value, hint: str | None = None) -> Mistake:
     """A Mistake for this variant, with the catalogue hint unless a more specific one is given."""
-    entry = CATALOGUE[tag]
-    return Mistake(name=tag, value=value, hint=hint or f"{entry.title[0].upper()}{entry.title[1:]}? {entry.hint}")
+    return Mistake(name=tag, value=value, hint=hint or DEFAULT_HINTS[tag])
 
 
 def describe(tag: str) -> str:

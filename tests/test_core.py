@@ -74,3 +74,12 @@ def test_flatten_refuses_ragged_lists(ragged):
 
     with pytest.raises(ValueError):
         _flatten(ragged)
+
+
+def test_catalogue_hints_are_not_repeated_in_frozen_files_but_come_back_on_load():
+    from problemgen.misconceptions import mistake
+
+    default, custom = mistake("no_scaling", 1.0), mistake("no_scaling", 1.0, "a specific hint")
+    assert "hint" not in default.to_dict() and custom.to_dict()["hint"] == "a specific hint"
+    assert Mistake.from_dict(default.to_dict()) == default
+    assert Mistake.from_dict(custom.to_dict()) == custom
