@@ -17,8 +17,10 @@ Rules, per answer type (these are the ones printed on the sheets; tests pin each
   (a vector for a 1xN key) are invalid, with the bracket fix; other shapes are wrong. With the right
   shape, **partial credit = the fraction of entries within tolerance**; entries may be exact
   expressions in quotes. Feedback names the wrong entries 1-based as (row, column).
-- **shape**: dimensions in order, as ``"(B, h, L, d_k)"`` or an array; names are case-sensitive;
-  a number is accepted where the problem gave that dimension's value (``spec["dims"]``). All or nothing.
+- **shape**: dimensions in order, as ``"(B, h, L, d_k)"`` or an array; names are case-sensitive and
+  must be the key's names (``h*d_k`` may be written ``d_k*h``; ``d_v`` is wrong for ``d_k`` even when
+  both are 64); a number is accepted where the problem gave that dimension's value (``spec["dims"]``).
+  All or nothing.
 - **expression**: exact expressions are compared by value (``sqrt(2)/2`` = ``1/sqrt(2)``); an answer
   containing a decimal is accepted within tolerance only when ``spec["allow_decimal"]`` (otherwise it
   is invalid, unless it is exactly the key, like ``0.5`` for ``1/2``).
@@ -490,7 +492,9 @@ def _dim_value(dim: Any, numbers: dict[str, int]) -> int | None:
 
 
 def _same_dim(answer: Any, key: Any, numbers: dict[str, int]) -> bool:
-    """Names compare by name; a number matches a name whose value the problem gave; expressions by value."""
+    """Names compare by name, products of names as products (``d_k*h`` = ``h*d_k``); a number (or a
+    product of numbers) matches where the problem gave the values. A different name is wrong even when
+    its value happens to be equal (``d_v`` for ``d_k``): the shape question is about which dimension."""
     if answer == key:
         return True
     simple = lambda d: isinstance(d, int) or _IDENTIFIER.fullmatch(d)  # noqa: E731
@@ -503,9 +507,10 @@ def _same_dim(answer: Any, key: Any, numbers: dict[str, int]) -> bool:
     a, k = _dim_expression(answer), _dim_expression(key)
     if mp.equivalent(a, k):
         return True
-    subs = {s: numbers[s.name] for s in a.free_symbols | k.free_symbols if s.name in numbers}
-    a, k = a.subs(subs), k.subs(subs)
-    return not a.free_symbols and not k.free_symbols and a == k
+    if a.free_symbols:  # names that do not form the key's product: wrong whatever their values
+        return False
+    k = k.subs({s: numbers[s.name] for s in k.free_symbols if s.name in numbers})
+    return not k.free_symbols and a == k
 
 
 def _same_shape(answer: list[Any], key: list[Any], numbers: dict[str, int]) -> bool:

@@ -93,9 +93,14 @@ _LATEX_SYMBOLS = {
 
 
 def symbol_latex(name: Any) -> str:
-    """LaTeX for a dimension symbol such as ``d_model`` (numbers pass through)."""
+    """LaTeX for a dimension symbol such as ``d_model`` (numbers pass through).
+
+    A product of symbols such as ``h*d_k`` is written as a product, ``h\\,d_k``.
+    """
     if isinstance(name, int):
         return str(name)
+    if "*" in str(name):
+        return r"\,".join(symbol_latex(factor.strip()) for factor in str(name).split("*"))
     if name in _LATEX_SYMBOLS:
         return _LATEX_SYMBOLS[name]
     head, _, tail = str(name).partition("_")
@@ -108,7 +113,8 @@ def shape_latex(dims: Any) -> str:
 
 
 def shape_text(dims: Any) -> str:
-    return "(" + ", ".join(str(d) for d in dims) + ")"
+    """A shape tuple for the terminal; products of symbols use a middle dot (``h·d_k``)."""
+    return "(" + ", ".join(str(d).replace("*", "·") for d in dims) + ")"
 
 
 def _filters(fmt: str) -> dict:

@@ -224,10 +224,16 @@ def test_wrong_shapes(raw, message):
         assert message in result.feedback
 
 
-def test_shape_dims_may_be_products_when_the_numbers_agree():
-    part = AnswerPart(key="s", type="shape", value=["B", "L", "d_model"],
-                      spec={"dims": {"B": 2, "L": 5, "d_model": 512, "h": 8, "d_k": 64}})
+def test_shape_products_match_by_their_names_or_by_numbers_never_by_other_names():
+    """One rule for single names and products: the key's names (in any order of factors) or numbers."""
+    part = AnswerPart(key="s", type="shape", value=["B", "L", "h*d_k"],
+                      spec={"dims": {"B": 2, "L": 5, "d_model": 512, "h": 8, "d_k": 64, "d_v": 64}})
     assert status(part, "(B, L, h*d_k)") == "correct"
+    assert status(part, "(B, L, d_k*h)") == "correct"
+    assert status(part, "(2, 5, 512)") == "correct"
+    assert status(part, "(B, L, 8*64)") == "correct"
+    assert status(part, "(B, L, h*d_v)") == "wrong"
+    assert status(part, "(B, L, d_model)") == "wrong"
     assert status(part, "(B, L, h*L)") == "wrong"
 
 
