@@ -173,3 +173,10 @@ def test_fragment_rendering_is_strict_and_user_templates_override(tmp_path):
     assert rendering.render_block(problem, "prompt", "md", str(tmp_path)) == "x is 3\n"
     with pytest.raises(jinja2.UndefinedError):
         rendering.render_block(problem, "solution", "md", str(tmp_path))
+
+
+def test_products_of_dimensions_are_typeset_as_products():
+    from problemgen.rendering import shape_latex, shape_text
+
+    assert shape_latex(["B", "L", "h*d_k"]) == r"(B, L, h\,d_k)"
+    assert shape_text(["B", "h*d_k"]) == "(B, h·d_k)"
