@@ -309,10 +309,30 @@ def _outside_math(text: str, escape) -> str:
     return "".join(part if i % 2 else escape(part) for i, part in enumerate(parts))
 
 
+_SUBSCRIPTED = re.compile(r"(?<![\w\\])([A-Za-z])_([A-Za-z0-9]+)\b")
+"""A symbol with a subscript written in plain prose: ``d_k``, ``d_model``, ``W_O``."""
+
+
+def _tex_prose(text: str) -> str:
+    """Escape prose, typesetting plain-text symbols such as d_model as math ($d_{\\text{model}}$)."""
+    out, last = [], 0
+    for match in _SUBSCRIPTED.finditer(text):
+        base, sub = match.groups()
+        out.append(tex_escape(text[last:match.start()]))
+        out.append(f"${base}_{{{sub if len(sub) == 1 else rf'{chr(92)}text{{{sub}}}'}}}$")
+        last = match.end()
+    out.append(tex_escape(text[last:]))
+    return "".join(out)
+
+
 @functools.lru_cache(maxsize=4096)
 def tex_text(text: Any) -> str:
-    """Escape prose for LaTeX but keep ``$…$`` math, so a title may say "Scaling by $\\sqrt{d_k}$"."""
-    return _outside_math(str(text), tex_escape)
+    """Escape prose for LaTeX but keep ``$…$`` math, so a title may say "Scaling by $\\sqrt{d_k}$".
+
+    Symbols written in plain text (misconception hints say "d_k") are set as math rather than
+    printing a literal underscore.
+    """
+    return _outside_math(str(text), _tex_prose)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -57,7 +57,7 @@ def test_tex_escape_leaves_no_unescaped_special_character(text):
 
 def test_tex_text_escapes_prose_but_keeps_math_segments():
     text = r"Scale by $\sqrt{d_k}$: 50% of d_model & more"
-    assert rendering.tex_text(text) == r"Scale by $\sqrt{d_k}$: 50\% of d\_model \& more"
+    assert rendering.tex_text(text) == r"Scale by $\sqrt{d_k}$: 50\% of $d_{\text{model}}$ \& more"
 
 
 def test_md_text_escapes_emphasis_outside_math_only():
@@ -150,7 +150,7 @@ def test_heatmap_of_values_outside_zero_one_is_scaled_min_to_max():
 def test_tex_document_environment_uses_parenthesis_delimiters_so_braces_stay_literal():
     env = rendering.document_environment("tex")
     template = env.from_string(r"\textbf{((( name | tex )))}((* if flag *)) {#x}((* endif *))((= note =))")
-    assert template.render(name="a_b", flag=True) == r"\textbf{a\_b} {#x}"
+    assert template.render(name="a&b", flag=True) == r"\textbf{a\&b} {#x}"
 
 
 def test_document_environment_is_strict_about_undefined_names(tmp_path):
@@ -180,3 +180,9 @@ def test_products_of_dimensions_are_typeset_as_products():
 
     assert shape_latex(["B", "L", "h*d_k"]) == r"(B, L, h\,d_k)"
     assert shape_text(["B", "h*d_k"]) == "(B, h·d_k)"
+
+
+def test_plain_text_symbols_in_prose_are_set_as_math_in_latex():
+    """Misconception hints say "d_k"; in the PDF that must not print a literal underscore."""
+    assert rendering.tex_text("no 1/√d_k scaling, W_O missing") == r"no 1/√$d_{k}$ scaling, $W_{O}$ missing"
+    assert rendering.tex_text("answers_key.toml") == r"answers\_key.toml"
