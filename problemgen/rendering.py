@@ -402,8 +402,12 @@ def _display_math(latex: str, fmt: str) -> str:
     return f"$$\n{latex}\n$$" if fmt == "md" else f"\\[\n{latex}\n\\]"
 
 
+_CODE_BREAKS = str.maketrans({c: c + r"\allowbreak{}" for c in "+*/,=("})
+"""Typewriter text cannot hyphenate: let long exact answers break after operators and commas."""
+
+
 def _code(text: str, fmt: str) -> str:
-    return f"`{text}`" if fmt == "md" else rf"\texttt{{{tex_escape(text)}}}"
+    return f"`{text}`" if fmt == "md" else rf"\texttt{{{tex_escape(text).translate(_CODE_BREAKS)}}}"
 
 
 def _prose(text: Any, fmt: str) -> str:
