@@ -402,7 +402,7 @@ def _display_math(latex: str, fmt: str) -> str:
     return f"$$\n{latex}\n$$" if fmt == "md" else f"\\[\n{latex}\n\\]"
 
 
-_CODE_BREAKS = str.maketrans({c: c + r"\allowbreak{}" for c in "+*/,=("})
+_CODE_BREAKS = str.maketrans({c: c + r"\allowbreak{}" for c in "+*/,="})
 """Typewriter text cannot hyphenate: let long exact answers break after operators and commas."""
 
 
