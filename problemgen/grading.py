@@ -274,6 +274,10 @@ def structure(raw: Any, depth: int = 0) -> tuple[tuple[int, ...], list[Any]]:
         raise InvalidAnswer(f"arrays nested more than {MAX_NESTING} deep")
     if not raw:
         return (0,), []
+    if not any(isinstance(item, list) for item in raw):  # a vector, or one row of a matrix
+        if len(raw) > MAX_ENTRIES:
+            raise InvalidAnswer(f"more than {MAX_ENTRIES} entries")
+        return (len(raw),), list(raw)
     shapes, flat = set(), []
     for item in raw:
         shape, entries = structure(item, depth + 1)
