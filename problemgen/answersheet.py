@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from problemgen.core import AnswerPart, ProblemgenError, _flatten
+from problemgen.formatting import tolerance_text
 
 MAX_SHEET_BYTES = 256 * 1024
 """Largest accepted answer sheet; a worksheet's answers fit in a few kilobytes."""
@@ -380,16 +381,6 @@ def _mask_in(value: Any, representation: str) -> Any:
     return {"bool": allowed, "01": int(allowed), "additive": 0 if allowed else "-inf"}[representation]
 
 
-def _tolerance(part: AnswerPart) -> str:
-    if part.atol and part.rtol:
-        return f"within ±{part.atol:g} or {part.rtol * 100:g}%"
-    if part.atol:
-        return f"within ±{part.atol:g}"
-    if part.rtol:
-        return f"within {part.rtol * 100:g}% (relative)"
-    return "exact"
-
-
 def _dims_text(shape: tuple[int, ...]) -> str:
     return "x".join(str(n) for n in shape)
 
@@ -413,22 +404,22 @@ def describe_format(part: AnswerPart) -> str:
     kind = part.type
     if kind == "number":
         extra = ", or an exact expression such as \"1/(1+exp(2))\"" if part.exact else ""
-        return f"a number, {_tolerance(part)}{extra}, e.g. 0.125"
+        return f"a number, {tolerance_text(part)}{extra}, e.g. 0.125"
     if kind == "integer":
         return "a whole number, exact, e.g. 124439808 or \"124,439,808\""
     if kind == "matrix":
         shape, _ = _flatten(part.value)
         if len(shape) == 1:
-            return f"a vector of {shape[0]} numbers, each {_tolerance(part)}, e.g. [0.1, 0.2, 0.7]"
+            return f"a vector of {shape[0]} numbers, each {tolerance_text(part)}, e.g. [0.1, 0.2, 0.7]"
         if len(shape) == 2 and shape[0] == 1:
-            return (f"a 1x{shape[1]} matrix (one row inside double brackets), each entry {_tolerance(part)}, "
+            return (f"a 1x{shape[1]} matrix (one row inside double brackets), each entry {tolerance_text(part)}, "
                     f"e.g. [[0.1, 0.2, 0.7]]")
-        return f"a {_dims_text(shape)} matrix of numbers, each entry {_tolerance(part)}, as {_layout(shape)}"
+        return f"a {_dims_text(shape)} matrix of numbers, each entry {tolerance_text(part)}, as {_layout(shape)}"
     if kind == "shape":
         numbers = ", or the numbers the problem gave" if part.spec.get("dims") else ""
         return f"a shape, dimensions in order, as names{numbers}, e.g. \"(N, C, W)\""
     if kind == "expression":
-        decimals = (f"; decimals {_tolerance(part)} are accepted" if part.spec.get("allow_decimal")
+        decimals = (f"; decimals {tolerance_text(part)} are accepted" if part.spec.get("allow_decimal")
                     else "; decimals are not accepted")
         return ("an exact expression (numbers, + - * / ^, parentheses, exp, log, sqrt, pi, e), "
                 f"e.g. \"1/(1+exp(2))\"{decimals}")

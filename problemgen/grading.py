@@ -45,6 +45,7 @@ from typing import Any, Callable
 
 from problemgen.answersheet import BadValue, NonFinite, check_ascii, key_value, parse_value, read_sheet, toml_value
 from problemgen.core import AnswerPart, ProblemgenError, _flatten, numbers_close
+from problemgen.formatting import tolerance_text
 from problemgen.reports import CheckResult, Report
 
 __all__ = ["PartResult", "grade_part", "grade_text", "key_value", "grade_sheet"]
@@ -193,7 +194,7 @@ def _check_number(part: AnswerPart, raw: Any) -> PartResult:
         return _correct()
     if part.exact and isinstance(raw, str) and _exactly_equal(raw, part.exact):
         return _correct()
-    return _wrong(part, f"not within the tolerance ({_tolerance(part)}) of the expected value",
+    return _wrong(part, f"not {tolerance_text(part)} of the expected value",
                   lambda m: numbers_close(value, m, part.rtol, part.atol))
 
 
@@ -204,16 +205,6 @@ def _exactly_equal(raw: str, exact: str) -> bool:
     except mp.MathParseError:
         return False
     return mp.equivalent(answer.expr, _key_expression(exact, ()).expr)
-
-
-def _tolerance(part: AnswerPart) -> str:
-    if part.atol and part.rtol:
-        return f"±{part.atol:g} or {part.rtol * 100:g}%"
-    if part.atol:
-        return f"±{part.atol:g}"
-    if part.rtol:
-        return f"{part.rtol * 100:g}%"
-    return "exact"
 
 
 # ------------------------------------------------------------------------------------------ integers
@@ -374,7 +365,7 @@ def _check_matrix(part: AnswerPart, raw: Any) -> PartResult:
     if not wrong:
         return _correct()
     score = 1 - len(wrong) / len(key_flat)
-    feedback = (f"{len(wrong)} of {len(key_flat)} entries are not within {_tolerance(part)}: "
+    feedback = (f"{len(wrong)} of {len(key_flat)} entries are not {tolerance_text(part)}: "
                 f"{_entries_text(wrong, shape)}")
     return _wrong(part, feedback, lambda m: _same_matrix(values, shape, m, part), score=score)
 
@@ -585,7 +576,7 @@ def _check_decimal_expression(part: AnswerPart, answer, key) -> PartResult:
     value = answer.value()
     if numbers_close(value, reference, part.rtol, part.atol):
         return _correct()
-    return _wrong(part, f"not within the tolerance ({_tolerance(part)}) of the expected value",
+    return _wrong(part, f"not {tolerance_text(part)} of the expected value",
                   _value_matcher(part, answer))
 
 

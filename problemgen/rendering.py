@@ -20,25 +20,9 @@ from typing import Any
 import jinja2
 
 from problemgen.core import AnswerPart, Problem, ProblemgenError
+from problemgen.formatting import format_number, tolerance_text  # noqa: F401 - re-exported
 
 FORMATS = ("md", "tex", "text")
-
-
-def format_number(x: Any, digits: int = 4) -> str:
-    """Show integers exactly and other reals rounded to ``digits`` decimals, trailing zeros trimmed."""
-    if isinstance(x, bool):
-        return "True" if x else "False"
-    if isinstance(x, str):  # already text, e.g. the T/F cells of a boolean mask
-        return x
-    if isinstance(x, int):
-        return str(x)
-    x = float(x)
-    if math.isinf(x):
-        return "-inf" if x < 0 else "inf"
-    if x == int(x) and abs(x) < 1e15:
-        return str(int(x))
-    text = f"{x:.{digits}f}".rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") else text
 
 
 def _rows(value: Any) -> list[list[Any]]:
@@ -377,18 +361,6 @@ def answer_digits(part: AnswerPart) -> int:
     if part.atol > 0:
         return max(1, min(8, math.ceil(-math.log10(part.atol)) + 1))
     return 4
-
-
-def tolerance_text(part: AnswerPart) -> str:
-    """How close an answer must be, in words ("within ±0.005", "exact")."""
-    if part.type not in ("number", "matrix", "expression"):
-        return "exact"
-    bounds = []
-    if part.atol > 0:
-        bounds.append(f"±{format_number(part.atol, 8)}")
-    if part.rtol > 0:
-        bounds.append(f"±{format_number(part.rtol * 100, 6)}% of the value")
-    return "within " + " plus ".join(bounds) if bounds else "exact"
 
 
 def is_heatmap(part: AnswerPart) -> bool:

@@ -43,7 +43,7 @@ def test_reference_imports_only_numpy_sympy_and_stdlib():
 @pytest.mark.parametrize(
     "module",
     ["problemgen/rendering.py", "problemgen/grading.py", "problemgen/reports.py",
-     "problemgen/mathparse.py", "problemgen/answersheet.py", "problemgen/classgrade.py",
+     "problemgen/mathparse.py", "problemgen/answersheet.py", "problemgen/classgrade.py", "problemgen/formatting.py",
      "problemgen/variantfile.py", "problemgen/sandbox"],
 )
 def test_presentation_and_grading_never_import_reference(module):
