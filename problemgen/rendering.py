@@ -133,16 +133,21 @@ def environment(fmt: str, user_dir: str | None = None) -> jinja2.Environment:
     """The jinja environment for one output format; ``user_dir`` templates take precedence."""
     if fmt not in FORMATS:
         raise ProblemgenError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    return _new_environment(fmt, user_dir)
+
+
+def _new_environment(fmt: str, user_dir: str | None, **delimiters: str) -> jinja2.Environment:
+    """A strict environment over the user's templates, then the built-in ones, with the format's filters."""
     search = [user_dir] if user_dir else []
-    loader = jinja2.FileSystemLoader([*search, str(builtin_templates_dir())])
     env = jinja2.Environment(
-        loader=loader,
+        loader=jinja2.FileSystemLoader([*search, str(builtin_templates_dir())]),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         auto_reload=False,
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
+        **delimiters,
     )
     env.filters.update(_filters(fmt))
     env.globals["fmt"] = fmt
@@ -441,22 +446,11 @@ def document_environment(fmt: str, user_dir: str | None = None) -> jinja2.Enviro
     """Jinja environment for whole documents; ``tex`` uses the ``((* *))`` family of delimiters."""
     if fmt not in ("md", "tex"):
         raise ProblemgenError(f"documents are rendered as md or tex, not {fmt!r}")
-    search = [user_dir] if user_dir else []
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader([*search, str(builtin_templates_dir())]),
-        undefined=jinja2.StrictUndefined,
-        autoescape=False,
-        auto_reload=False,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        **(TEX_DELIMITERS if fmt == "tex" else {}),
-    )
-    env.filters.update(_filters(fmt))
+    env = _new_environment(fmt, user_dir, **(TEX_DELIMITERS if fmt == "tex" else {}))
     env.filters.update(
         {"tex": tex_text, "tex_literal": tex_escape, "md": md_text, "num": format_number}
     )
-    env.globals.update({"fmt": fmt, "tex_unicode_declarations": tex_unicode_declarations, "shade_legend": shade_legend})
+    env.globals.update({"tex_unicode_declarations": tex_unicode_declarations, "shade_legend": shade_legend})
     return env
 
 
