@@ -131,20 +131,19 @@ def sqrt_text(n: int) -> str:
     return str(root) if root * root == n else f"sqrt({n})"
 
 
-def exact_forms(expr) -> tuple[str, str]:
-    """A SymPy expression as (answer-key string, LaTeX for the worked solution).
+def exact_string(expr) -> str:
+    """A SymPy expression as an answer-key string, with Euler's number spelled ``exp(1)``.
 
-    The string spells Euler's number as ``exp(1)`` rather than SymPy's ``E``, so a key such as
-    ``exp(1)/(exp(1) + exp(-1/2) + 1)`` reads like the lecture notes and like what students type.
+    SymPy prints it as ``E``; a key such as ``exp(1)/(exp(1) + exp(-1/2) + 1)`` reads like the lecture
+    notes and like what students type.
     """
-    import sympy
     from sympy.printing.str import StrPrinter
 
     class _Printer(StrPrinter):
         def _print_Exp1(self, expr) -> str:  # noqa: N802 (SymPy's printer naming)
             return "exp(1)"
 
-    return _Printer().doprint(expr), sympy.latex(expr)
+    return _Printer().doprint(expr)
 
 
 def softmax_latex(exponents: Sequence, index: int) -> str:

@@ -30,7 +30,7 @@ from problemgen.problems._common import (
     pick,
     require,
     require_unsaturated,
-    exact_forms,
+    exact_string,
     exp_terms_latex,
     softmax_latex,
 )
@@ -209,9 +209,9 @@ def one_query(rng, difficulty, *, n=None, d_k=None):
     scaled = s / np.sqrt(d_k)  # (n,)
     no_scale_out, no_scale_w = attention_no_scaling(q[None, :], k, v)
     by_dk_w = attention_scale_by_dk(q[None, :], k, v)[1][0]  # (n,)
-    exact_attention = rx.attention(q[None, :].tolist(), k.tolist(), v.tolist())
-    exact = exact_forms(exact_attention.weights[0, top])[0]
-    exact_latex = softmax_latex(list(exact_attention.scaled_scores), top)
+    exact_scaled = rx.scaled_scores(q[None, :].tolist(), k.tolist())  # (1, n) exact; no output stage needed
+    exact = exact_string(rx.softmax(exact_scaled)[0, top])
+    exact_latex = softmax_latex(list(exact_scaled), top)
     parts = [
         AnswerPart(key="scores", type="matrix", value=s, label="the raw scores q·k_j", atol=0.0),
         AnswerPart(

@@ -18,7 +18,7 @@ from problemgen.core import AnswerPart, Draft, ProblemgenError
 from problemgen.misconceptions import mistake
 from problemgen.problems._common import (
     WEIGHT_ATOL,
-    exact_forms,
+    exact_string,
     softmax_latex,
     int_matrix,
     override,
@@ -92,7 +92,7 @@ def saturation(rng, difficulty, *, d_k=None):
     require(scaled.max() <= 0.9, "even the scaled softmax is saturated")
     require(unscaled.max() >= 0.95, "the unscaled softmax is not saturated: nothing to contrast")
     exponents = [sympy.Integer(int(x)) / sympy.sqrt(d_k) for x in s]  # exact scaled scores
-    exact = exact_forms(rx.softmax([exponents])[0, top])[0]
+    exact = exact_string(rx.softmax([exponents])[0, top])
     exact_latex = softmax_latex(exponents, top)
     parts = [
         AnswerPart(key="unscaled_max", type="number", value=float(unscaled[top]), atol=0.0005,
