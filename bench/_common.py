@@ -87,3 +87,14 @@ def machine_line() -> str:
     """CPU count and load, so a reader can tell a busy machine from a slow program."""
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     return f"cpus={os.cpu_count()} load1={load:.2f} python={sys.version.split()[0]}"
+
+
+# The 20 kinds of the benchmark class set (classset.py and grading.py use the same bank).
+SECRET_ENV = "PROBLEMGEN_BENCH_SECRET"
+KINDS = (
+    "attention.projection", "attention.scores", "attention.scaled_scores", "attention.weights",
+    "attention.output", "attention.one_query", "attention.asymmetry", "masks.causal", "masks.padding",
+    "masks.combined", "masks.masked_weights", "masks.kv_alignment", "norms.layer_norm", "norms.rms_norm",
+    "norms.residual", "ffn.relu_ffn", "ffn.gelu", "params.attention_layer", "memory.kv_cache",
+    "scaling.dot_variance",
+)  # fmt: skip

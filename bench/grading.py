@@ -28,16 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import ROOT, VENV_BIN, machine_line, median, run_timed, table, verdict
+from _common import KINDS, ROOT, SECRET_ENV, VENV_BIN, machine_line, median, run_timed, table, verdict
 
-SECRET_ENV = "PROBLEMGEN_BENCH_SECRET"
-KINDS = (
-    "attention.projection", "attention.scores", "attention.scaled_scores", "attention.weights",
-    "attention.output", "attention.one_query", "attention.asymmetry", "masks.causal", "masks.padding",
-    "masks.combined", "masks.masked_weights", "masks.kv_alignment", "norms.layer_norm", "norms.rms_norm",
-    "norms.residual", "ffn.relu_ffn", "ffn.gelu", "params.attention_layer", "memory.kv_cache",
-    "scaling.dot_variance",
-)  # fmt: skip
 ROTATE = str.maketrans("0123456789", "1234567890")
 
 
