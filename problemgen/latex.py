@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from problemgen.core import ProblemgenError
@@ -47,8 +48,32 @@ def _environment() -> dict[str, str]:
     return env
 
 
+@dataclass(frozen=True)
+class Overfull:
+    """A line pdflatex could not fit: how far it sticks into the margin, and where in the source."""
+
+    points: float
+    first_line: int
+    last_line: int
+
+
+_OVERFULL = re.compile(r"^Overfull \\hbox \(([0-9.]+)pt too wide\) (?:in paragraph|detected) at lines? (\d+)(?:--(\d+))?", re.M)
+
+
+def overfull_boxes(log: str) -> list[Overfull]:
+    """Every overfull line a TeX log reports (lines running into the right margin), in log order."""
+    return [
+        Overfull(float(points), int(first), int(last or first)) for points, first, last in _OVERFULL.findall(log)
+    ]
+
+
 def compile_pdf(tex_source: str, name: str = "document") -> bytes:
     """Compile ``tex_source`` and return the PDF bytes; a ProblemgenError names the first TeX error."""
+    return compile_with_log(tex_source, name)[0]
+
+
+def compile_with_log(tex_source: str, name: str = "document") -> tuple[bytes, str]:
+    """(PDF bytes, the log of the last pdflatex run): the log tells layout checks which lines overflow."""
     executable = pdflatex_path()
     if executable is None:
         raise ProblemgenError(INSTALL_HINT)
@@ -72,4 +97,4 @@ def compile_pdf(tex_source: str, name: str = "document") -> bytes:
                 raise ProblemgenError(f"pdflatex failed on {name}.tex: {_first_error(log)}")
             if "Rerun to get" not in log:
                 break
-        return (Path(tmp) / f"{name}.pdf").read_bytes()
+        return (Path(tmp) / f"{name}.pdf").read_bytes(), log

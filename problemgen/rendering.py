@@ -379,8 +379,11 @@ def _display_math(latex: str, fmt: str) -> str:
     return f"$$\n{latex}\n$$" if fmt == "md" else f"\\[\n{latex}\n\\]"
 
 
-_CODE_BREAKS = str.maketrans({c: c + r"\allowbreak{}" for c in "+*/,="})
-"""Typewriter text cannot hyphenate: let long exact answers break after operators and commas."""
+CODE_BREAK = r"\penalty50{}"
+"""A discouraged line break. Typewriter text cannot hyphenate or stretch, so long exact answers may
+also break after an operator or a comma; the penalty makes TeX prefer the spaces around `` + ``."""
+
+_CODE_BREAKS = str.maketrans({c: c + CODE_BREAK for c in "+*/,"})
 
 
 def _code(text: str, fmt: str) -> str:

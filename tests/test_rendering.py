@@ -103,9 +103,9 @@ def test_answer_display_covers_every_answer_type():
         "term": AnswerPart("t", "term", ["softmax", "soft-max"]),
     }
     shown = {kind: rendering.answer_display(part, "tex") for kind, part in parts.items()}
-    assert shown["number"] == r"$0.5$ (exactly \texttt{1/\allowbreak{}2})"
+    assert shown["number"] == r"$0.5$ (exactly \texttt{1/\penalty50{}2})"
     assert shown["integer"] == r"$4\,096$"
-    assert r"\texttt{exp(2)/\allowbreak{}(1 +\allowbreak{} exp(2))}" in shown["expression"] and "0.8808" in shown["expression"]
+    assert r"\texttt{exp(2)/\penalty50{}(1 +\penalty50{} exp(2))}" in shown["expression"] and "0.8808" in shown["expression"]
     assert shown["shape"] == r"$(B, L, d_{\text{model}})$ $= (2, 5, 8)$"
     assert shown["choice"] == r"(b) scale by $\sqrt{d_k}$"
     assert r"\begin{bmatrix} 1 & 0 \\ 1 & 1 \end{bmatrix}" in shown["mask"]
