@@ -298,17 +298,34 @@ def _outside_math(text: str, escape) -> str:
     return "".join(part if i % 2 else escape(part) for i, part in enumerate(parts))
 
 
-_SUBSCRIPTED = re.compile(r"(?<![\w\\])([A-Za-z])_([A-Za-z0-9]+)\b")
-"""A symbol with a subscript written in plain prose: ``d_k``, ``d_model``, ``W_O``."""
+_SUBSCRIPTED = re.compile(
+    r"(?<![\w\\])(?P<root>√)?(?P<base>[A-Za-z])_(?P<sub>[A-Za-z0-9]+(?:_[A-Za-z0-9]+)*)(?![A-Za-z0-9_])(?P<top>ᵀ)?"
+    r"|(?<=\))_(?P<after>[A-Za-z0-9])(?![A-Za-z0-9_])"
+)
+"""A symbol with a subscript written in plain prose: ``d_k``, ``d_model``, ``n_kv_heads``, ``√d_k``,
+``W_Qᵀ``, or a subscript after a bracket as in ``softmax(z)_y``."""
+
+
+def _symbol_math(match: re.Match) -> str:
+    r"""The math for one plain-text symbol: ``√d_k`` -> ``$\sqrt{d_{k}}$``, ``d_model`` -> ``$d_{\text{model}}$``."""
+    if match["after"]:
+        return f"${{}}_{{{match['after']}}}$"
+    sub = match["sub"]
+    sub = sub if len(sub) == 1 else rf"\text{{{tex_escape(sub)}}}"
+    symbol = f"{match['base']}_{{{sub}}}" + (r"^{\top}" if match["top"] else "")
+    return f"$\\sqrt{{{symbol}}}$" if match["root"] else f"${symbol}$"
 
 
 def _tex_prose(text: str) -> str:
-    """Escape prose, typesetting plain-text symbols such as d_model as math ($d_{\\text{model}}$)."""
+    r"""Escape prose, typesetting plain-text symbols such as d_model as math (``$d_{\text{model}}$``).
+
+    The misconception catalogue is written for terminals and Markdown ("1/√d_k", "W_Qᵀ"); escaping its
+    underscores would print them literally, so symbols become math and the rest is escaped.
+    """
     out, last = [], 0
     for match in _SUBSCRIPTED.finditer(text):
-        base, sub = match.groups()
         out.append(tex_escape(text[last:match.start()]))
-        out.append(f"${base}_{{{sub if len(sub) == 1 else rf'{chr(92)}text{{{sub}}}'}}}$")
+        out.append(_symbol_math(match))
         last = match.end()
     out.append(tex_escape(text[last:]))
     return "".join(out)

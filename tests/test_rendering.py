@@ -184,5 +184,45 @@ def test_products_of_dimensions_are_typeset_as_products():
 
 def test_plain_text_symbols_in_prose_are_set_as_math_in_latex():
     """Misconception hints say "d_k"; in the PDF that must not print a literal underscore."""
-    assert rendering.tex_text("no 1/√d_k scaling, W_O missing") == r"no 1/√$d_{k}$ scaling, $W_{O}$ missing"
+    assert rendering.tex_text("no 1/√d_k scaling, W_O missing") == r"no 1/$\sqrt{d_{k}}$ scaling, $W_{O}$ missing"
     assert rendering.tex_text("answers_key.toml") == r"answers\_key.toml"
+
+
+@pytest.mark.parametrize("prose, latex", [
+    ("Q = X W_Qᵀ.", r"Q = X $W_{Q}^{\top}$."),
+    ("(√d_k vs d_k)", r"($\sqrt{d_{k}}$ vs $d_{k}$)"),
+    ("d_model / h", r"$d_{\text{model}}$ / h"),
+    ("only n_kv_heads heads", r"only $n_{\text{kv\_heads}}$ heads"),
+    ("−log softmax(z)_y", r"−log softmax(z)${}_{y}$"),
+    ("q_i · k_j", r"$q_{i}$ · $k_{j}$"),
+])
+def test_symbols_with_roots_transposes_and_long_subscripts_become_math(prose, latex):
+    assert rendering.tex_text(prose) == latex
+
+
+def _catalogue_texts() -> list[str]:
+    from problemgen.misconceptions import CATALOGUE
+
+    return [text for entry in CATALOGUE.values() for text in (entry.title, entry.hint)]
+
+
+def test_no_catalogue_title_or_hint_prints_a_literal_underscore_in_latex():
+    """The key's "Recognised mistakes" lines print catalogue text; d_k must not come out as d_k in roman."""
+    for text in _catalogue_texts():
+        prose = re.sub(r"\$[^$]*\$", "", rendering.tex_text(text))
+        assert r"\_" not in prose, (text, rendering.tex_text(text))
+
+
+def test_every_catalogue_title_and_hint_compiles_with_pdflatex():
+    """Unicode (√ ∞ − · × ⊙ ᵀ ε …) and symbols in the catalogue must all be printable by pdflatex."""
+    from problemgen import latex
+
+    if latex.pdflatex_path() is None:
+        pytest.skip("pdflatex not installed (apt-get install texlive-latex-base texlive-latex-recommended)")
+    body = "\n\n".join(rf"{{\small Recognised mistakes: {rendering.tex_text(text)}.\par}}" for text in _catalogue_texts())
+    source = (
+        "\\documentclass{article}\n\\usepackage[utf8]{inputenc}\n\\usepackage{amsmath,amssymb}\n"
+        + rendering.tex_unicode_declarations() + "\\begin{document}\n\\raggedright\n" + body + "\n\\end{document}\n"
+    )
+    pdf, log = latex.compile_with_log(source, "catalogue")
+    assert pdf.startswith(b"%PDF") and "Missing character" not in log
