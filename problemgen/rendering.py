@@ -416,6 +416,20 @@ def group_digits(value: int) -> str:
     return f"{int(value):,}".replace(",", r"\,")
 
 
+def dim_value(dim: Any, dims: dict) -> Any:
+    """A shape dimension with the problem's numbers put in: ``h*d_k`` is 512 when h = 8 and d_k = 64;
+    factors without a given number stay symbolic (``8*d_k``)."""
+    if isinstance(dim, int):
+        return dim
+    factors = [f.strip() for f in str(dim).split("*")]
+    known = [int(dims[f]) for f in factors if f in dims]
+    unknown = [f for f in factors if f not in dims]
+    if not known:
+        return dim
+    product = math.prod(known)
+    return "*".join([str(product), *unknown]) if unknown else product
+
+
 def answer_display(part: AnswerPart, fmt: str) -> str:
     """The expected answer of one part as Markdown or LaTeX (display math for matrices)."""
     digits = answer_digits(part)
@@ -436,7 +450,7 @@ def answer_display(part: AnswerPart, fmt: str) -> str:
         return _code(str(value), fmt) + approx
     if part.type == "shape":
         dims = part.spec.get("dims", {})
-        numeric = f" $= {shape_latex([dims.get(d, d) for d in value])}$" if dims else ""
+        numeric = f" $= {shape_latex([dim_value(d, dims) for d in value])}$" if dims else ""
         return f"${shape_latex(value)}$" + numeric
     if part.type == "choice":
         options = {o["id"]: o for o in part.spec.get("options", [])}

@@ -226,3 +226,10 @@ def test_every_catalogue_title_and_hint_compiles_with_pdflatex():
     )
     pdf, log = latex.compile_with_log(source, "catalogue")
     assert pdf.startswith(b"%PDF") and "Missing character" not in log
+
+
+def test_key_shows_a_product_dimension_as_its_number_when_the_problem_gave_its_factors():
+    part = AnswerPart("s", "shape", ["B", "L", "h*d_v"], spec={"dims": {"B": 2, "L": 5, "h": 8, "d_v": 64}})
+    assert rendering.answer_display(part, "tex") == r"$(B, L, h\,d_v)$ $= (2, 5, 512)$"
+    partial = AnswerPart("s", "shape", ["B", "h*d_v"], spec={"dims": {"B": 2, "h": 8}})
+    assert rendering.answer_display(partial, "md") == r"$(B, h\,d_v)$ $= (2, 8\,d_v)$"
