@@ -417,7 +417,7 @@ def describe_format(part: AnswerPart) -> str:
         return f"a {_dims_text(shape)} matrix of numbers, each entry {tolerance_text(part)}, as {_layout(shape)}"
     if kind == "shape":
         numbers = ", or the numbers the problem gave" if part.spec.get("dims") else ""
-        return f"a shape, dimensions in order, as names{numbers}, e.g. \"(N, C, W)\""
+        return f"a shape, dimensions in order, as names{numbers} (a product as C*W), e.g. \"(N, C, W)\""
     if kind == "expression":
         decimals = (f"; decimals {tolerance_text(part)} are accepted" if part.spec.get("allow_decimal")
                     else "; decimals are not accepted")

@@ -17,10 +17,12 @@ Rules, per answer type (these are the ones printed on the sheets; tests pin each
   (a vector for a 1xN key) are invalid, with the bracket fix; other shapes are wrong. With the right
   shape, **partial credit = the fraction of entries within tolerance**; entries may be exact
   expressions in quotes. Feedback names the wrong entries 1-based as (row, column).
-- **shape**: dimensions in order, as ``"(B, h, L, d_k)"`` or an array; names are case-sensitive and
-  must be the key's names (``h*d_k`` may be written ``d_k*h``; ``d_v`` is wrong for ``d_k`` even when
-  both are 64); a number is accepted where the problem gave that dimension's value (``spec["dims"]``).
-  All or nothing.
+- **shape**: dimensions in order, as ``"(B, h, L, d_k)"`` or an array. Names match by name and are
+  case-sensitive; a composite dimension is a product of names compared as a product (``h*d_k`` =
+  ``d_k*h``). A number is accepted for a name wherever the problem gave that name's value
+  (``spec["dims"]``), alone or in a product: for ``h*d_k`` with h = 8 and d_k = 64 given, ``512``,
+  ``8*64`` and ``8*d_k`` are all right. A different name is wrong even when its value is equal
+  (``d_v`` for ``d_k``, ``h*d_v`` for ``h*d_k``, both 64). All or nothing.
 - **expression**: exact expressions are compared by value (``sqrt(2)/2`` = ``1/sqrt(2)``); an answer
   containing a decimal is accepted within tolerance only when ``spec["allow_decimal"]`` (otherwise it
   is invalid, unless it is exactly the key, like ``0.5`` for ``1/2``).
@@ -487,25 +489,27 @@ def _dim_value(dim: Any, numbers: dict[str, int]) -> int | None:
 
 
 def _same_dim(answer: Any, key: Any, numbers: dict[str, int]) -> bool:
-    """Names compare by name, products of names as products (``d_k*h`` = ``h*d_k``); a number (or a
-    product of numbers) matches where the problem gave the values. A different name is wrong even when
-    its value happens to be equal (``d_v`` for ``d_k``): the shape question is about which dimension."""
+    """One rule for names, numbers and products of names (composite dimensions such as ``h*d_k``).
+
+    Every name in the answer must be one of the key's names: names match by name, and products as
+    products (``d_k*h`` = ``h*d_k``). A number may stand for any of the key's names whose value the
+    problem gave (``spec["dims"]``), alone or inside a product (``512``, ``8*64``, ``2*d_k``). A different
+    name is wrong even when its value is equal (``d_v`` for ``d_k``, ``h*d_v`` for ``h*d_k``): the
+    question is which dimension it is, not what it happens to measure in this variant.
+    """
     if answer == key:
         return True
     simple = lambda d: isinstance(d, int) or _IDENTIFIER.fullmatch(d)  # noqa: E731
-    if simple(answer) and simple(key):
-        if isinstance(answer, str) and isinstance(key, str):
-            return False
-        a, k = _dim_value(answer, numbers), _dim_value(key, numbers)
-        return a is not None and a == k
+    if simple(answer) and simple(key):  # the common case, decided without parsing
+        if isinstance(answer, str):
+            return False  # a different name (or a name where the key is a number)
+        return _dim_value(key, numbers) == answer
     mp = _mathparse()
     a, k = _dim_expression(answer), _dim_expression(key)
-    if mp.equivalent(a, k):
-        return True
-    if a.free_symbols:  # names that do not form the key's product: wrong whatever their values
+    if not a.free_symbols <= k.free_symbols:  # a name that is not the key's: wrong whatever its value
         return False
-    k = k.subs({s: numbers[s.name] for s in k.free_symbols if s.name in numbers})
-    return not k.free_symbols and a == k
+    given = {s: numbers[s.name] for s in k.free_symbols - a.free_symbols if s.name in numbers}
+    return mp.equivalent(a, k.subs(given))
 
 
 def _same_shape(answer: list[Any], key: list[Any], numbers: dict[str, int]) -> bool:
@@ -528,7 +532,19 @@ def _check_shape(part: AnswerPart, raw: Any) -> PartResult:
         if any(isinstance(answer[i], str) and isinstance(key[i], str) and answer[i].lower() == key[i].lower()
                for i in wrong):
             feedback += " (names are case-sensitive)"
+        elif any(_same_size(answer[i], key[i], numbers) for i in wrong):
+            feedback += " (a different dimension of the same size is still wrong: name the one that axis holds)"
     return _wrong(part, feedback, matches)
+
+
+def _same_size(answer: Any, key: Any, numbers: dict[str, int]) -> bool:
+    """Whether two dimensions have the same size in this variant (every name in them has a given value)."""
+    def size(dim: Any):
+        expr = _dim_expression(dim)
+        return expr.subs({s: numbers[s.name] for s in expr.free_symbols if s.name in numbers})
+
+    a, k = size(answer), size(key)
+    return not a.free_symbols and not k.free_symbols and a == k
 
 
 # ------------------------------------------------------------------------------------------ expressions

@@ -243,6 +243,31 @@ def test_a_symbol_never_matches_a_different_symbol_with_the_same_number():
     assert status(part, "(4, 4)") == "correct"
 
 
+def test_numbers_may_replace_given_factors_inside_a_product_but_names_must_be_the_keys():
+    """A product is judged factor by factor: the key's names, or numbers for names the problem gave."""
+    part = AnswerPart(key="s", type="shape", value=["B", "h*d_k"], spec={"dims": {"B": 2, "h": 2, "d_k": 4, "d_v": 4}})
+    assert status(part, "(B, 2*d_k)") == "correct"
+    assert status(part, "(B, h*4)") == "correct"
+    assert status(part, "(B, 4*2)") == "correct"
+    assert status(part, "(B, h*h)") == "wrong"  # h is 2, d_k is 4: the wrong factor, and a different size
+    assert status(part, "(B, 2*d_v)") == "wrong"  # d_v is not a factor of the key, although d_v = d_k = 4
+    assert status(part, "(B, 9)") == "wrong"
+
+
+def test_numbers_are_accepted_only_for_names_whose_values_the_problem_gave():
+    part = AnswerPart(key="s", type="shape", value=["B", "h*d_k"], spec={"dims": {"h": 8}})
+    assert status(part, "(B, 8*d_k)") == "correct"
+    assert status(part, "(B, 512)") == "wrong"  # d_k was not given, so no number can stand for it
+    assert status(AnswerPart(key="s", type="shape", value=["B", "d_k"]), "(B, 64)") == "wrong"
+
+
+def test_a_different_dimension_of_equal_size_is_wrong_with_a_feedback_that_says_why():
+    part = AnswerPart(key="s", type="shape", value=["B", "d_v"], spec={"dims": {"B": 2, "d_k": 64, "d_v": 64}})
+    result = grade_part(part, "(B, d_k)")
+    assert result.status == "wrong" and "same size" in result.feedback
+    assert "same size" not in grade_part(part, "(B, 3)").feedback
+
+
 @pytest.mark.parametrize("raw", [True, "(B, __import__('os'), L, L)", "(B, h, L, L\uff09", [1.5, 2, 3, 4]])
 def test_unreadable_shapes_are_invalid(raw):
     assert status(COUNTING.part("scores_shape"), raw) == "invalid"

@@ -190,3 +190,11 @@ def test_progress_bar_only_on_request_when_stderr_is_not_a_terminal(tmp_path, ca
     _, _, quiet = run(["grade", str(subs), "--variants", str(classes), "-o", str(tmp_path / "a")], capsys)
     _, _, loud = run(["grade", str(subs), "--variants", str(classes), "-o", str(tmp_path / "b"), "--progress"], capsys)
     assert "grading" not in quiet and "grading" in loud
+
+
+def test_grade_help_states_the_shape_rule_for_names_products_and_numbers(capsys):
+    code, out, _ = run(["grade", "--help"], capsys)
+    text = " ".join(out.split())
+    assert code == 0
+    assert "names match by name" in text and "h*d_k = d_k*h" in text
+    assert "a different name of the same size is wrong" in text

@@ -9,7 +9,7 @@ import pytest
 
 from problemgen import worksheet
 from problemgen.core import ProblemgenError
-from problemgen.variantfile import WorksheetVariant
+from problemgen.variantfile import SheetProblem, WorksheetVariant
 from problemgen.worksheet import WorksheetJob
 
 SECRET_ENV = "PROBLEMGEN_TEST_SECRET"
@@ -299,3 +299,17 @@ def test_files_are_never_written_through_a_link_leaving_the_output(tmp_path):
     with pytest.raises(ProblemgenError, match="symbolic link"):
         worksheet.write_files(root, "s002", {"worksheet.md": b"x"})
     assert not any(outside.iterdir())
+
+
+def test_answer_sheet_says_how_to_write_a_product_dimension_and_the_key_sheet_grades_full(tmp_path):
+    """multihead.concat at d3 asks for (B, L, h*d_v): the sheet must say how a product is typed."""
+    from problemgen.answersheet import blank_sheet, key_sheet
+    from problemgen.grading import grade_sheet
+    from problemgen.registry import generate
+
+    problem = generate("multihead.concat", 1, 3)
+    assert "h*d_v" in problem.part("batched").value
+    variant = WorksheetVariant("concat-s1", "Concat", "concat", 1, (SheetProblem("p1", 1, problem),))
+    assert "(a product as C*W)" in blank_sheet(variant)
+    (tmp_path / "key.toml").write_text(key_sheet(variant), encoding="utf-8")
+    assert grade_sheet(variant, tmp_path / "key.toml").score == 1.0

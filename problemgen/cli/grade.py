@@ -31,7 +31,10 @@ def grade_command(answers, variant_path, class_dir, fmt, output, fail_under, job
 
     Each part is correct, wrong or invalid (unreadable: the message says what to write). Blank answers
     are wrong ("no answer"); matrices earn the fraction of entries within tolerance, multiple choice
-    right minus wrong picks; a sheet that cannot be read at all scores 0 and says why.
+    right minus wrong picks; a sheet that cannot be read at all scores 0 and says why. Shapes: names
+    match by name, a product of names as a product (h*d_k = d_k*h); a number may stand for a name whose
+    value the problem gave (512 or 8*d_k for h*d_k with h = 8, d_k = 64); a different name of the same
+    size is wrong (d_v for d_k).
 
     \b
     Example:
