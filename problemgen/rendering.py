@@ -35,7 +35,11 @@ def _rows(value: Any) -> list[list[Any]]:
 
 
 def _latex_number(x: Any, digits: int) -> str:
+    """One matrix cell for math mode: numbers as they are, ±∞ as symbols, words (the T/F of a boolean
+    mask) upright, so they read as values and not as the product of italic variables."""
     text = format_number(x, digits)
+    if isinstance(x, str) and text.isalpha():
+        return rf"\mathrm{{{text}}}"
     return {"-inf": r"-\infty", "inf": r"\infty"}.get(text, text)
 
 

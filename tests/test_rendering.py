@@ -43,6 +43,12 @@ def test_mask_values_follow_the_requested_representation():
     assert rendering.mask_values(mask, "additive") == [[0, float("-inf")], [0, 0]]
 
 
+def test_boolean_mask_cells_are_upright_words_in_latex_not_italic_variables():
+    latex = rendering.matrix_latex(rendering.mask_values([[True, False]], "bool"))
+    assert latex == r"\begin{bmatrix} \mathrm{T} & \mathrm{F} \end{bmatrix}"
+    assert rendering.matrix_latex(rendering.mask_values([[True, False]], "additive")) == r"\begin{bmatrix} 0 & -\infty \end{bmatrix}"
+
+
 # --- escaping -------------------------------------------------------------------------------------
 
 
