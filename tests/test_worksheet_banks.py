@@ -92,20 +92,18 @@ def test_every_kind_at_every_difficulty_compiles(tmp_path):
 
 
 @pytest.mark.skipif(latex.pdflatex_path() is None, reason="pdflatex not installed (apt-get install texlive-latex-base texlive-latex-recommended)")
-@pytest.mark.parametrize("seed", [1, 7])
+@pytest.mark.parametrize("seed", [7, 11])  # 11 once overflowed by 21pt
 def test_answer_keys_of_every_kind_fit_the_page(tmp_path, seed):
-    """Long exact answers in typewriter type used to run off the page; no line may be > 3pt too wide."""
-    import subprocess
+    """Whole documents, fragments included: no line of a worksheet or key may be > 3pt too wide.
 
+    (tests/test_worksheet_layout.py isolates the wrapper's own lines; this one is the product as printed.)
+    """
     out = tmp_path / "out"
     worksheet.write_worksheet(WorksheetJob(every_kind_bank(tmp_path), out, seed=seed, formats=("tex",)))
     for name in ("worksheet", "answer_key"):
-        for _ in range(2):  # the second pass settles references, as latex.compile does
-            subprocess.run([latex.pdflatex_path(), "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape",
-                            f"{name}.tex"], cwd=out, capture_output=True, timeout=300, check=False)
-        log = (out / f"{name}.log").read_text(encoding="latin-1")
-        widths = [float(w) for w in re.findall(r"Overfull \\hbox \(([0-9.]+)pt too wide\)", log)]
-        assert "Output written" in log and not [w for w in widths if w > 3], (name, widths)
+        _, log = latex.compile_with_log((out / f"{name}.tex").read_text(encoding="utf-8"), name)
+        widths = [box.points for box in latex.overfull_boxes(log)]
+        assert not [w for w in widths if w > 3], (name, widths)
 
 
 def test_every_kind_renders_markdown_math_that_github_and_katex_understand(tmp_path):
