@@ -4,7 +4,7 @@ Targets (issue 8):
 * 200 students x 20 problems (Markdown worksheet, answer key, answer sheet, key sheet and frozen
   variant for each student) in at most 5 s wall: measured end to end through the CLI
   (`problemgen worksheet BANK --roster roster.csv --secret-env VAR`, imports included) and through the
-  library (`problemgen.worksheet.write_class_set`, imports already paid);
+  library (`problemgen.documents.worksheet.write_class_set`, imports already paid);
 * generation cost linear in the number of problems: 50, 100 and 200 students in one warm process,
   shown as milliseconds per problem and as the time ratio against the student ratio;
 * peak memory (ru_maxrss of a child process) for 10,000 problems (500 students) at most 300 MB, next
@@ -35,8 +35,8 @@ PER_STUDENT = ("answer_key.md", "answers.toml", "key.toml", "variant.json", "wor
 # Run in a child so its ru_maxrss is this workload's alone (the parent has run other sizes already).
 MEMORY_CHILD = """
 import json, resource, sys, time
-import problemgen.registry, problemgen.rendering, problemgen.answersheet, jinja2, numpy, sympy
-from problemgen import worksheet
+import problemgen.model.registry, problemgen.documents.rendering, problemgen.sheets.answersheet, jinja2, numpy, sympy
+from problemgen.documents import worksheet
 imported = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 bank, roster, out, env, jobs = sys.argv[1:6]
 start = time.perf_counter()
@@ -93,7 +93,7 @@ def cli_runs(tmp: Path, bank: Path, roster: Path, runs: int) -> tuple[list[float
 
 def make_job(bank: Path, out: Path, jobs: int | None):
     """A WorksheetJob with ``jobs`` worker processes (None: the library's choice), if the field exists."""
-    from problemgen import worksheet
+    from problemgen.documents import worksheet
 
     extra = {"jobs": jobs} if "jobs" in worksheet.WorksheetJob.__dataclass_fields__ else {}
     return worksheet.WorksheetJob(bank, out, **extra)
@@ -101,7 +101,7 @@ def make_job(bank: Path, out: Path, jobs: int | None):
 
 def library_run(tmp: Path, bank: Path, roster: Path, label: str, jobs: int | None = 1) -> tuple[float, float]:
     """(wall, CPU) seconds of one write_class_set; CPU includes worker processes (if any ended)."""
-    from problemgen import worksheet
+    from problemgen.documents import worksheet
 
     def cpu() -> float:
         own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -114,8 +114,8 @@ def library_run(tmp: Path, bank: Path, roster: Path, label: str, jobs: int | Non
 
 def stage_breakdown(bank_path: Path, students: int) -> list[list[object]]:
     """Median ms per student of each step write_class_set takes, timed separately on one process."""
-    from problemgen import worksheet
-    from problemgen.banks import load_bank
+    from problemgen.documents import worksheet
+    from problemgen.documents.banks import load_bank
 
     bank = load_bank(bank_path)
     cache, renderer = worksheet.ProblemCache(), worksheet.DocumentRenderer()
@@ -173,8 +173,8 @@ def profile(tmp: Path, bank: Path) -> None:
 
 def kind_costs(bank_path: Path, seeds: int = 30, top: int = 6) -> list[list[object]]:
     """The bank's most expensive kinds to generate: mean ms over ``seeds`` fresh seeds (redraws and tails count)."""
-    from problemgen import registry
-    from problemgen.banks import load_bank
+    from problemgen.model import registry
+    from problemgen.documents.banks import load_bank
 
     rows = []
     for item in load_bank(bank_path).items:

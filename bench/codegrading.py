@@ -68,8 +68,8 @@ class Timeline:
         self.lock = threading.Lock()
 
     def install(self) -> None:
-        from problemgen.sandbox import runner, wire
-        from problemgen.tasks import grade
+        from problemgen.code.sandbox import runner, wire
+        from problemgen.code import grade
 
         timeline, names = self, {wire.CONFINED: "confined", wire.IMPORTED: "imported", wire.DONE: "done"}
         drive, frame, server_message = runner._ChildDriver.drive, runner._ChildDriver._frame, runner._ChildDriver._server_message
@@ -150,7 +150,7 @@ def write_submissions(directory: Path, count: int) -> list[Path]:
 
 
 def best_level() -> str:
-    from problemgen.sandbox import Sandbox
+    from problemgen.code.sandbox import Sandbox
 
     with Sandbox() as sandbox:
         return sandbox.probe().isolation
@@ -158,8 +158,9 @@ def best_level() -> str:
 
 def grade_directory(plan, directory: Path, jobs: int, level: str, timeline: Timeline, runs: int) -> dict:
     """Warm fork servers, then ``runs`` timed class runs; returns throughput and per-submission totals."""
-    from problemgen.sandbox import Sandbox
-    from problemgen.tasks import classroom, grade
+    from problemgen.code.sandbox import Sandbox
+    from problemgen.classes import code_class as classroom
+    from problemgen.code import grade
 
     totals: list[float] = []
     original = grade.grade_submission
@@ -193,8 +194,8 @@ def grade_directory(plan, directory: Path, jobs: int, level: str, timeline: Time
 
 def _half_worker(plan, directory: Path, level: str, barrier, results) -> None:
     """One of two processes: warm its own fork server, wait for the other, grade its half, report times."""
-    from problemgen.sandbox import Sandbox
-    from problemgen.tasks import classroom
+    from problemgen.code.sandbox import Sandbox
+    from problemgen.classes import code_class as classroom
 
     with Sandbox(jobs=1, min_level=level) as sandbox:
         sandbox.probe()
@@ -228,7 +229,7 @@ def two_processes(plan, halves: list[Path], level: str, runs: int) -> tuple[floa
 
 
 def server_startup(level: str, runs: int) -> float:
-    from problemgen.sandbox import Sandbox
+    from problemgen.code.sandbox import Sandbox
 
     times = []
     for _ in range(runs):
@@ -246,8 +247,8 @@ def main() -> None:
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     print(machine_line())
-    from problemgen.tasks import get_task
-    from problemgen.tasks.grade import make_plan
+    from problemgen.code.tasks import get_task
+    from problemgen.code.grade import make_plan
 
     level = best_level()
     plan = make_plan(get_task(TASK), secret=SECRET)

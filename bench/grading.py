@@ -35,7 +35,7 @@ ROTATE = str.maketrans("0123456789", "1234567890")
 
 def make_class(tmp: Path, students: int) -> tuple[Path, Path, dict[str, int]]:
     """(class dir, submissions dir, how many sheets of each sort) under ``tmp``."""
-    from problemgen import worksheet
+    from problemgen.documents import worksheet
 
     lines = ['title = "Benchmark class set"', "seed = 2024", ""]
     for index, kind in enumerate(KINDS):
@@ -82,7 +82,8 @@ def cpu_seconds() -> float:
 
 def library(class_dir: Path, submissions: Path, jobs: int, out: Path | None) -> tuple[float, float, object]:
     """(wall, CPU, ClassResult) of one class-mode run, optionally with the output files written."""
-    from problemgen import classgrade, reports
+    from problemgen.classes import sheet_class as classgrade
+    from problemgen.sheets import reports
 
     start, cpu_start = time.perf_counter(), cpu_seconds()
     outcome = classgrade.grade_class(submissions, class_dir, jobs=jobs)
@@ -93,9 +94,9 @@ def library(class_dir: Path, submissions: Path, jobs: int, out: Path | None) -> 
 
 def breakdown(class_dir: Path, submissions: Path, students: int) -> list[list[object]]:
     """Median microseconds per sheet of each step of grading one student."""
-    from problemgen import grading
-    from problemgen.answersheet import read_sheet
-    from problemgen.variantfile import WorksheetVariant
+    from problemgen.sheets import grading
+    from problemgen.sheets.answersheet import read_sheet
+    from problemgen.documents.variantfile import WorksheetVariant
 
     steps: dict[str, list[float]] = {"WorksheetVariant.load (variant.json)": [], "read_sheet (TOML)": [],
                                      "grade_answers (20 problems)": []}

@@ -37,8 +37,8 @@ VARIANT = re.compile(r"variant ([a-z_]+\.[a-z_]+)/d(\d)/s(\d+)")
 
 def key_line(kind: str, difficulty: int, seed: int, part_number: int) -> str:
     """The typed key for part ``part_number`` (1-based) of the problem the quiz shows."""
-    from problemgen import registry
-    from problemgen.answersheet import key_value, toml_value
+    from problemgen.model import registry
+    from problemgen.sheets.answersheet import key_value, toml_value
 
     problem = registry.generate(kind, seed, difficulty)
     return toml_value(key_value(problem.parts[part_number - 1]))
@@ -119,9 +119,10 @@ def pty_session(tmp: Path, answers: int) -> tuple[list[float], list[float], dict
 
 def library_session(tmp: Path, answers: int) -> dict[str, list[float]]:
     """Per-answer times inside the library loop: grade, store commit, and read -> feedback written."""
-    from problemgen import answersheet, quiz
-    from problemgen.practice import load_curriculum
-    from problemgen.progress import ProgressStore
+    from problemgen.sheets import answersheet
+    from problemgen.practice.rules import quiz
+    from problemgen.practice.rules import load_curriculum
+    from problemgen.practice.progress import ProgressStore
 
     services = quiz.default_services()
     timing = {"read -> feedback written": [], "grade_text": [], "store.record_answer": []}

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from _common import ROOT, VENV_BIN, machine_line, median, run_timed, table, verdict
 
-HEAVY = ("numpy", "sympy", "jinja2", "problemgen.registry", "reference")
+HEAVY = ("numpy", "sympy", "jinja2", "problemgen.model.registry", "reference")
 COPY_IGNORE = shutil.ignore_patterns(".venv", ".git", "build", "*.egg-info", "__pycache__", ".pytest_cache",
                                      ".hypothesis", "bench")
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "grading"))
 import grading_fixture as fx  # noqa: E402
 
-from problemgen.answersheet import (  # noqa: E402
+from problemgen.sheets.answersheet import (  # noqa: E402
     MAX_SHEET_BYTES,
     BadValue,
     NonFinite,
@@ -26,8 +26,8 @@ from problemgen.answersheet import (  # noqa: E402
     read_sheet,
     toml_value,
 )
-from problemgen.core import ProblemgenError  # noqa: E402
-from problemgen.grading import grade_sheet  # noqa: E402
+from problemgen.model.core import ProblemgenError  # noqa: E402
+from problemgen.sheets.grading import grade_sheet  # noqa: E402
 
 VARIANT = fx.fixture_variant(student="s001")
 
@@ -210,7 +210,7 @@ def test_parse_value_cannot_smuggle_extra_keys():
 
 # ------------------------------------------------------------------------------------------ the fast reader
 
-from problemgen.answersheet import _loads, _loads_simple  # noqa: E402
+from problemgen.sheets.answersheet import _loads, _loads_simple  # noqa: E402
 
 LINE_PIECES = st.sampled_from([
     "[p1]", "[p2]", "[meta]", "# comment", "", "top = ", "w = ", "k-1 = ", "x=", "1", "-0", "0.5", "-2.75e-3",

@@ -6,9 +6,9 @@ import textwrap
 
 import pytest
 
-from problemgen import banks
-from problemgen.core import ProblemgenError
-from problemgen.registry import all_kinds
+from problemgen.documents import banks
+from problemgen.model.core import ProblemgenError
+from problemgen.model.registry import all_kinds
 
 KIND = "norms.layer_norm"  # a kind with an override ("d") that the tests below rely on
 
@@ -189,8 +189,8 @@ def test_kinds_named_by_the_tests_exist():
 
 
 def test_kinds_without_a_fragment_are_reported_unless_the_template_directory_supplies_one(tmp_path, monkeypatch):
-    from problemgen import registry
-    from problemgen.core import AnswerPart, Draft
+    from problemgen.model import registry
+    from problemgen.model.core import AnswerPart, Draft
 
     def make(rng, difficulty):
         return Draft(params={}, parts=[AnswerPart("n", "integer", 3)])

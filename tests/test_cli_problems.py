@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from problemgen import registry, selfcheck
+from problemgen.model import registry, selfcheck
 from problemgen.cli import main
 from problemgen.problems import index
 

@@ -15,9 +15,9 @@ from dataclasses import replace
 
 import pytest
 
-from problemgen import registry, selfcheck
-from problemgen.core import AnswerPart, Mistake, values_match
-from problemgen.misconceptions import mistake
+from problemgen.model import registry, selfcheck
+from problemgen.model.core import AnswerPart, Mistake, values_match
+from problemgen.misconceptions.catalogue import mistake
 
 SEEDS = 50
 KINDS = [spec.name for spec in registry.all_kinds()]
@@ -175,7 +175,7 @@ def _key_values(part) -> list:
 
 @pytest.mark.parametrize("topic", _ALL_TOPICS)
 def test_a_format_example_in_the_prompt_never_equals_the_key(topic):
-    from problemgen.rendering import render_block
+    from problemgen.documents.rendering import render_block
 
     clashes = []
     for spec in registry.all_kinds(topic):
@@ -251,7 +251,7 @@ def _longest_unbreakable(tex: str) -> int:
 def _widest_variants(spec) -> list[tuple[int, int]]:
     """(difficulty, seed) pairs to typeset for a kind: seed 0 of every difficulty, plus the two seeds among
     the first 100 of each difficulty with the longest unbreakable inline math (the likeliest to overflow)."""
-    from problemgen.rendering import render_problem
+    from problemgen.documents.rendering import render_problem
 
     chosen = []
     for difficulty in spec.difficulties:
@@ -273,7 +273,7 @@ def test_the_widest_variant_search_measures_unbreakable_math():
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex not installed")
 def test_prompts_and_solutions_of_the_widest_variants_fit_the_page(tmp_path):
     """Matrices side by side on one display line overflow the margin at d_k = 8 or 9; they must wrap."""
-    from problemgen.rendering import render_problem, tex_unicode_declarations
+    from problemgen.documents.rendering import render_problem, tex_unicode_declarations
 
     blocks, owner = [], {}
     for topic in _ALL_TOPICS:

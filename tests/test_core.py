@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from problemgen.core import AnswerPart, Mistake, Problem, to_jsonable, values_match
+from problemgen.model.core import AnswerPart, Mistake, Problem, to_jsonable, values_match
 
 
 def sample_problem() -> Problem:
@@ -63,21 +63,21 @@ def test_answer_part_rejects_unknown_types_and_non_identifier_keys():
     [([1, 2], (2,)), ([[1, 2], [3, 4]], (2, 2)), ([[[1], [2]], [[3], [4]]], (2, 2, 1)), ([], (0,)), ([[]], (1, 0)), (5, ())],
 )
 def test_flatten_reports_the_shape_of_regular_nested_lists(value, shape):
-    from problemgen.core import _flatten
+    from problemgen.model.core import _flatten
 
     assert _flatten(value)[0] == shape
 
 
 @pytest.mark.parametrize("ragged", [[[1], [2, 3]], [1, [2]], [[1, [2]], [3, 4]], [[[1]], [2]]])
 def test_flatten_refuses_ragged_lists(ragged):
-    from problemgen.core import _flatten
+    from problemgen.model.core import _flatten
 
     with pytest.raises(ValueError):
         _flatten(ragged)
 
 
 def test_catalogue_hints_are_not_repeated_in_frozen_files_but_come_back_on_load():
-    from problemgen.misconceptions import mistake
+    from problemgen.misconceptions.catalogue import mistake
 
     default, custom = mistake("no_scaling", 1.0), mistake("no_scaling", 1.0, "a specific hint")
     assert "hint" not in default.to_dict() and custom.to_dict()["hint"] == "a specific hint"

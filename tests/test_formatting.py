@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from problemgen.core import AnswerPart
-from problemgen.formatting import format_number, tolerance_text
+from problemgen.model.core import AnswerPart
+from problemgen.answers.formatting import format_number, tolerance_text
 
 
 @pytest.mark.parametrize(

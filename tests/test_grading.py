@@ -11,9 +11,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "grading"))
 import grading_fixture as fx  # noqa: E402
 
-from problemgen.answersheet import BadValue, NonFinite, key_value  # noqa: E402
-from problemgen.core import AnswerPart, Mistake  # noqa: E402
-from problemgen.grading import grade_part, grade_text  # noqa: E402
+from problemgen.sheets.answersheet import BadValue, NonFinite, key_value  # noqa: E402
+from problemgen.model.core import AnswerPart, Mistake  # noqa: E402
+from problemgen.sheets.grading import grade_part, grade_text  # noqa: E402
 
 ATTENTION = fx.attention_problem()
 EXPRESSIONS = fx.expression_problem()

@@ -12,7 +12,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "grading"))
 import grading_fixture as fx  # noqa: E402
 
-from problemgen.answersheet import blank_sheet, key_sheet  # noqa: E402
+from problemgen.sheets.answersheet import blank_sheet, key_sheet  # noqa: E402
 from problemgen.cli import main  # noqa: E402
 
 STUDENTS = ["ada", "ben", "cy", "dee", "eve"]

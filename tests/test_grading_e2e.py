@@ -7,11 +7,11 @@ import tomllib
 from dataclasses import replace
 import pytest
 
-from problemgen import registry
-from problemgen.banks import shipped_banks
-from problemgen.answersheet import key_sheet, key_value, toml_value
-from problemgen.grading import grade_part, grade_sheet
-from problemgen.variantfile import SheetProblem, WorksheetVariant
+from problemgen.model import registry
+from problemgen.documents.banks import shipped_banks
+from problemgen.sheets.answersheet import key_sheet, key_value, toml_value
+from problemgen.sheets.grading import grade_part, grade_sheet
+from problemgen.documents.variantfile import SheetProblem, WorksheetVariant
 
 KINDS = sorted(spec.name if hasattr(spec, "name") else str(spec) for spec in registry.all_kinds())
 SEEDS = (0, 1, 2)
@@ -69,7 +69,7 @@ BANKS = sorted(p.stem for p in shipped_banks())
 
 @pytest.mark.parametrize("bank", BANKS)
 def test_every_shipped_bank_key_grades_full_marks(bank, tmp_path):
-    from problemgen import worksheet
+    from problemgen.documents import worksheet
 
     variant = worksheet.write_worksheet(worksheet.WorksheetJob(bank, tmp_path / "out"))
     report = grade_sheet(variant, tmp_path / "out" / "key.toml")
@@ -82,8 +82,8 @@ def test_a_class_set_from_the_worksheet_command_grades_in_class_mode(tmp_path, m
     """Guards the contract with `problemgen worksheet --roster`: manifest, layout and sheets."""
     import shutil
 
-    from problemgen import worksheet
-    from problemgen.classgrade import grade_class
+    from problemgen.documents import worksheet
+    from problemgen.classes.sheet_class import grade_class
 
     monkeypatch.setenv("GRADING_TEST_SECRET", "0123456789abcdef0123456789abcdef")
     roster = tmp_path / "roster.csv"
@@ -99,7 +99,7 @@ def test_a_class_set_from_the_worksheet_command_grades_in_class_mode(tmp_path, m
 
 
 def test_worker_count_is_explicit_or_grows_with_the_class():
-    from problemgen.classgrade import worker_count
+    from problemgen.classes.sheet_class import worker_count
 
     assert worker_count(3, 10) == 3 and worker_count(5, 2) == 2
     assert worker_count(None, 50) == 1

@@ -17,9 +17,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "grading"))
 import grading_fixture as fx  # noqa: E402
 
-from problemgen.answersheet import MAX_SHEET_BYTES  # noqa: E402
-from problemgen.grading import grade_sheet  # noqa: E402
-from problemgen.reports import FORMATS, render  # noqa: E402
+from problemgen.sheets.answersheet import MAX_SHEET_BYTES  # noqa: E402
+from problemgen.sheets.grading import grade_sheet  # noqa: E402
+from problemgen.sheets.reports import FORMATS, render  # noqa: E402
 
 HOSTILE = Path(__file__).parent / "hostile"
 VARIANT = fx.fixture_variant()
@@ -162,7 +162,7 @@ def test_a_file_over_the_size_cap_with_a_million_digit_number_is_malformed(tmp_p
 
 
 def test_a_symlink_to_the_key_is_not_followed(tmp_path, monkeypatch):
-    from problemgen.answersheet import key_sheet
+    from problemgen.sheets.answersheet import key_sheet
 
     key = tmp_path / "key.toml"
     key.write_text(key_sheet(VARIANT), encoding="utf-8")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from problemgen import latex
-from problemgen.core import ProblemgenError
+from problemgen.documents import latex
+from problemgen.model.core import ProblemgenError
 
 needs_pdflatex = pytest.mark.skipif(
     latex.pdflatex_path() is None,

@@ -11,7 +11,7 @@ import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from problemgen.mathparse import (
+from problemgen.answers.mathparse import (
     MAX_LENGTH,
     MathParseError,
     equivalent,
@@ -216,7 +216,7 @@ def test_fuzz_nested_powers_and_functions_never_hang(text):
 def test_the_bounded_fallback_stops_slow_work_and_keeps_an_outer_alarm():
     import time
 
-    from problemgen.mathparse import run_bounded
+    from problemgen.answers.mathparse import run_bounded
 
     def slow():
         time.sleep(5)
@@ -233,7 +233,7 @@ def test_the_bounded_fallback_stops_slow_work_and_keeps_an_outer_alarm():
 
 def test_students_may_write_sine_and_cosine_exactly():
     """Positional-encoding keys carry exact forms such as sin(15) or cos(3/10000^(1/4))."""
-    from problemgen.mathparse import equivalent, parse_expression
+    from problemgen.answers.mathparse import equivalent, parse_expression
 
     assert equivalent(parse_expression("cos(3/10000^(1/4))").expr, parse_expression("cos(3/10)").expr)
     assert not equivalent(parse_expression("sin(15)").expr, parse_expression("cos(15)").expr)

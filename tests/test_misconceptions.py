@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from problemgen import misconceptions as mc
+from problemgen.misconceptions import catalogue as mc
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from problemgen.core import ProblemgenError
-from problemgen.practice import (
+from problemgen.model.core import ProblemgenError
+from problemgen.practice.rules import (
     FAILURE,
     SUCCESS,
     choose_next,
@@ -22,7 +22,7 @@ from problemgen.practice import (
     summary,
     unit_state,
 )
-from problemgen.progress import ItemRecord
+from problemgen.practice.progress import ItemRecord
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
 DAY = timedelta(days=1)
@@ -222,7 +222,7 @@ def test_a_toml_syntax_error_names_the_file_and_line(tmp_path):
 
 
 def test_every_kind_in_the_shipped_curriculum_is_registered():
-    from problemgen.registry import all_kinds
+    from problemgen.model.registry import all_kinds
 
     registered = {k.name for k in all_kinds()}
     named = load_curriculum().all_kinds()
@@ -231,7 +231,7 @@ def test_every_kind_in_the_shipped_curriculum_is_registered():
 
 
 def test_every_registered_kind_is_in_some_unit_so_the_quiz_can_ask_it():
-    from problemgen.registry import all_kinds
+    from problemgen.model.registry import all_kinds
 
     missing = sorted({k.name for k in all_kinds()} - set(load_curriculum().all_kinds()))
     assert missing == [], f"add these kinds to a unit of question_banks/curriculum.toml: {missing}"

@@ -9,11 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from problemgen import registry
-from problemgen.core import ProblemgenError
-from problemgen.mathparse import parse_expression
+from problemgen.model import registry
+from problemgen.model.core import ProblemgenError
+from problemgen.answers.mathparse import parse_expression
 from problemgen.problems._common import exact_string
-from problemgen.rendering import format_number, render_block
+from problemgen.documents.rendering import format_number, render_block
 
 SEEDS = range(12)
 KINDS = [spec.name for spec in registry.all_kinds("attention")]

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from problemgen.registry import generate
+from problemgen.model.registry import generate
 
 KINDS = ("complexity.score_matrix", "complexity.flops", "complexity.doubling", "complexity.path_length")
 SEEDS = range(15)
@@ -101,7 +101,7 @@ def test_path_length_marks_the_textbook_answer(difficulty):
 @pytest.mark.parametrize("difficulty", [1, 2, 3])
 def test_doubling_solution_counts_entries_over_all_heads(difficulty):
     """The entry counts printed are h·L² (all heads), and the prose says so rather than "per head"."""
-    from problemgen.rendering import render_block
+    from problemgen.documents.rendering import render_block
 
     for seed in SEEDS:
         p = generate("complexity.doubling", seed, difficulty)
@@ -114,7 +114,7 @@ def test_doubling_solution_counts_entries_over_all_heads(difficulty):
 
 @pytest.mark.parametrize("difficulty", [1, 2, 3])
 def test_doubling_prompt_asks_for_each_factor_only_when_there_are_several(difficulty):
-    from problemgen.rendering import render_block
+    from problemgen.documents.rendering import render_block
 
     p = generate("complexity.doubling", 1, difficulty)
     prompt = render_block(p, "prompt", "md")

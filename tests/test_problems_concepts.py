@@ -10,13 +10,13 @@ from collections import Counter
 
 import pytest
 
-from problemgen.core import ProblemgenError
-from problemgen.grading import grade_part
-from problemgen.misconceptions import CATALOGUE
+from problemgen.model.core import ProblemgenError
+from problemgen.sheets.grading import grade_part
+from problemgen.misconceptions.catalogue import CATALOGUE
 from problemgen.problems.concepts import load_bank, parse_bank
-from problemgen.registry import generate
-from problemgen.rendering import FORMATS, render_block, render_problem
-from problemgen.terminal import to_unicode
+from problemgen.model.registry import generate
+from problemgen.documents.rendering import FORMATS, render_block, render_problem
+from problemgen.documents.terminal import to_unicode
 
 BANK = load_bank()
 

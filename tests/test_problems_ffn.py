@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from problemgen.core import values_match
-from problemgen.registry import generate
+from problemgen.model.core import values_match
+from problemgen.model.registry import generate
 
 KINDS = ("ffn.relu_ffn", "ffn.gelu", "ffn.swiglu")
 SEEDS = range(12)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from problemgen import registry
-from problemgen.rendering import render_block
+from problemgen.model import registry
+from problemgen.documents.rendering import render_block
 
 SEEDS = range(15)
 

@@ -8,8 +8,8 @@ from fractions import Fraction
 import pytest
 
 import reference
-from problemgen.registry import generate
-from problemgen.rendering import format_number
+from problemgen.model.registry import generate
+from problemgen.documents.rendering import format_number
 
 KINDS = ("memory.kv_cache", "memory.gqa_savings")
 SEEDS = range(15)
@@ -88,7 +88,7 @@ def test_real_models_never_cache_more_tokens_than_their_context(kind):
 @pytest.mark.parametrize("kind", ["memory.kv_cache", "memory.gqa_savings", "complexity.score_matrix"])
 def test_solutions_round_sizes_to_the_three_significant_figures_the_prompt_asks_for(kind):
     """"≈ 403 MB" next to the exact byte count, never a 7-figure "402.6532"."""
-    from problemgen.rendering import render_block
+    from problemgen.documents.rendering import render_block
 
     for difficulty in (2, 3):
         for seed in range(25):
@@ -104,7 +104,7 @@ def test_solutions_round_sizes_to_the_three_significant_figures_the_prompt_asks_
 
 
 def test_kv_cache_solution_shows_the_exact_bytes_and_the_rounded_size():
-    from problemgen.rendering import render_block
+    from problemgen.documents.rendering import render_block
 
     p = generate("memory.kv_cache", 1, 2)
     assert (p.params["unit"], p.solution["bytes"]) == ("MB", 402653184)

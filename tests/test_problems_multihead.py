@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from problemgen import registry
-from problemgen.core import ProblemgenError
+from problemgen.model import registry
+from problemgen.model.core import ProblemgenError
 
 SEEDS = range(15)
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import reference
-from problemgen.registry import generate
+from problemgen.model.registry import generate
 
 KINDS = ("norms.layer_norm", "norms.rms_norm", "norms.residual", "norms.pre_post_ln")
 SEEDS = range(12)
@@ -121,7 +121,7 @@ def test_choice_options_are_shuffled_by_the_seed():
 @pytest.mark.parametrize("kind", ["norms.layer_norm", "norms.rms_norm"])
 def test_vector_width_overrides_stay_where_the_prompt_example_is_out_of_reach(kind):
     """The example exact forms (169/7, sqrt(300/7)) are unreachable only for d = 3 or 4, so other widths are refused."""
-    from problemgen.core import ProblemgenError
+    from problemgen.model.core import ProblemgenError
 
     assert generate(kind, 0, 1, d=3).params["d"] == 3
     with pytest.raises(ProblemgenError, match="d=7"):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import sympy
 
-from problemgen.registry import generate
+from problemgen.model.registry import generate
 
 KINDS = ("objective.cross_entropy", "objective.factorisation")
 SEEDS = range(15)

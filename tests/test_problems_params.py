@@ -7,9 +7,9 @@ from dataclasses import replace
 import pytest
 
 import reference
-from problemgen.registry import generate
+from problemgen.model.registry import generate
 from problemgen.problems.params import MODEL_PRESETS, linear_parameters
-from problemgen.rendering import render_problem
+from problemgen.documents.rendering import render_problem
 
 KINDS = ("params.matrix", "params.attention_layer", "params.ffn_layer", "params.norms", "params.embeddings", "params.model")
 SEEDS = range(15)
@@ -182,7 +182,7 @@ def test_prose_names_real_models_by_display_name_not_preset_id(kind):
     """Students read "Llama 3 8B", never the id "llama-3-8b"; the id stays in params to rebuild the variant."""
     import reference
     from problemgen.problems.params import PRESET_NAMES
-    from problemgen.rendering import render_problem
+    from problemgen.documents.rendering import render_problem
 
     named = 0
     for difficulty in (1, 2, 3):

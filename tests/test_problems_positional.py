@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import reference
-from problemgen.registry import generate
+from problemgen.model.registry import generate
 
 KINDS = ("positional.sinusoidal", "positional.equivariance")
 SEEDS = range(15)

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from problemgen import registry
-from problemgen.mathparse import parse_expression
+from problemgen.model import registry
+from problemgen.answers.mathparse import parse_expression
 
 SEEDS = range(15)
 
@@ -87,7 +87,7 @@ def test_choose_scale_uses_the_per_head_width():
 def test_choose_scale_overrides_split_d_model_evenly():
     p = registry.generate("scaling.choose_scale", 0, 2, d_model=1024, heads=16)
     assert p.part("d_k").value == 64 and p.part("scale").value == pytest.approx(0.125)
-    from problemgen.core import ProblemgenError
+    from problemgen.model.core import ProblemgenError
 
     with pytest.raises(ProblemgenError, match="does not split evenly"):
         registry.generate("scaling.choose_scale", 0, 2, d_model=1000, heads=16)

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from problemgen import registry
-from problemgen.grading import grade_part
+from problemgen.model import registry
+from problemgen.sheets.grading import grade_part
 
 SEEDS = range(15)
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from problemgen.core import ProblemgenError
-from problemgen.progress import (
+from problemgen.model.core import ProblemgenError
+from problemgen.practice.progress import (
     MAX_ANSWER_CHARS,
     SCHEMA_VERSION,
     ProgressStore,

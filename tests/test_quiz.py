@@ -13,11 +13,11 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from problemgen.core import AnswerPart, Problem, ProblemgenError
-from problemgen.misconceptions import describe, mistake
-from problemgen.practice import next_seed, parse_curriculum
-from problemgen.progress import ProgressStore
-from problemgen.quiz import COMMANDS, Console, QuizSession, Services, hint_text
+from problemgen.model.core import AnswerPart, Problem, ProblemgenError
+from problemgen.misconceptions.catalogue import describe, mistake
+from problemgen.practice.rules import next_seed, parse_curriculum
+from problemgen.practice.progress import ProgressStore
+from problemgen.practice.quiz import COMMANDS, Console, QuizSession, Services, hint_text
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
 
@@ -44,7 +44,7 @@ def toy_problem(kind: str, seed: int, difficulty: int) -> Problem:
 
 
 def services() -> Services:
-    from problemgen.grading import grade_text
+    from problemgen.sheets.grading import grade_text
 
     return Services(
         generate=toy_problem,
@@ -246,11 +246,11 @@ def test_a_missed_review_goes_back_to_box_one_and_says_so(store):
 
 def test_a_perfect_student_masters_the_shipped_curriculum_unit_by_unit(store):
     """Real generators, renderer and grader: typing each part's key value masters every unit in order."""
-    from problemgen import registry
-    from problemgen.answersheet import toml_value
-    from problemgen.grading import key_value
-    from problemgen.practice import load_curriculum
-    from problemgen.quiz import default_services
+    from problemgen.model import registry
+    from problemgen.sheets.answersheet import toml_value
+    from problemgen.sheets.grading import key_value
+    from problemgen.practice.rules import load_curriculum
+    from problemgen.practice.quiz import default_services
 
     curriculum = load_curriculum()
     out: list[str] = []
@@ -273,7 +273,7 @@ def test_a_perfect_student_masters_the_shipped_curriculum_unit_by_unit(store):
 
 
 def all_unit_states(curriculum, store):
-    from problemgen.practice import all_states
+    from problemgen.practice.rules import all_states
 
     return all_states(curriculum, store.items()).values()
 
@@ -312,6 +312,6 @@ def test_hint_two_uses_only_values_the_worked_solution_shows():
 
 
 def test_solution_names_are_read_from_the_shipped_fragment():
-    from problemgen.quiz import solution_names
+    from problemgen.practice.quiz import solution_names
 
     assert {"S", "scaled", "A"} <= solution_names("attention.weights")

@@ -20,13 +20,13 @@ import pexpect
 import pytest
 from click.testing import CliRunner
 
-from problemgen import registry
-from problemgen.answersheet import toml_value
+from problemgen.model import registry
+from problemgen.sheets.answersheet import toml_value
 from problemgen.cli import cli
-from problemgen.grading import key_value
-from problemgen.misconceptions import describe
-from problemgen.practice import choose_next, load_curriculum, next_seed
-from problemgen.progress import from_text
+from problemgen.sheets.grading import key_value
+from problemgen.misconceptions.catalogue import describe
+from problemgen.practice.rules import choose_next, load_curriculum, next_seed
+from problemgen.practice.progress import from_text
 
 PROBLEMGEN = str(Path(sys.executable).with_name("problemgen"))
 DAY1 = "2026-03-02T09:00:00Z"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from problemgen import registry
-from problemgen.core import AnswerPart, Draft, ProblemgenError, Redraw
-from problemgen.misconceptions import mistake
+from problemgen.model import registry
+from problemgen.model.core import AnswerPart, Draft, ProblemgenError, Redraw
+from problemgen.misconceptions.catalogue import mistake
 
 
 def test_the_same_identity_rebuilds_the_same_problem_and_seeds_differ():

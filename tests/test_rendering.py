@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from problemgen import rendering
-from problemgen.core import AnswerPart, Problem, ProblemgenError
+from problemgen.documents import rendering
+from problemgen.model.core import AnswerPart, Problem, ProblemgenError
 
 TEX_SPECIALS = "\\{}$&#^_%~<>|"
 
@@ -182,7 +182,7 @@ def test_fragment_rendering_is_strict_and_user_templates_override(tmp_path):
 
 
 def test_products_of_dimensions_are_typeset_as_products():
-    from problemgen.rendering import shape_latex, shape_text
+    from problemgen.documents.rendering import shape_latex, shape_text
 
     assert shape_latex(["B", "L", "h*d_k"]) == r"(B, L, h\,d_k)"
     assert shape_text(["B", "h*d_k"]) == "(B, h·d_k)"
@@ -207,7 +207,7 @@ def test_symbols_with_roots_transposes_and_long_subscripts_become_math(prose, la
 
 
 def _catalogue_texts() -> list[str]:
-    from problemgen.misconceptions import CATALOGUE
+    from problemgen.misconceptions.catalogue import CATALOGUE
 
     return [text for entry in CATALOGUE.values() for text in (entry.title, entry.hint)]
 
@@ -221,7 +221,7 @@ def test_no_catalogue_title_or_hint_prints_a_literal_underscore_in_latex():
 
 def test_every_catalogue_title_and_hint_compiles_with_pdflatex():
     """Unicode (√ ∞ − · × ⊙ ᵀ ε …) and symbols in the catalogue must all be printable by pdflatex."""
-    from problemgen import latex
+    from problemgen.documents import latex
 
     if latex.pdflatex_path() is None:
         pytest.skip("pdflatex not installed (apt-get install texlive-latex-base texlive-latex-recommended)")

@@ -15,9 +15,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from problemgen.classgrade import ClassResult, StudentResult
-from problemgen.misconceptions import describe
-from problemgen.reports import (
+from problemgen.classes.sheet_class import ClassResult, StudentResult
+from problemgen.misconceptions.catalogue import describe
+from problemgen.sheets.reports import (
     FORMATS,
     CheckResult,
     Report,
@@ -251,6 +251,6 @@ def test_gradebook_has_one_row_per_student_with_points_per_problem():
 
 
 def test_class_summary_lists_equally_hard_questions_in_sheet_order():
-    from problemgen.reports import natural_key
+    from problemgen.sheets.reports import natural_key
 
     assert sorted(["p10.x", "p2.x", "p1.y", "p1.x"], key=natural_key) == ["p1.x", "p1.y", "p2.x", "p10.x"]

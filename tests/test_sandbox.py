@@ -16,12 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from problemgen.sandbox import (
+from problemgen.code.sandbox import (
     BAD_OUTPUT, CRASH, IMPORT_ERROR, MEMORY, NO_RESULT, RETURNED, TIMEOUT, Call, IsolationError, Limits,
     RejectedSubmission, Sandbox, collect, stage,
 )  # fmt: skip
-from problemgen.sandbox import isolation, seccomp, wire
-from problemgen.sandbox.output import CappedBuffer, clip, escape
+from problemgen.code.sandbox import isolation, seccomp, wire
+from problemgen.code.sandbox.output import CappedBuffer, clip, escape
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux")
 
@@ -298,7 +298,7 @@ def test_a_dead_fork_server_is_reported_and_replaced():
     import signal
     import threading
 
-    from problemgen.core import ProblemgenError
+    from problemgen.model.core import ProblemgenError
 
     with Sandbox(Limits(case_timeout=5.0)) as box:
         box.probe()

@@ -16,11 +16,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from problemgen.reports import render
-from problemgen.sandbox import Limits, Sandbox
-from problemgen.tasks import all_tasks, get_task
-from problemgen.tasks.classroom import grade_class, gradebook, write_outputs
-from problemgen.tasks.grade import grade_submission, make_plan
+from problemgen.sheets.reports import render
+from problemgen.code.sandbox import Limits, Sandbox
+from problemgen.code.tasks import all_tasks, get_task
+from problemgen.classes.code_class import grade_class, gradebook, write_outputs
+from problemgen.code.grade import grade_submission, make_plan
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux")
 
@@ -89,7 +89,7 @@ def _same(a, b) -> bool:
 
 
 def test_hidden_attention_inputs_do_not_saturate_the_softmax():
-    from problemgen.tasks.inputs import not_saturated
+    from problemgen.code.inputs import not_saturated
 
     plan = make_plan(get_task("scaled_dot_product_attention"), secret="saturation")
     for case in plan.cases:
@@ -212,7 +212,7 @@ def test_class_mode_writes_gradebook_reports_and_misconception_counts(sandbox, t
 
 
 def test_gradebook_neutralises_spreadsheet_formulas():
-    from problemgen.reports import Report
+    from problemgen.sheets.reports import Report
 
     text = gradebook([("=HYPERLINK(1)", Report("t", (), {}))])
     assert "'=HYPERLINK" in text
@@ -254,7 +254,7 @@ def test_grade_code_exits_3_when_isolation_is_below_the_minimum(tmp_path, monkey
     from click.testing import CliRunner
 
     from problemgen.cli import cli
-    from problemgen.tasks import service
+    from problemgen.code import service
 
     class WeakSandbox(Sandbox):
         def __init__(self, limits, jobs=1, min_level="process"):

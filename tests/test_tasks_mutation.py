@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from problemgen.sandbox import Limits, Sandbox
-from problemgen.tasks import all_tasks
-from problemgen.tasks.grade import grade_submission, make_plan
+from problemgen.code.sandbox import Limits, Sandbox
+from problemgen.code.tasks import all_tasks
+from problemgen.code.grade import grade_submission, make_plan
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux")
 

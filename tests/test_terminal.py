@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from problemgen.terminal import math_to_unicode, style, to_unicode, use_colour
+from problemgen.documents.terminal import math_to_unicode, style, to_unicode, use_colour
 
 
 @pytest.mark.parametrize(
@@ -53,14 +53,14 @@ def test_a_hand_written_bmatrix_becomes_aligned_rows():
 
 
 def test_matrices_from_the_text_filter_pass_through_untouched():
-    from problemgen.rendering import matrix_text
+    from problemgen.documents.rendering import matrix_text
 
     block = matrix_text([[1, -2.5], [30, 4]])
     assert to_unicode(f"S = {block}") == f"S = {block}"
 
 
 def test_matrices_of_one_formula_are_laid_out_side_by_side():
-    from problemgen.rendering import matrix_text
+    from problemgen.documents.rendering import matrix_text
 
     out = to_unicode(f"$$Q = {matrix_text([[1, 2], [3, 4]])}, \\qquad K = {matrix_text([[5], [6], [7]])}$$")
     lines = [line for line in out.splitlines() if line.strip()]
@@ -72,7 +72,7 @@ def test_matrices_of_one_formula_are_laid_out_side_by_side():
 
 
 def test_formulas_too_wide_for_side_by_side_stay_stacked():
-    from problemgen.rendering import matrix_text
+    from problemgen.documents.rendering import matrix_text
 
     wide = matrix_text([[123456.75] * 8, [1] * 8])
     out = to_unicode(f"$$A = {wide}, B = {wide}$$")
@@ -116,8 +116,8 @@ def test_style_adds_ansi_codes_only_when_colour_is_on():
 
 def test_every_registered_kind_renders_to_the_terminal_without_leftover_latex():
     """The quiz shows prompts and solutions through this converter: no $, backslash or brace may remain."""
-    from problemgen import registry
-    from problemgen.rendering import render_block
+    from problemgen.model import registry
+    from problemgen.documents.rendering import render_block
 
     leftovers = []
     for spec in registry.all_kinds():

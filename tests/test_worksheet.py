@@ -7,10 +7,10 @@ import textwrap
 
 import pytest
 
-from problemgen import worksheet
-from problemgen.core import ProblemgenError
-from problemgen.variantfile import SheetProblem, WorksheetVariant
-from problemgen.worksheet import WorksheetJob
+from problemgen.documents import worksheet
+from problemgen.model.core import ProblemgenError
+from problemgen.documents.variantfile import SheetProblem, WorksheetVariant
+from problemgen.documents.worksheet import WorksheetJob
 
 SECRET_ENV = "PROBLEMGEN_TEST_SECRET"
 BANK = """
@@ -90,7 +90,7 @@ def test_missing_or_empty_secret_is_a_clear_error(monkeypatch):
 
 
 def test_variant_places_problems_in_bank_order_with_points_titles_and_pinned_seeds(bank):
-    from problemgen.banks import load_bank
+    from problemgen.documents.banks import load_bank
 
     variant = worksheet.build_variant(load_bank(bank), 7)
     assert [p.id for p in variant.problems] == ["p1", "p2", "p3"]
@@ -190,7 +190,7 @@ def test_missing_templates_directory_is_refused(bank, tmp_path):
 
 
 def test_pdf_without_pdflatex_explains_how_to_install(bank, tmp_path, monkeypatch):
-    from problemgen import latex
+    from problemgen.documents import latex
 
     monkeypatch.setattr(latex, "pdflatex_path", lambda: None)
     with pytest.raises(ProblemgenError, match="apt-get install texlive"):
@@ -303,9 +303,9 @@ def test_files_are_never_written_through_a_link_leaving_the_output(tmp_path):
 
 def test_answer_sheet_says_how_to_write_a_product_dimension_and_the_key_sheet_grades_full(tmp_path):
     """multihead.concat at d3 asks for (B, L, h*d_v): the sheet must say how a product is typed."""
-    from problemgen.answersheet import blank_sheet, key_sheet
-    from problemgen.grading import grade_sheet
-    from problemgen.registry import generate
+    from problemgen.sheets.answersheet import blank_sheet, key_sheet
+    from problemgen.sheets.grading import grade_sheet
+    from problemgen.model.registry import generate
 
     problem = generate("multihead.concat", 1, 3)
     assert "h*d_v" in problem.part("batched").value

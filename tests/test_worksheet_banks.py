@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from problemgen import banks, latex, worksheet
-from problemgen.worksheet import WorksheetJob
+from problemgen.documents import banks, latex, worksheet
+from problemgen.documents.worksheet import WorksheetJob
 
 SHIPPED = banks.shipped_banks()
 
@@ -29,8 +29,8 @@ def test_shipped_bank_renders_markdown_and_latex_with_every_part_answered_in_the
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
 def test_shipped_bank_key_sheet_scores_full_marks_and_the_blank_sheet_none(path, tmp_path):
-    from problemgen.grading import grade_sheet
-    from problemgen.variantfile import WorksheetVariant
+    from problemgen.sheets.grading import grade_sheet
+    from problemgen.documents.variantfile import WorksheetVariant
 
     out = tmp_path / "out"
     worksheet.write_worksheet(WorksheetJob(path, out))
@@ -58,8 +58,8 @@ def every_kind_bank(tmp_path):
 
     (A kind without a fragment is the registry contract's concern; here we check what reaches LaTeX.)
     """
-    from problemgen.registry import all_kinds
-    from problemgen.resources import templates_dir
+    from problemgen.model.registry import all_kinds
+    from problemgen.documents.resources import templates_dir
 
     entries = [
         f'[[problems]]\nkind = "{spec.name}"\ndifficulty = {level}\n'
@@ -72,7 +72,7 @@ def every_kind_bank(tmp_path):
 
 
 def test_every_kind_renders_to_latex_using_only_characters_pdflatex_knows(tmp_path):
-    from problemgen.rendering import TEX_UNICODE
+    from problemgen.documents.rendering import TEX_UNICODE
 
     handled_by_inputenc = set("–—‘’“”éèàüöäÉ×²³¹·")
     out = tmp_path / "out"

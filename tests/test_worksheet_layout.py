@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import pytest
 
-from problemgen import latex, worksheet
-from problemgen.core import AnswerPart, Problem
-from problemgen.misconceptions import mistake
-from problemgen.variantfile import SheetProblem, WorksheetVariant
-from problemgen.worksheet import DocumentRenderer, WorksheetJob
+from problemgen.documents import latex, worksheet
+from problemgen.model.core import AnswerPart, Problem
+from problemgen.misconceptions.catalogue import mistake
+from problemgen.documents.variantfile import SheetProblem, WorksheetVariant
+from problemgen.documents.worksheet import DocumentRenderer, WorksheetJob
 
 pytestmark = pytest.mark.skipif(
     latex.pdflatex_path() is None,
@@ -31,7 +31,7 @@ STUB = "{% block prompt %}Prompt.{% endblock %}\n{% block solution %}Solution.{%
 
 def stub_fragments(root) -> str:
     """A user template directory in which every kind's fragment prints one word."""
-    from problemgen.registry import all_kinds
+    from problemgen.model.registry import all_kinds
 
     (root / "problems").mkdir(parents=True)
     for spec in all_kinds():
@@ -41,7 +41,7 @@ def stub_fragments(root) -> str:
 
 def every_kind_bank(path, copies: int) -> str:
     """Every registered kind at every difficulty it offers, ``copies`` seeds of each."""
-    from problemgen.registry import all_kinds
+    from problemgen.model.registry import all_kinds
 
     entries = [
         f'[[problems]]\nkind = "{spec.name}"\ndifficulty = {level}\ncount = {copies}\n'

@@ -1,4 +1,4 @@
-"""``problemgen grade``: option parsing only; grading is ``problemgen.grading`` (class mode ``problemgen.classgrade``), output ``problemgen.reports``."""
+"""``problemgen grade``: option parsing only; grading is ``problemgen.sheets.grading`` (class mode ``problemgen.classes.sheet_class``), output ``problemgen.sheets.reports``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from problemgen import classgrade, grading, reports
+from problemgen.classes import sheet_class as classgrade
+from problemgen.sheets import grading, reports
 
 
 @click.command("grade")

@@ -1,7 +1,7 @@
 """``problemgen list``, ``show`` and ``check``: thin click wrappers over the problem library.
 
 ``list`` reads the static kind index (no numpy, sympy or jinja2); ``show`` generates and renders one
-variant; ``check`` runs the variant contract of :mod:`problemgen.selfcheck` and exits 1 on failures.
+variant; ``check`` runs the variant contract of :mod:`problemgen.model.selfcheck` and exits 1 on failures.
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ def show_command(kind: str, seed: int, difficulty: int | None, solution: bool, f
       problemgen show masks.causal --seed 3 --difficulty 2 --solution
       problemgen show shapes.trace --format tex --solution
     """
-    from problemgen.registry import generate
-    from problemgen.rendering import render_problem
+    from problemgen.model.registry import generate
+    from problemgen.documents.rendering import render_problem
 
     click.echo(render_problem(generate(kind, seed, difficulty), fmt, solution=solution), nl=False)
 
@@ -63,7 +63,7 @@ def check_command(ctx: click.Context, kinds: tuple[str, ...], seeds: int, topic:
       problemgen check attention.weights masks.causal --seeds 200
       problemgen check --topic scaling
     """
-    from problemgen import selfcheck
+    from problemgen.model import selfcheck
 
     results = selfcheck.check_kinds(kinds, seeds, topic=topic)
     for failure in (f for failures in results.values() for f in failures):

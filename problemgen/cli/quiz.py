@@ -1,4 +1,4 @@
-"""`problemgen quiz` and `problemgen progress`: option parsing over problemgen.quiz."""
+"""`problemgen quiz` and `problemgen progress`: option parsing over problemgen.practice.quiz."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def quiz_command(topic: str | None, db: str | None, seed: int | None) -> None:
       problemgen quiz --topic masks --db ./me.sqlite3
       printf 'hint\\nsolution\\nquit\\n' | problemgen quiz --db /tmp/demo.sqlite3 --seed 7
     """
-    from problemgen.quiz import run_quiz
+    from problemgen.practice.quiz import run_quiz
 
     sys.exit(run_quiz(topic=topic, db=db, seed=seed))
 
@@ -51,7 +51,7 @@ def progress_command(db: str | None, as_json: bool, reset: bool, yes: bool) -> N
       problemgen progress --json --db ./me.sqlite3
       problemgen progress --reset --yes --db ./me.sqlite3
     """
-    from problemgen.quiz import run_progress
+    from problemgen.practice.quiz import run_progress
 
     if reset and not yes:
         click.confirm("Delete all quiz progress?", abort=True)

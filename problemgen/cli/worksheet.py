@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from problemgen import banks, worksheet
+from problemgen.documents import banks, worksheet
 
 
 @click.command("worksheet")

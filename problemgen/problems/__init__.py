@@ -1,1 +1,5 @@
-"""problems package."""
+"""Problem generators, one module per topic: pure ``make(rng, **overrides)`` functions that call ``reference``.
+
+May import: ``reference``, ``problemgen.model``, ``problemgen.misconceptions``, ``problemgen.answers``
+and ``problemgen.errors``.
+"""

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from problemgen.core import ProblemgenError, Redraw
+from problemgen.model.core import ProblemgenError, Redraw
 
 WEIGHT_ATOL = 0.005
 """Tolerance on attention weights: the prompt asks for 3 decimals and accepts ±0.005."""

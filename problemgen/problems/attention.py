@@ -13,8 +13,8 @@ import numpy as np
 
 import reference
 from reference import exact as rx
-from problemgen.core import AnswerPart, Draft
-from problemgen.misconceptions import (
+from problemgen.model.core import AnswerPart, Draft
+from problemgen.misconceptions.catalogue import (
     attention_no_scaling,
     attention_scale_by_dk,
     attention_softmax_wrong_axis,
@@ -34,7 +34,7 @@ from problemgen.problems._common import (
     exp_terms_latex,
     softmax_latex,
 )
-from problemgen.registry import register
+from problemgen.model.registry import register
 
 # Per difficulty: query/key counts, d_k choices and the entry range of Q and K.
 # d_k = 4 keeps sqrt(d_k) = 2 rational at difficulty 1; entries in -1..1 keep |scaled score| <= 2.

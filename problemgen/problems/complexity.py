@@ -14,13 +14,13 @@ from fractions import Fraction
 import numpy as np
 
 import reference
-from problemgen.core import AnswerPart, Draft
-from problemgen.misconceptions import mistake
+from problemgen.model.core import AnswerPart, Draft
+from problemgen.misconceptions.catalogue import mistake
 from problemgen.problems._common import override, pick
 from problemgen.problems.concepts import Option, choice_part, option_texts
 from problemgen.problems.memory import DTYPES, OTHER_BASE, UNITS, three_figures
 from problemgen.problems.params import config_params
-from problemgen.registry import register
+from problemgen.model.registry import register
 
 RTOL = 0.005
 

@@ -7,7 +7,7 @@ as the ``question`` override pins the question (the options are still shuffled b
 
 This module also provides :func:`choice_part`, the one way every generator builds a multiple-choice
 answer: options shuffled deterministically by the variant's rng, ids ``a``, ``b``, … in display order,
-and each tagged wrong option turned into a named :class:`~problemgen.core.Mistake`.
+and each tagged wrong option turned into a named :class:`~problemgen.model.core.Mistake`.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from problemgen.core import AnswerPart, Draft, ProblemgenError
-from problemgen.misconceptions import CATALOGUE, mistake
-from problemgen.registry import register
+from problemgen.model.core import AnswerPart, Draft, ProblemgenError
+from problemgen.misconceptions.catalogue import CATALOGUE, mistake
+from problemgen.model.registry import register
 
 OPTION_IDS = "abcdefgh"
 BANK_FILE = "concepts.toml"
@@ -119,7 +119,7 @@ class ConceptBank:
 
     def find(self, section: str, question_id: str):
         """The question with this id in ``section`` ("choice" or "short"), with a did-you-mean error."""
-        from problemgen.registry import suggest
+        from problemgen.model.registry import suggest
 
         questions = {q.id: q for q in getattr(self, section)}
         if question_id not in questions:
@@ -190,7 +190,7 @@ class _Reader:
         if value is None:
             return None
         if value not in CATALOGUE:
-            from problemgen.registry import suggest
+            from problemgen.model.registry import suggest
 
             raise self.fail(f"{what}: unknown misconception {value!r}{suggest(str(value), sorted(CATALOGUE))}", qid)
         return value
@@ -300,7 +300,7 @@ def load_bank(path: str | Path | None = None) -> ConceptBank:
 
 @functools.lru_cache(maxsize=1)
 def _shipped_bank() -> ConceptBank:
-    from problemgen.resources import banks_dir
+    from problemgen.documents.resources import banks_dir
 
     return load_bank(banks_dir() / BANK_FILE)
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 import reference
-from problemgen.core import AnswerPart, Draft, ProblemgenError, Redraw
-from problemgen.misconceptions import mistake
-from problemgen.registry import register
+from problemgen.model.core import AnswerPart, Draft, ProblemgenError, Redraw
+from problemgen.misconceptions.catalogue import mistake
+from problemgen.model.registry import register
 
 ATOL = 0.005
 GELU_FINE_ATOL = 0.00005

@@ -29,7 +29,7 @@ def load() -> list[dict]:
 
 def build() -> list[dict]:
     """The same entries computed from the live registry (imports every generator module)."""
-    from problemgen import registry
+    from problemgen.model import registry
 
     return [
         {"name": s.name, "topic": s.topic, "title": s.title, "summary": s.summary, "difficulties": list(s.difficulties)}
@@ -52,7 +52,7 @@ def listing(topic: str | None = None, *, as_json: bool = False) -> str:
     if topic is not None:
         topics = sorted({e["topic"] for e in entries})
         if topic not in topics:
-            from problemgen.registry import suggest
+            from problemgen.model.registry import suggest
 
             raise ProblemgenError(f"unknown topic {topic!r}{suggest(topic, topics)}; topics: {', '.join(topics)}")
         entries = [e for e in entries if e["topic"] == topic]

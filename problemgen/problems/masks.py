@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 import reference
-from problemgen.core import AnswerPart, Draft
-from problemgen.misconceptions import causal_off_by_one, mistake
+from problemgen.model.core import AnswerPart, Draft
+from problemgen.misconceptions.catalogue import causal_off_by_one, mistake
 from problemgen.problems._common import (
     OUTPUT_ATOL,
     WEIGHT_ATOL,
@@ -24,7 +24,7 @@ from problemgen.problems._common import (
     require_unsaturated,
     sentence,
 )
-from problemgen.registry import register
+from problemgen.model.registry import register
 
 REPRESENTATIONS = ("bool", "01", "additive")
 

@@ -13,11 +13,11 @@ from fractions import Fraction
 import numpy as np
 
 import reference
-from problemgen.core import AnswerPart, Draft
-from problemgen.misconceptions import mistake
+from problemgen.model.core import AnswerPart, Draft
+from problemgen.misconceptions.catalogue import mistake
 from problemgen.problems._common import override, pick
 from problemgen.problems.params import config_params, preset_params
-from problemgen.registry import register
+from problemgen.model.registry import register
 
 RTOL = 0.005
 """Sizes in MiB/GiB/MB/GB are accepted within 0.5 % (three significant figures)."""

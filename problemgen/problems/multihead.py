@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 import reference
-from problemgen.core import AnswerPart, Draft, ProblemgenError
-from problemgen.misconceptions import mistake
+from problemgen.model.core import AnswerPart, Draft, ProblemgenError
+from problemgen.misconceptions.catalogue import mistake
 from problemgen.problems._common import int_matrix, override, pick, require
-from problemgen.registry import register
+from problemgen.model.registry import register
 from reference import shapes as ref_shapes
 from reference.params import TransformerConfig, attention_parameters
 

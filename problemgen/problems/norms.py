@@ -2,7 +2,7 @@
 
 Inputs are small integer vectors so the statistics can be done by hand; every value (and every
 mistaken value) comes from ``reference.layer_norm`` / ``reference.rms_norm`` or the buggy variants in
-:mod:`problemgen.misconceptions`. Problems state ε = 0 so the hand computation is exact; the tolerance
+:mod:`problemgen.misconceptions.catalogue`. Problems state ε = 0 so the hand computation is exact; the tolerance
 (±0.005) is far larger than anything ε would change anyway.
 """
 
@@ -13,11 +13,11 @@ from fractions import Fraction
 import numpy as np
 
 import reference
-from problemgen.core import AnswerPart, Draft, ProblemgenError, Redraw
-from problemgen.misconceptions import layer_norm_unbiased, layer_norm_wrong_axis, mistake
+from problemgen.model.core import AnswerPart, Draft, ProblemgenError, Redraw
+from problemgen.misconceptions.catalogue import layer_norm_unbiased, layer_norm_wrong_axis, mistake
 from problemgen.problems._common import override
 from problemgen.problems.concepts import Option, choice_part, option_texts
-from problemgen.registry import register
+from problemgen.model.registry import register
 
 ATOL = 0.005
 

@@ -13,11 +13,11 @@ from fractions import Fraction
 import numpy as np
 
 import reference
-from problemgen.core import AnswerPart, Draft, Redraw
-from problemgen.misconceptions import mistake
+from problemgen.model.core import AnswerPart, Draft, Redraw
+from problemgen.misconceptions.catalogue import mistake
 from problemgen.problems._common import sentence
 from problemgen.problems.concepts import Option, choice_part
-from problemgen.registry import register
+from problemgen.model.registry import register
 
 ATOL = 0.005
 VOCAB = ("cat", "dog", "mat", "sat", "hat", "car", "sun", "tree")

@@ -14,10 +14,10 @@ from dataclasses import asdict, replace
 import numpy as np
 
 import reference
-from problemgen.core import AnswerPart, Draft
-from problemgen.misconceptions import mistake
+from problemgen.model.core import AnswerPart, Draft
+from problemgen.misconceptions.catalogue import mistake
 from problemgen.problems._common import override, pick
-from problemgen.registry import register
+from problemgen.model.registry import register
 
 TransformerConfig = reference.TransformerConfig
 

@@ -12,11 +12,11 @@ from fractions import Fraction
 import numpy as np
 
 import reference
-from problemgen.core import AnswerPart, Draft, Redraw
-from problemgen.misconceptions import mistake
+from problemgen.model.core import AnswerPart, Draft, Redraw
+from problemgen.misconceptions.catalogue import mistake
 from problemgen.problems._common import override, pick, sentence
 from problemgen.problems.concepts import Option, choice_part, option_texts
-from problemgen.registry import register
+from problemgen.model.registry import register
 
 PE_ATOL = 0.0005
 """Encoding values lie in [-1, 1]; four decimals keep neighbouring positions and the slips apart."""

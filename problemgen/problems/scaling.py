@@ -14,8 +14,8 @@ import numpy as np
 import sympy
 
 import reference
-from problemgen.core import AnswerPart, Draft, ProblemgenError
-from problemgen.misconceptions import mistake
+from problemgen.model.core import AnswerPart, Draft, ProblemgenError
+from problemgen.misconceptions.catalogue import mistake
 from problemgen.problems._common import (
     WEIGHT_ATOL,
     exact_string,
@@ -25,7 +25,7 @@ from problemgen.problems._common import (
     pick,
     require,
 )
-from problemgen.registry import register
+from problemgen.model.registry import register
 from reference import exact as rx
 
 _WIDTHS = tuple(range(4, 257, 4))

@@ -8,10 +8,10 @@ number always identifies one dimension and a swapped axis can never look right b
 
 from __future__ import annotations
 
-from problemgen.core import AnswerPart, Draft
-from problemgen.misconceptions import mistake
+from problemgen.model.core import AnswerPart, Draft
+from problemgen.misconceptions.catalogue import mistake
 from problemgen.problems._common import pick, require
-from problemgen.registry import register
+from problemgen.model.registry import register
 from reference import shapes as ref_shapes
 
 _MODELS = ((64, 4), (96, 6), (128, 8), (256, 8), (512, 8), (768, 12), (1024, 16), (512, 16), (384, 6), (192, 3))

@@ -18,10 +18,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from problemgen.reports import render
-from problemgen.sandbox import Call, Limits, Sandbox, rank, stage
-from problemgen.tasks import get_task
-from problemgen.tasks.grade import grade_submission, make_plan
+from problemgen.sheets.reports import render
+from problemgen.code.sandbox import Call, Limits, Sandbox, rank, stage
+from problemgen.code.tasks import get_task
+from problemgen.code.grade import grade_submission, make_plan
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux")
 

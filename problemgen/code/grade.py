@@ -1,0 +1,232 @@
+"""Grade one code submission for a task: static checks, sandboxed calls, comparison, diagnosis.
+
+Order of events (rule 8): the hidden inputs, expected values and buggy-variant outputs are all
+computed here first; then the sandbox runs the submission on the inputs alone; then, with every
+child dead, the decoded results are compared and the report is built. The child's exit code and
+output never decide a status.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from problemgen.sheets.reports import CheckResult, Report
+from problemgen.model.core import ProblemgenError
+from problemgen.code.sandbox import (
+    CRASH, IMPORT_ERROR, RETURNED, Call, IsolationError, Limits, Outcome, RejectedSubmission, Sandbox, SandboxRun,
+    collect, stage,
+)  # fmt: skip
+from problemgen.code import compare, static
+from problemgen.code.base import Case, Property, Task
+from problemgen.code.inputs import Unusable
+from problemgen.code.variants import describe
+
+BANNED_API = "BANNED_API"
+SECRET_ENV = "PROBLEMGEN_GRADER_SECRET"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything the grader knows before any code runs: cases, properties, and the calls to make."""
+
+    task: Task
+    cases: tuple[Case, ...]
+    properties: tuple[Property, ...]
+    secret_kind: str  # "fixed" (reproducible) or "random" (fresh per run)
+    calls: tuple[Call, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        calls = [case.call for case in self.cases] + [call for prop in self.properties for call in prop.calls]
+        object.__setattr__(self, "calls", tuple(calls))
+
+
+def make_plan(task: Task, *, public_only: bool = False, secret: str | None = None) -> Plan:
+    """Public cases, plus hidden cases and properties drawn from the secret (if not public-only).
+
+    The secret comes from the argument, else ``$PROBLEMGEN_GRADER_SECRET``, else is random for this
+    run: students can read the grader's source, so a seed written in it would hide nothing.
+    """
+    secret = secret if secret is not None else os.environ.get(SECRET_ENV)
+    kind = "fixed" if secret is not None else "random"
+    if public_only:
+        rng = np.random.default_rng(_seed("public", task.name))
+        return Plan(task, tuple(task.public_cases()), tuple(task.make_properties(rng)), "public")
+    secret = secrets.token_hex(16) if secret is None else secret
+    hidden_rng = np.random.default_rng(_seed(secret, task.name, "cases"))
+    property_rng = np.random.default_rng(_seed(secret, task.name, "properties"))
+    cases = task.public_cases() + task.hidden_cases(hidden_rng)
+    return Plan(task, tuple(cases), tuple(task.make_properties(property_rng)), kind)
+
+
+def _seed(*parts: str) -> int:
+    return int.from_bytes(hashlib.sha256("\0".join(parts).encode()).digest()[:8], "little")
+
+
+# --------------------------------------------------------------------------- one submission
+
+
+def grade_submission(plan: Plan, path: str | os.PathLike, sandbox: Sandbox, *, student: str | None = None) -> Report:
+    """Grade the ``.py`` file or directory at ``path``; never raises for anything the student did."""
+    task = plan.task
+    student = student or Path(path).stem
+    title = f"{task.name}: {student}"
+    try:
+        sources, entry = collect(path, entry_names=(f"{task.name}.py",))
+    except RejectedSubmission as exc:
+        return _uniform(plan, sandbox, title, IMPORT_ERROR, f"submission rejected: {exc}", {"student": student})
+    problem = static.syntax_error(sources)
+    if problem:
+        return _uniform(plan, sandbox, title, IMPORT_ERROR, problem, {"student": student})
+    findings = static.banned_uses(sources, task.banned)
+    if findings:
+        text = "not run: " + "; ".join(str(f) for f in findings[:5])
+        meta = {"student": student, "banned": [str(f) for f in findings]}
+        return _uniform(plan, sandbox, title, BANNED_API, text, meta)
+    staged = stage(sources, entry)
+    try:
+        run = _run_with_one_retry(sandbox, staged, plan.calls)
+    except IsolationError:
+        raise
+    except ProblemgenError as exc:  # the supervisor died twice: mark this submission, keep the class going
+        return _uniform(plan, sandbox, title, CRASH, f"not graded: {exc}", {"student": student})
+    finally:
+        staged.cleanup()
+    return build_report(plan, run, title, student)
+
+
+def _run_with_one_retry(sandbox: Sandbox, staged, calls) -> SandboxRun:
+    """A lost fork server is replaced and the submission run once more (a fresh child either way)."""
+    try:
+        return sandbox.run(staged, calls)
+    except IsolationError:
+        raise
+    except ProblemgenError:
+        return sandbox.run(staged, calls)
+
+
+def build_report(plan: Plan, run: SandboxRun, title: str, student: str) -> Report:
+    outcomes = list(run.outcomes)
+    case_outcomes, property_outcomes = outcomes[: len(plan.cases)], outcomes[len(plan.cases) :]
+    verdicts = [_case_verdict(case, outcome) for case, outcome in zip(plan.cases, case_outcomes)]
+    diverging = _first_diverging_stages(plan, verdicts)
+    results = [_case_result(case, verdict, diverging.get(case.input_id)) for case, verdict in zip(plan.cases, verdicts)]
+    cursor = 0
+    for prop in plan.properties:
+        results.append(_property_result(prop, property_outcomes[cursor : cursor + len(prop.calls)]))
+        cursor += len(prop.calls)
+    return Report(title=title, results=tuple(results), meta=_meta(plan, run, student, results))
+
+
+def _meta(plan: Plan, run: SandboxRun, student: str, results: list[CheckResult]) -> dict:
+    meta = {
+        "task": plan.task.name,
+        "student": student,
+        "isolation": run.isolation,
+        "confinement": run.confinement,
+        "hidden_tests": plan.secret_kind,
+        "misconceptions": sorted({r.mistake for r in results if r.mistake}),
+    }
+    if run.stdout:
+        meta["stdout"] = run.stdout
+    if run.stderr:
+        meta["stderr"] = run.stderr
+    return meta
+
+
+def _uniform(plan: Plan, sandbox: Sandbox, title: str, status: str, feedback: str, meta: dict) -> Report:
+    """Every check gets the same non-passing status; the submission was not run (the level is the probe's)."""
+    results = [CheckResult(c.name, status, False, 0.0, c.weight, None, feedback, True, c.group) for c in plan.cases]
+    results += [CheckResult(p.name, status, False, 0.0, p.weight, None, feedback, True, "properties") for p in plan.properties]
+    probe = sandbox.probe()
+    meta = {"task": plan.task.name, "isolation": probe.isolation, "confinement": probe.confinement,
+            "hidden_tests": plan.secret_kind, "misconceptions": [], "ran": False, **meta}  # fmt: skip
+    return Report(title=title, results=tuple(results), meta=meta)
+
+
+# --------------------------------------------------------------------------- cases
+
+
+@dataclass(frozen=True)
+class _CaseVerdict:
+    status: str
+    feedback: str
+    failed_stages: tuple[str, ...] = ()
+    mistake: str | None = None
+
+
+def _case_verdict(case: Case, outcome: Outcome) -> _CaseVerdict:
+    if outcome.status != RETURNED:
+        return _CaseVerdict(outcome.status, outcome.message, case.stages or (case.call.function,))
+    verdict = compare.judge(case, outcome.value)
+    if verdict.status == compare.OK:
+        return _CaseVerdict(compare.OK, "")
+    stages = case.stages or case.parts
+    failed = tuple(stage for part, stage in zip(case.parts, stages) if part in verdict.failed_parts) or stages
+    feedback = verdict.feedback
+    tag = verdict.variant.tag if verdict.variant else None
+    if tag:
+        title, hint = describe(tag)
+        feedback += f". Your output equals {title}. Hint: {hint}"
+    return _CaseVerdict(verdict.status, feedback, failed, tag)
+
+
+def _first_diverging_stages(plan: Plan, verdicts: list[_CaseVerdict]) -> dict[str, str]:
+    """input_id -> the earliest stage (in the task's stage order) that failed for that input."""
+    order = {stage: i for i, stage in enumerate(plan.task.stage_order)}
+    if not order:
+        return {}
+    failed: dict[str, set[str]] = {}
+    for case, verdict in zip(plan.cases, verdicts):
+        if case.input_id and verdict.status != compare.OK:
+            failed.setdefault(case.input_id, set()).update(verdict.failed_stages)
+    return {key: min(stages, key=lambda s: order.get(s, len(order))) for key, stages in failed.items()}
+
+
+def _case_result(case: Case, verdict: _CaseVerdict, first_stage: str | None) -> CheckResult:
+    passed = verdict.status == compare.OK
+    feedback = "" if passed else f"{case.about}: {verdict.feedback}"
+    if not passed and first_stage:
+        feedback = feedback.rstrip(".") + f". First diverging stage for this input: {first_stage}"
+    return CheckResult(
+        name=case.name, status=verdict.status, passed=passed, score=case.weight if passed else 0.0,
+        max_score=case.weight, mistake=verdict.mistake, feedback=feedback, visible=True, group=case.group,
+    )  # fmt: skip
+
+
+# --------------------------------------------------------------------------- properties
+
+
+def _property_result(prop: Property, outcomes: list[Outcome]) -> CheckResult:
+    failed = next((o for o in outcomes if o.status != RETURNED), None)
+    if failed is not None:
+        status, message = failed.status, failed.message
+    else:
+        status, message = _check_property(prop, [o.value for o in outcomes])
+    passed = status == compare.OK
+    feedback = "" if passed else f"{prop.about}: {message}"
+    return CheckResult(prop.name, status, passed, prop.weight if passed else 0.0, prop.weight, None, feedback,
+                       True, "properties")  # fmt: skip
+
+
+def _check_property(prop: Property, values: list[Any]) -> tuple[str, str]:
+    try:
+        with np.errstate(all="ignore"):
+            problem = prop.check(values)
+    except (Unusable, ValueError, TypeError, IndexError, FloatingPointError) as exc:
+        return compare.BAD_OUTPUT, f"could not be checked: {exc}"
+    return (compare.WRONG, problem) if problem else (compare.OK, "")
+
+
+def grade_file(task: Task, path: str | os.PathLike, *, public_only: bool = False, secret: str | None = None,
+               limits: Limits = Limits(), min_isolation: str = "process") -> Report:
+    """Convenience: plan, sandbox and grade a single submission."""
+    plan = make_plan(task, public_only=public_only, secret=secret)
+    with Sandbox(limits, jobs=1, min_level=min_isolation) as sandbox:
+        return grade_submission(plan, path, sandbox)

@@ -1,0 +1,173 @@
+"""What runs inside the forked child: confine, report the level, then import and call student code.
+
+Everything up to the CONFINED frame is trusted; from the moment the submission is imported the
+process belongs to the student, so nothing it sends afterwards is believed by the grader beyond
+"these bytes were offered as the result of case i". Expected values never exist in this process:
+the fork server that forked us has never seen them.
+
+File descriptors after setup: 0 = /dev/null, 1/2 = capture pipes, 3 = result frames, 4 = inputs.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import importlib.util
+import json
+import os
+import sys
+import traceback
+
+from problemgen.code.sandbox import isolation, wire
+
+RESULT_FD, INPUT_FD = 3, 4
+_exit = os._exit  # bound early: the submission may replace os._exit
+
+
+class MissingFunction(Exception):
+    """The spec names a function the submission does not define (reported as an import error)."""
+
+
+def main(config: dict, fds: list[int], allow: isolation.ReadAllowlist) -> None:
+    """Never returns."""
+    try:
+        _setup_process(fds, config["submission_dir"])
+        limits = isolation.ChildLimits(**config["limits"])
+        done = isolation.confine(allow, config["submission_dir"], limits, tuple(config.get("disable", ())))
+        _send(wire.CONFINED, 0, json.dumps(done.as_dict(), sort_keys=True).encode())
+        if isolation.rank(done.level) < isolation.rank(config["min_level"]):
+            _exit(0)  # fail closed: no student code below the demanded level
+        cases = _read_cases()
+        _scrub_interpreter(config["submission_dir"])
+        module = _import_submission(config["submission_dir"], config["entry"])
+        if module is None:
+            _exit(0)
+        _send(wire.IMPORTED, 0)
+        for index, function, args, kwargs in cases:
+            _run_case(module, index, function, args, kwargs)
+        _send(wire.DONE, 0)
+    except BaseException:  # noqa: BLE001 - the process ends here whatever happened
+        pass
+    _exit(0)
+
+
+def _setup_process(fds: list[int], directory: str) -> None:
+    os.setsid()  # own session and process group: the grader kills the group as a whole
+    inputs, results, out, err = (fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in fds)
+    for fd in fds:
+        os.close(fd)
+    devnull = os.open("/dev/null", os.O_RDONLY)
+    for source, target in ((devnull, 0), (out, 1), (err, 2), (results, RESULT_FD), (inputs, INPUT_FD)):
+        os.dup2(source, target)
+    os.closerange(INPUT_FD + 1, 1 << 16)
+    sys.stdin = open(0, "r", closefd=False)
+    sys.stdout = open(1, "w", buffering=1, closefd=False, errors="backslashreplace")
+    sys.stderr = open(2, "w", buffering=1, closefd=False, errors="backslashreplace")
+    os.chdir(directory)
+    os.environ.clear()
+    os.environ.update({"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": directory})
+
+
+def _send(kind: int, case: int, payload: bytes = b"") -> None:
+    data = memoryview(wire.frame(kind, case, payload))
+    while data:
+        written = os.write(RESULT_FD, data)
+        data = data[written:]
+
+
+def _read_cases() -> list:
+    chunks = []
+    while chunk := os.read(INPUT_FD, 1 << 20):
+        chunks.append(chunk)
+    os.close(INPUT_FD)
+    return wire.decode(b"".join(chunks), wire.WireLimits(max_bytes=1 << 30, max_items=1 << 20))
+
+
+def _scrub_interpreter(directory: str) -> None:
+    """Forget the grader: its modules, its import hooks and its paths (Landlock also hides its files)."""
+    for name in [n for n in sys.modules if n.split(".")[0] in ("problemgen", "reference")]:
+        del sys.modules[name]
+    sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__name__.lower()
+                        and "editable" not in getattr(f, "__name__", "").lower()]
+    sys.path_importer_cache.clear()
+    sys.path[:] = [directory] + [p for p in sys.path if p and "site-packages" in p or _is_stdlib(p)]
+    sys.argv = ["submission"]
+
+
+def _is_stdlib(path: str) -> bool:
+    import sysconfig
+
+    return bool(path) and os.path.realpath(path).startswith(os.path.realpath(sysconfig.get_paths()["stdlib"]))
+
+
+def _import_submission(directory: str, entry: str):
+    path = os.path.join(directory, entry)
+    try:
+        spec = importlib.util.spec_from_file_location("submission", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["submission"] = module
+        spec.loader.exec_module(module)
+        return module
+    except BaseException as exc:  # noqa: BLE001 - SystemExit and friends are import failures too
+        _send(wire.IMPORT_FAILED, 0, _describe(exc, directory))
+        return None
+
+
+def _run_case(module, index: int, function: str, args: list, kwargs: dict) -> None:
+    _send(wire.START, index)
+    try:
+        target = getattr(module, function, None)
+        if not callable(target):
+            raise MissingFunction(f"the submission defines no function named {function!r}")
+        value = target(*args, **kwargs)
+    except BaseException as exc:  # noqa: BLE001 - SystemExit in a test is that test's crash
+        _send(wire.ERROR, index, _describe(exc, os.getcwd()))
+        return
+    try:
+        payload = wire.encode(_plain(value))
+    except BaseException as exc:  # noqa: BLE001 - a value that cannot be sent is a bad output
+        _send(wire.BAD_VALUE, index, wire.encode({"message": _safe_str(exc)}))
+        return
+    _send(wire.RESULT, index, payload)
+
+
+MAX_ITEMS = 4096  # the grader's decoder refuses more; saying so here is faster and clearer
+
+
+def _plain(value: object, budget: list[int] | None = None) -> object:
+    """Tuples become lists; containers are rebuilt so no student object reaches the encoder."""
+    budget = [MAX_ITEMS] if budget is None else budget
+    if type(value) in (tuple, list, dict):
+        budget[0] -= len(value)
+        if budget[0] < 0:
+            raise wire.WireError(f"the result holds more than {MAX_ITEMS} items; return numpy arrays")
+    if type(value) in (tuple, list):
+        return [_plain(v, budget) for v in value]
+    if type(value) is dict:
+        return {k: _plain(v, budget) for k, v in value.items()}
+    return value
+
+
+def _describe(exc: BaseException, directory: str) -> bytes:
+    where = ""
+    try:
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(directory)]
+        if frames:
+            last = frames[-1]
+            where = f"{os.path.basename(last.filename)}, line {last.lineno}, in {last.name}: {last.line or ''}"
+    except BaseException:  # noqa: BLE001
+        where = ""
+    return wire.encode({"type": _safe_name(exc), "message": _safe_str(exc), "where": where[:500]})
+
+
+def _safe_name(exc: BaseException) -> str:
+    try:
+        return str(type(exc).__name__)[:100]
+    except BaseException:  # noqa: BLE001
+        return "Exception"
+
+
+def _safe_str(exc: BaseException) -> str:
+    try:
+        return str(exc)[:2000]
+    except BaseException:  # noqa: BLE001
+        return "<the exception could not be printed>"

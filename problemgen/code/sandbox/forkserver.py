@@ -1,0 +1,198 @@
+"""The fork server: a clean interpreter that has imported numpy and forks one child per run.
+
+Why a separate process and not ``os.fork()`` in the grader: a child forked from the grader would
+inherit its memory, expected values included, and ``gc.get_objects()`` would find them. This process
+is started with isolated interpreter flags and a scrubbed environment, never receives expected
+values (test inputs go straight from the grader to the child through a pipe it never reads), and
+never runs student code itself. Forking it costs a few milliseconds instead of re-importing numpy.
+
+Protocol (SOCK_SEQPACKET, JSON messages, one run at a time):
+  grader -> server  {"op": "run", "config": {...}} with fds [inputs_r, results_w, stdout_w, stderr_w]
+  server -> grader  {"event": "started", "pid": n}
+  grader -> server  {"op": "kill"}            (optional, at any time during the run)
+  server -> grader  {"event": "exited", "exit_code"|"signal": n, "cpu": s, "maxrss_kb": k, "escapees": e}
+The server is a child subreaper: anything the run left behind is reparented here and killed
+before "exited" is sent, so "exited" means every process of that run is dead.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import select
+import signal
+import socket
+import sys
+
+MAX_MESSAGE = 1 << 16
+PRELOAD = (
+    "numpy", "numpy.linalg", "numpy.fft", "numpy.random", "math", "cmath", "functools", "itertools",
+    "collections", "dataclasses", "typing", "abc", "enum", "operator", "numbers", "fractions",
+    "decimal", "statistics", "random", "string", "re", "copy", "traceback", "linecache", "tokenize",
+    "warnings", "json", "importlib.util", "sysconfig", "fcntl",
+)  # fmt: skip
+
+
+def main(fd: int) -> None:
+    sock = socket.socket(fileno=fd)
+    for name in PRELOAD:
+        __import__(name)
+    _warm_blas()
+    from problemgen.code.sandbox import child, isolation
+
+    allow = isolation.build_allowlist()
+    ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    _send(sock, {"event": "ready", "pid": os.getpid(), "drop_uid": allow.drop_uid})
+    while True:
+        message, fds = _receive(sock)
+        if message is None:
+            break
+        if message.get("op") == "run" and len(fds) == 4:
+            _serve_run(sock, message["config"], fds, allow, child)
+        else:
+            for extra in fds:
+                os.close(extra)
+    _kill_descendants()
+
+
+def _warm_blas() -> None:
+    """Run BLAS/einsum once so their lazy initialisation is inherited instead of redone per child."""
+    import numpy as np
+
+    a = np.ones((64, 64))
+    (a @ a).sum()
+    np.einsum("ij,jk->ik", a, a)
+    np.linalg.norm(a)
+
+
+def _serve_run(sock: socket.socket, config: dict, fds: list[int], allow, child) -> None:
+    pid = os.fork()
+    if pid == 0:
+        sock.close()
+        child.main(config, fds, allow)  # never returns
+        os._exit(70)
+    for fd in fds:
+        os.close(fd)
+    _send(sock, {"event": "started", "pid": pid})
+    killed = _wait_or_kill(sock, pid)
+    _, status, usage = os.wait4(pid, 0)
+    escapees = _kill_descendants()
+    report = {"event": "exited", "cpu": usage.ru_utime + usage.ru_stime, "maxrss_kb": usage.ru_maxrss,
+              "escapees": escapees, "killed": killed}
+    if os.WIFSIGNALED(status):
+        report["signal"] = os.WTERMSIG(status)
+    else:
+        report["exit_code"] = os.waitstatus_to_exitcode(status)
+    _send(sock, report)
+
+
+def _wait_or_kill(sock: socket.socket, pid: int) -> bool:
+    """Block until the child exits, obeying kill requests meanwhile; True if we killed it."""
+    killed = False
+    pidfd = os.pidfd_open(pid)
+    try:
+        while True:
+            ready, _, _ = select.select([sock, pidfd], [], [])
+            if pidfd in ready:
+                return killed
+            message, fds = _receive(sock)
+            for extra in fds:
+                os.close(extra)
+            if message is None or message.get("op") == "kill":
+                _kill_group(pid)
+                _kill_descendants(keep=pid)
+                killed = True
+                if message is None:  # the grader is gone: clean up and leave
+                    os.waitpid(pid, 0)
+                    _kill_descendants()
+                    os._exit(0)
+    finally:
+        os.close(pidfd)
+
+
+def _kill_group(pid: int) -> None:
+    for action in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+        try:
+            action()
+        except OSError:
+            pass
+
+
+def _scan() -> dict[int, tuple[int, bytes]]:
+    """pid -> (parent pid, state letter) for every process visible in /proc."""
+    table: dict[int, tuple[int, bytes]] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as handle:
+                    fields = handle.read().rsplit(b")", 1)[1].split()
+                table[int(name)] = (int(fields[1]), fields[0])
+            except (OSError, IndexError, ValueError):
+                continue
+    return table
+
+
+def _descendants(table: dict[int, tuple[int, bytes]]) -> list[int]:
+    """Live (non-zombie) pids whose chain of parents leads to this process."""
+    me, found = os.getpid(), []
+    for pid, (parent, state) in table.items():
+        seen, cursor = 0, parent
+        while cursor and cursor != me and seen < 4096:
+            cursor, seen = table.get(cursor, (0, b""))[0], seen + 1
+        if cursor == me and state != b"Z":
+            found.append(pid)
+    return found
+
+
+def _kill_descendants(keep: int | None = None) -> int:
+    """SIGKILL every descendant (stopped first, so a forking tree cannot outrun us); reap orphans.
+
+    ``keep`` is the run's own child while it is still to be waited for explicitly.
+    """
+    killed = 0
+    for _ in range(64):
+        table = _scan()
+        _reap_orphans(table, keep)
+        victims = _descendants(table)
+        if not victims:
+            break
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in victims:
+                try:
+                    os.kill(pid, sig)
+                except OSError:
+                    pass
+        killed += len([p for p in victims if p != keep])
+    _reap_orphans(_scan(), keep)
+    return killed
+
+
+def _reap_orphans(table: dict[int, tuple[int, bytes]], keep: int | None) -> None:
+    """Collect dead processes reparented to us (we are their subreaper), except ``keep``."""
+    me = os.getpid()
+    for pid, (parent, state) in table.items():
+        if parent == me and state == b"Z" and pid != keep:
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+
+
+def _send(sock: socket.socket, message: dict) -> None:
+    sock.send(json.dumps(message).encode())
+
+
+def _receive(sock: socket.socket) -> tuple[dict | None, list[int]]:
+    try:
+        data, fds, _, _ = socket.recv_fds(sock, MAX_MESSAGE, 8)
+    except OSError:
+        return None, []
+    if not data:
+        return None, list(fds)
+    return json.loads(data), list(fds)
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]))

@@ -1,0 +1,244 @@
+"""Isolation levels, and the confinement a child applies to itself before student code loads.
+
+Levels, weakest first (each includes the ones before it):
+
+* ``process``  - a separate, freshly forked process: scrubbed environment, private working directory
+  holding only the submission, stdin on /dev/null, output captured, wall-clock kill of its group.
+* ``rlimits``  - plus resource limits: CPU seconds, address space, file size 0, open files, no core
+  dumps, process count (when not root).
+* ``seccomp``  - plus the system-call filter of :mod:`problemgen.code.sandbox.seccomp`.
+* ``seccomp+landlock`` - plus the read-only file-system allowlist of :mod:`problemgen.code.sandbox.landlock`.
+
+The child reports the level it reached in its first frame, written before any student code runs;
+that is the only message from a child the grader believes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import os
+import resource
+import signal
+import stat
+import sys
+import sysconfig
+from dataclasses import dataclass, field
+
+from problemgen.code.sandbox import landlock, seccomp
+
+LEVELS = ("process", "rlimits", "seccomp", "seccomp+landlock")
+NOBODY = 65534
+# Packages a submission may import besides the standard library.
+ALLOWED_PACKAGES = ("numpy", "sympy", "mpmath")
+
+
+def rank(level: str) -> int:
+    """Position of ``level`` in LEVELS; unknown names rank below everything."""
+    return LEVELS.index(level) if level in LEVELS else -1
+
+
+@dataclass(frozen=True)
+class ChildLimits:
+    """What the child applies to itself; sizes in bytes, times in seconds."""
+
+    cpu_seconds: int = 30
+    memory_bytes: int = 1024 * 2**20  # on top of what the pre-loaded interpreter already maps
+    open_files: int = 64
+    extra_tasks: int = 64  # threads + processes beyond those the user already runs (non-root only)
+
+
+@dataclass(frozen=True)
+class ReadAllowlist:
+    """Paths the child may read (and paths it may only list), computed once by the fork server."""
+
+    read: tuple[str, ...]
+    list_only: tuple[str, ...]
+    drop_uid: bool  # root: switch to 'nobody' when everything needed is world-readable
+
+    def with_submission(self, directory: str) -> tuple[list[str], list[str]]:
+        return [directory, *self.read], list(self.list_only)
+
+
+@dataclass
+class Confinement:
+    """What actually got applied; ``level`` is derived from the steps that succeeded."""
+
+    rlimits: bool = False
+    seccomp: bool = False
+    landlock_abi: int = 0
+    uid: int = -1
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def level(self) -> str:
+        if not self.rlimits:
+            return "process"
+        if not self.seccomp:
+            return "rlimits"
+        return "seccomp+landlock" if self.landlock_abi else "seccomp"
+
+    def as_dict(self) -> dict:
+        return {
+            "level": self.level,
+            "rlimits": self.rlimits,
+            "seccomp": self.seccomp,
+            "landlock_abi": self.landlock_abi,
+            "uid": self.uid,
+            "notes": sorted(self.notes),
+        }
+
+
+# --------------------------------------------------------------------------- allowlist (fork server)
+
+
+def _package_dir(name: str) -> str | None:
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return os.path.realpath(list(spec.submodule_search_locations)[0])
+
+
+def build_allowlist() -> ReadAllowlist:
+    """Directories the child needs: the standard library (minus its site-packages), allowed packages.
+
+    Landlock grants rights on whole subtrees, so the standard library is granted entry by entry,
+    skipping ``site-packages``: a grader installed there must stay unreadable. The directories that
+    hold packages are list-only, so the import system can still find numpy in them.
+    """
+    read: list[str] = []
+    listing: set[str] = set()
+    stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
+    listing.add(stdlib)
+    for entry in sorted(os.listdir(stdlib)):
+        if entry not in ("site-packages", "dist-packages"):
+            read.append(os.path.join(stdlib, entry))
+    for name in ALLOWED_PACKAGES:
+        directory = _package_dir(name)
+        if directory:
+            read.append(directory)
+            listing.add(os.path.dirname(directory))
+            libs = directory + ".libs"  # auditwheel puts bundled shared libraries here
+            if os.path.isdir(libs):
+                read.append(libs)
+    # /proc/self resolves to the child's own /proc/<pid> when the child builds its ruleset.
+    read += [p for p in ("/dev/null", "/dev/urandom", "/sys/devices/system/cpu", "/proc/self") if os.path.exists(p)]
+    read += [p for p in _system_library_dirs() if os.path.isdir(p)]
+    drop = os.geteuid() == 0 and all(_world_readable(p) for p in read + sorted(listing))
+    return ReadAllowlist(tuple(read), tuple(sorted(listing)), drop)
+
+
+def _system_library_dirs() -> list[str]:
+    """Shared-library directories (an extension imported late may need one); no Python packages."""
+    multiarch = sysconfig.get_config_var("MULTIARCH") or ""
+    dirs = ["/lib64", "/usr/lib64"]
+    if multiarch:
+        dirs += [f"/lib/{multiarch}", f"/usr/lib/{multiarch}"]
+    return dirs
+
+
+def _world_readable(path: str) -> bool:
+    """True if 'nobody' could reach and read ``path`` (every ancestor searchable by others)."""
+    path = os.path.realpath(path)
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return True  # missing paths are skipped later anyway
+    if not mode & stat.S_IROTH:
+        return False
+    parent = os.path.dirname(path)
+    while parent and parent != path:
+        if not os.stat(parent).st_mode & stat.S_IXOTH:
+            return False
+        path, parent = parent, os.path.dirname(parent)
+    return True
+
+
+# --------------------------------------------------------------------------- confinement (child)
+
+
+def confine(allow: ReadAllowlist, submission_dir: str, limits: ChildLimits, disable: tuple[str, ...] = ()) -> Confinement:
+    """Apply every available layer to the calling (child) process; irreversible.
+
+    Order matters: credentials first (they reset the parent-death signal), then resource limits,
+    then Landlock (it needs its own system calls), then seccomp last.
+    """
+    done = Confinement()
+    libc = ctypes.CDLL(None, use_errno=True)
+    if allow.drop_uid:
+        _drop_to_nobody(done)
+    libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: die with the fork server
+    libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: no ptrace or /proc/<pid>/mem by peers
+    done.uid = os.getuid()
+    _apply_rlimits(limits, done)
+    read, listing = allow.with_submission(submission_dir)
+    if "landlock" in disable:
+        done.notes.append("landlock disabled by configuration")
+    else:
+        try:
+            done.landlock_abi = landlock.restrict(read, listing)
+        except OSError as exc:
+            done.notes.append(f"landlock unavailable: {exc}")
+    if "seccomp" in disable:
+        done.notes.append("seccomp disabled by configuration")
+    else:
+        try:
+            seccomp.install(os.getpid())
+            done.seccomp = True
+        except OSError as exc:
+            done.notes.append(f"seccomp unavailable: {exc}")
+    return done
+
+
+def _drop_to_nobody(done: Confinement) -> None:
+    try:
+        os.setgroups([])
+        os.setgid(NOBODY)
+        os.setuid(NOBODY)
+    except OSError as exc:
+        done.notes.append(f"could not drop privileges: {exc}")
+
+
+def _apply_rlimits(limits: ChildLimits, done: Confinement) -> None:
+    try:
+        mapped = _mapped_bytes()
+        _set(resource.RLIMIT_CPU, limits.cpu_seconds, limits.cpu_seconds + 1)
+        _set(resource.RLIMIT_AS, mapped + limits.memory_bytes)
+        _set(resource.RLIMIT_FSIZE, 0)
+        _set(resource.RLIMIT_NOFILE, limits.open_files)
+        _set(resource.RLIMIT_CORE, 0)
+        if os.getuid() != 0:
+            _set(resource.RLIMIT_NPROC, _tasks_of_uid(os.getuid()) + limits.extra_tasks)
+        else:
+            done.notes.append("RLIMIT_NPROC not enforced for root")
+        done.rlimits = True
+    except (OSError, ValueError) as exc:
+        done.notes.append(f"rlimits failed: {exc}")
+
+
+def _set(which: int, soft: int, hard: int | None = None) -> None:
+    resource.setrlimit(which, (soft, soft if hard is None else hard))
+
+
+def _mapped_bytes() -> int:
+    with open("/proc/self/statm", "rb") as handle:
+        pages = int(handle.read().split()[0])
+    return pages * os.sysconf("SC_PAGE_SIZE")
+
+
+def _tasks_of_uid(uid: int) -> int:
+    """Threads currently owned by ``uid`` (RLIMIT_NPROC counts them all, system-wide)."""
+    count = 0
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            if os.stat(f"/proc/{name}").st_uid == uid:
+                count += len(os.listdir(f"/proc/{name}/task"))
+        except OSError:
+            continue
+    return count
+
+
+def platform_supported() -> bool:
+    return sys.platform.startswith("linux")

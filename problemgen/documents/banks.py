@@ -1,0 +1,372 @@
+"""Question banks: TOML recipes that say which problems a worksheet holds — never the answers.
+
+A bank names kinds, how many variants of each (or which seeds), their difficulty, overrides, titles
+and points. The answers are derived from the seeds when a worksheet is built, so a bank can be
+public. Layout::
+
+    title = "Attention basics"          # printed on the worksheet
+    seed = 2024                         # default worksheet seed (``--seed`` overrides it)
+    id = "attention_basics"             # optional; defaults to the file name without .toml
+    instructions = "Show your working." # optional paragraph under the title
+
+    [[problems]]
+    kind = "attention.weights"          # a registered kind (`problemgen list`)
+    count = 2                           # how many variants (default 1) …
+    # seeds = [3, 7]                    # … or pinned seeds: the same variants for every student
+    difficulty = 1                      # 1–3, default: the kind's easiest
+    points = 2                          # default 1
+    title = "Weights by hand"           # optional; default: the kind's title
+    overrides = { L = 3 }               # the kind's keyword parameters
+
+Validation reports every problem it finds with the file, the line and the key, and suggests the
+closest name for a typo ("unknown kind 'atention.weights' — did you mean 'attention.weights'?").
+TOML syntax errors carry tomllib's own line numbers; for semantic errors the line is found by
+scanning the text for the key inside the right ``[[problems]]`` table.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from problemgen.model.core import ProblemgenError
+from problemgen.model.registry import all_kinds, get_kind, suggest
+
+MAX_BANK_BYTES = 1024 * 1024
+MAX_PROBLEMS = 500
+"""Caps that keep a mistyped ``count`` from building a million problems."""
+
+TOP_KEYS = ("id", "title", "seed", "instructions", "problems")
+ITEM_KEYS = ("kind", "count", "seeds", "difficulty", "points", "title", "overrides")
+SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class BankItem:
+    """One ``[[problems]]`` entry: ``count`` fresh variants of a kind, or the pinned ``seeds``."""
+
+    kind: str
+    count: int = 1
+    seeds: tuple[int, ...] | None = None
+    difficulty: int | None = None
+    points: float = 1.0
+    title: str | None = None
+    overrides: dict = field(default_factory=dict)
+    line: int = 0
+
+    @property
+    def size(self) -> int:
+        """Problems this entry puts on the sheet."""
+        return len(self.seeds) if self.seeds is not None else self.count
+
+
+@dataclass(frozen=True)
+class Bank:
+    """A validated bank. ``id`` is part of every student's keyed seed, so keep it stable."""
+
+    id: str
+    title: str
+    seed: int
+    items: tuple[BankItem, ...]
+    path: str
+    instructions: str = ""
+
+    @property
+    def size(self) -> int:
+        return sum(item.size for item in self.items)
+
+
+@dataclass(frozen=True)
+class BankIssue:
+    """One validation finding, rendered as ``file, line N, key 'k': message``."""
+
+    path: str
+    line: int
+    key: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}, line {self.line}" if self.line else self.path
+        return f"{where}, key {self.key!r}: {self.message}" if self.key else f"{where}: {self.message}"
+
+
+# --------------------------------------------------------------------------------------------------
+# Finding banks and lines
+# --------------------------------------------------------------------------------------------------
+
+
+def shipped_banks() -> list[Path]:
+    """The worksheet recipes shipped with problemgen (the curriculum and concept files are not recipes)."""
+    from problemgen.documents.resources import banks_dir
+
+    not_recipes = {"concepts.toml", "curriculum.toml"}
+    return sorted(p for p in banks_dir().glob("*.toml") if p.name not in not_recipes)
+
+
+def resolve_bank(name: str | Path) -> Path:
+    """A bank path as given, or a shipped bank by name (``attention_basics`` or ``attention_basics.toml``)."""
+    path = Path(name)
+    if path.exists():
+        return path
+    shipped = {p.stem: p for p in shipped_banks()}
+    stem = path.name.removesuffix(".toml")
+    if path.parent == Path(".") and stem in shipped:
+        return shipped[stem]
+    raise ProblemgenError(f"{name}: no such bank file{suggest(stem, sorted(shipped))}")
+
+
+class _Lines:
+    """Locate keys in the bank text, table by table, for error messages."""
+
+    HEADER = re.compile(r"^\s*\[")
+    ITEM_HEADER = re.compile(r"^\s*\[\[\s*problems\s*\]\]")
+    SUB_HEADER = re.compile(r"^\s*\[\s*problems\s*\.")
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.splitlines()
+
+    def _find(self, key: str, start: int, stop: int, *, anywhere: bool = False) -> int:
+        pattern = re.compile(rf"(^|[{{,]\s*){re.escape(key)}\s*=" if anywhere else rf"^\s*{re.escape(key)}\s*=")
+        for number in range(start, stop):
+            line = self.lines[number]
+            if (pattern.search(line) if anywhere else pattern.match(line)):
+                return number + 1
+        return 0
+
+    def item_span(self, index: int) -> tuple[int, int]:
+        """0-based [start, stop) of the ``index``-th ``[[problems]]`` table, sub-tables included."""
+        headers = [n for n, line in enumerate(self.lines) if self.ITEM_HEADER.match(line)]
+        if index >= len(headers):
+            return 0, len(self.lines)
+        start = headers[index]
+        stop = start + 1
+        while stop < len(self.lines) and not (
+            self.HEADER.match(self.lines[stop]) and not self.SUB_HEADER.match(self.lines[stop])
+        ):
+            stop += 1
+        return start, stop
+
+    def top(self, key: str) -> int:
+        """Line of a top-level key (before the first table) or of a table header named ``key``; 0 if absent."""
+        stop = next((n for n, line in enumerate(self.lines) if self.HEADER.match(line)), len(self.lines))
+        header = re.compile(rf"^\s*\[{{1,2}}\s*{re.escape(key)}\s*[\].]")
+        found = next((n + 1 for n, line in enumerate(self.lines) if header.match(line)), 0)
+        return self._find(key, 0, stop) or found
+
+    def item(self, index: int, key: str) -> int:
+        start, stop = self.item_span(index)
+        found = self._find(key, start, stop) or self._find(key, start, stop, anywhere=True)
+        return found or start + 1
+
+
+# --------------------------------------------------------------------------------------------------
+# Validation
+# --------------------------------------------------------------------------------------------------
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class _Checker:
+    """Collects issues while turning the parsed TOML into a Bank."""
+
+    def __init__(self, display: str, text: str) -> None:
+        self.display = display
+        self.where = _Lines(text)
+        self.issues: list[BankIssue] = []
+
+    def top_issue(self, key: str, message: str) -> None:
+        self.issues.append(BankIssue(self.display, self.where.top(key) if key else 0, key, message))
+
+    def item_issue(self, index: int, key: str, message: str) -> None:
+        self.issues.append(BankIssue(self.display, self.where.item(index, key), key, message))
+
+    def unknown_keys(self, found: dict, allowed: tuple[str, ...], report) -> None:
+        for key in sorted(set(found) - set(allowed)):
+            if key.lower().startswith("answer"):
+                report(key, "banks are recipes and never store answers (they are derived from the seeds)")
+            else:
+                report(key, f"unknown key{suggest(key, list(allowed))}; allowed: {', '.join(allowed)}")
+
+
+def _check_top(data: dict, check: _Checker, default_id: str) -> tuple[str, str, int, str]:
+    check.unknown_keys(data, TOP_KEYS, check.top_issue)
+    title = data.get("title")
+    if not isinstance(title, str) or not title.strip():
+        check.top_issue("title", "a non-empty title string is required")
+        title = default_id
+    seed = data.get("seed", 0)
+    if not _is_int(seed) or seed < 0:
+        check.top_issue("seed", f"seed must be a non-negative integer, not {seed!r}")
+        seed = 0
+    bank_id = data.get("id", default_id)
+    if not isinstance(bank_id, str) or not SAFE_ID.match(bank_id):
+        check.top_issue("id", f"id must be letters, digits, '.', '_' or '-' (at most 64), not {bank_id!r}")
+        bank_id = "bank"
+    instructions = data.get("instructions", "")
+    if not isinstance(instructions, str):
+        check.top_issue("instructions", "instructions must be a string")
+        instructions = ""
+    return bank_id, title.strip(), seed, instructions.strip()
+
+
+def _check_kind(index: int, raw: dict, check: _Checker):
+    kind = raw.get("kind")
+    if not isinstance(kind, str) or not kind:
+        check.item_issue(index, "kind", "every [[problems]] entry needs a kind (see `problemgen list`)")
+        return None
+    try:
+        return get_kind(kind)
+    except ProblemgenError:
+        names = [spec.name for spec in all_kinds()]
+        check.item_issue(index, "kind", f"unknown kind {kind!r}{suggest(kind, names)}")
+        return None
+
+
+def _check_count_and_seeds(index: int, raw: dict, check: _Checker) -> tuple[int, tuple[int, ...] | None]:
+    if "count" in raw and "seeds" in raw:
+        check.item_issue(index, "seeds", "give either count or seeds, not both")
+    count = raw.get("count", 1)
+    if not _is_int(count) or not 1 <= count <= MAX_PROBLEMS:
+        check.item_issue(index, "count", f"count must be an integer from 1 to {MAX_PROBLEMS}, not {count!r}")
+        count = 1
+    seeds = raw.get("seeds")
+    if seeds is None:
+        return count, None
+    if not isinstance(seeds, list) or not seeds or not all(_is_int(s) and s >= 0 for s in seeds):
+        check.item_issue(index, "seeds", "seeds must be a non-empty list of non-negative integers")
+        return count, None
+    return count, tuple(seeds)
+
+
+def _check_item(index: int, raw: Any, check: _Checker) -> BankItem | None:
+    if not isinstance(raw, dict):
+        check.item_issue(index, "problems", "each problem must be a table ([[problems]])")
+        return None
+    check.unknown_keys(raw, ITEM_KEYS, lambda key, msg: check.item_issue(index, key, msg))
+    spec = _check_kind(index, raw, check)
+    count, seeds = _check_count_and_seeds(index, raw, check)
+    difficulty = raw.get("difficulty")
+    if difficulty is not None and (not _is_int(difficulty) or (spec and difficulty not in spec.difficulties)):
+        allowed = list(spec.difficulties) if spec else [1, 2, 3]
+        check.item_issue(index, "difficulty", f"difficulty must be one of {allowed}, not {difficulty!r}")
+    points = raw.get("points", 1)
+    if isinstance(points, bool) or not isinstance(points, (int, float)) or not 0 < points <= 1000:
+        check.item_issue(index, "points", f"points must be a number above 0 (at most 1000), not {points!r}")
+        points = 1
+    title = raw.get("title")
+    if title is not None and (not isinstance(title, str) or not title.strip()):
+        check.item_issue(index, "title", "title must be a non-empty string")
+        title = None
+    overrides = raw.get("overrides", {})
+    if not isinstance(overrides, dict):
+        check.item_issue(index, "overrides", "overrides must be a table, e.g. overrides = { L = 3 }")
+        overrides = {}
+    if spec is not None:
+        for name in sorted(set(overrides) - set(spec.override_names)):
+            allowed = ", ".join(spec.override_names) or "none"
+            check.item_issue(
+                index, name,
+                f"kind {spec.name!r} has no override {name!r}{suggest(name, list(spec.override_names))}; "
+                f"allowed: {allowed}",
+            )
+    if spec is None:
+        return None
+    return BankItem(
+        kind=spec.name, count=count, seeds=seeds, difficulty=difficulty if _is_int(difficulty) else None,
+        points=float(points), title=title.strip() if title else None, overrides=dict(sorted(overrides.items())),
+        line=check.where.item_span(index)[0] + 1,
+    )
+
+
+def _parse(path: Path, display: str) -> tuple[str, dict]:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ProblemgenError(f"{display}: cannot read bank ({exc.strerror})") from exc
+    if len(raw) > MAX_BANK_BYTES:
+        raise ProblemgenError(f"{display}: bank larger than {MAX_BANK_BYTES} bytes")
+    try:
+        text = raw.decode("utf-8")
+        return text, tomllib.loads(text)
+    except UnicodeDecodeError as exc:
+        raise ProblemgenError(f"{display}: bank is not UTF-8 text") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ProblemgenError(f"{display}: invalid TOML: {exc}") from exc
+
+
+def check_bank(
+    path: str | Path, *, try_generate: bool = True, templates: str | Path | None = None
+) -> tuple[Bank | None, list[BankIssue]]:
+    """Parse and validate a bank; return it (None when invalid) with every issue found.
+
+    ``try_generate`` draws the first variant of each entry and looks for its template fragment (in
+    ``templates`` first), so override values a kind rejects (say ``L = 0``) and kinds without a
+    fragment are reported with their line instead of surfacing while building a class set.
+    """
+    path = resolve_bank(path)
+    display = str(path)
+    text, data = _parse(path, display)
+    check = _Checker(display, text)
+    bank_id, title, seed, instructions = _check_top(data, check, path.stem if SAFE_ID.match(path.stem) else "bank")
+    raw_items = data.get("problems")
+    if not isinstance(raw_items, list) or not raw_items:
+        check.top_issue("problems", "at least one [[problems]] entry is required")
+        raw_items = []
+    items = [_check_item(i, raw, check) for i, raw in enumerate(raw_items)]
+    total = sum(item.size for item in items if item)
+    if total > MAX_PROBLEMS:
+        check.top_issue("problems", f"the bank asks for {total} problems; at most {MAX_PROBLEMS} are allowed")
+    if try_generate and not check.issues:
+        _try_items(items, check, str(templates) if templates else None)
+    if check.issues:
+        return None, check.issues
+    bank = Bank(bank_id, title, seed, tuple(items), display, instructions)
+    return bank, []
+
+
+def _try_items(items: list[BankItem], check: _Checker, templates: str | None) -> None:
+    from problemgen.model.registry import generate
+    from problemgen.documents.rendering import environment
+
+    loader = environment("md", templates).loader
+    for index, item in enumerate(items):
+        seed = item.seeds[0] if item.seeds else 0
+        fragment = f"problems/{item.kind}.j2"
+        if fragment not in loader.list_templates():
+            check.item_issue(index, "kind", f"kind {item.kind!r} has no template fragment {fragment}")
+        try:
+            generate(item.kind, seed, item.difficulty, **item.overrides)
+        except ProblemgenError as exc:
+            check.item_issue(index, "overrides" if item.overrides else "kind", str(exc))
+        except (TypeError, ValueError) as exc:
+            check.item_issue(index, "overrides", f"kind {item.kind!r} rejected these overrides: {exc}")
+
+
+def load_bank(path: str | Path, templates: str | Path | None = None) -> Bank:
+    """A validated bank, or a ProblemgenError naming the first issue (and how many more there are)."""
+    bank, issues = check_bank(path, templates=templates)
+    if issues:
+        more = f" (and {len(issues) - 1} more; run `problemgen bank validate`)" if len(issues) > 1 else ""
+        raise ProblemgenError(f"{issues[0]}{more}")
+    assert bank is not None
+    return bank
+
+
+def describe_bank(bank: Bank) -> str:
+    """A plain-text table of what the bank puts on a sheet, for ``problemgen bank show``."""
+    lines = [f"{bank.title}  (id {bank.id}, default seed {bank.seed}, {bank.size} problems)"]
+    first = 1
+    for item in bank.items:
+        ids = f"p{first}" if item.size == 1 else f"p{first}-p{first + item.size - 1}"
+        seeds = f"seeds {list(item.seeds)}" if item.seeds is not None else f"x{item.count}"
+        level = f"d{item.difficulty}" if item.difficulty else "d-"
+        extra = " ".join(f"{k}={v}" for k, v in item.overrides.items())
+        title = item.title or get_kind(item.kind).title
+        lines.append(f"  {ids:<9} {item.kind:<28} {seeds:<12} {level}  {item.points:g} pt  {title}  {extra}".rstrip())
+        first += item.size
+    return "\n".join(lines)

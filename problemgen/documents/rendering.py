@@ -1,0 +1,513 @@
+"""Render problems through jinja2 templates into Markdown, LaTeX or plain terminal text.
+
+Each kind has one fragment ``templates/problems/<kind>.j2`` with a ``prompt`` and a ``solution`` block,
+written in the subset shared by Markdown and LaTeX: prose plus ``$…$`` math and the filters below.
+The filters are format-aware, so the same fragment yields a KaTeX-friendly ``bmatrix`` in Markdown and
+LaTeX, and an aligned Unicode matrix in the terminal. A user directory of templates, when given,
+overrides the built-in ones file by file. ``StrictUndefined`` turns a typo into an error, not a blank.
+
+Rendering never imports the reference: every value shown is already in the Problem.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from problemgen.model.core import AnswerPart, Problem, ProblemgenError
+from problemgen.answers.formatting import format_number, tolerance_text  # noqa: F401 - re-exported
+
+FORMATS = ("md", "tex", "text")
+
+
+def _rows(value: Any) -> list[list[Any]]:
+    """View a scalar, vector or matrix as a list of rows (a vector is one row)."""
+    if not isinstance(value, list):
+        return [[value]]
+    if value and isinstance(value[0], list):
+        return value
+    return [value]
+
+
+def _latex_number(x: Any, digits: int) -> str:
+    """One matrix cell for math mode: numbers as they are, ±∞ as symbols, words (the T/F of a boolean
+    mask) upright, so they read as values and not as the product of italic variables."""
+    text = format_number(x, digits)
+    if isinstance(x, str) and text.isalpha():
+        return rf"\mathrm{{{text}}}"
+    return {"-inf": r"-\infty", "inf": r"\infty"}.get(text, text)
+
+
+def matrix_latex(value: Any, digits: int = 4) -> str:
+    r"""A ``bmatrix`` for use inside ``$…$`` (renders in LaTeX, KaTeX and MathJax alike)."""
+    body = r" \\ ".join(" & ".join(_latex_number(x, digits) for x in row) for row in _rows(value))
+    return rf"\begin{{bmatrix}} {body} \end{{bmatrix}}"
+
+
+def matrix_text(value: Any, digits: int = 4) -> str:
+    """An aligned Unicode matrix for the terminal, one row per line."""
+    rows = [[format_number(x, digits) for x in row] for row in _rows(value)]
+    widths = [max(len(r[j]) for r in rows) for j in range(len(rows[0]))]
+    lines = ["  ".join(cell.rjust(w) for cell, w in zip(row, widths)) for row in rows]
+    if len(lines) == 1:
+        return f"[ {lines[0]} ]"
+    edges = [("┌", "┐")] + [("│", "│")] * (len(lines) - 2) + [("└", "┘")]
+    return "\n" + "\n".join(f"  {l} {line} {r}" for (l, r), line in zip(edges, lines)) + "\n"
+
+
+def mask_values(mask: Any, representation: str = "bool") -> list:
+    """Convert a boolean mask (True = may attend) to the representation a problem asks for."""
+    convert = {
+        "bool": lambda b: "T" if b else "F",
+        "01": lambda b: 1 if b else 0,
+        "additive": lambda b: 0 if b else float("-inf"),
+    }[representation]
+    return [[convert(b) for b in row] for row in _rows(mask)]
+
+
+_LATEX_SYMBOLS = {
+    "d_model": r"d_{\text{model}}",
+    "d_ff": r"d_{\text{ff}}",
+    "d_k": "d_k",
+    "d_v": "d_v",
+    "n_heads": "h",
+    "vocab": r"|V|",
+}
+
+
+def symbol_latex(name: Any) -> str:
+    """LaTeX for a dimension symbol such as ``d_model`` (numbers pass through).
+
+    A product of symbols such as ``h*d_k`` is written as a product, ``h\\,d_k``.
+    """
+    if isinstance(name, int):
+        return str(name)
+    if "*" in str(name):
+        return r"\,".join(symbol_latex(factor.strip()) for factor in str(name).split("*"))
+    if name in _LATEX_SYMBOLS:
+        return _LATEX_SYMBOLS[name]
+    head, _, tail = str(name).partition("_")
+    return f"{head}_{{{tail}}}" if tail else head
+
+
+def shape_latex(dims: Any) -> str:
+    """A shape tuple like ``(B, h, L, d_k)`` for use inside ``$…$``."""
+    return "(" + ", ".join(symbol_latex(d) for d in dims) + ")"
+
+
+def shape_text(dims: Any) -> str:
+    """A shape tuple for the terminal; products of symbols use a middle dot (``h·d_k``)."""
+    return "(" + ", ".join(str(d).replace("*", "·") for d in dims) + ")"
+
+
+def _filters(fmt: str) -> dict:
+    if fmt == "text":
+        return {
+            "matrix": matrix_text,
+            "shape": shape_text,
+            "sym": str,
+            "num": format_number,
+            "mask": lambda m, rep="bool", digits=4: matrix_text(mask_values(m, rep), digits),
+            "heatmap": heatmap_text,
+        }
+    return {
+        "matrix": matrix_latex,
+        "shape": shape_latex,
+        "sym": symbol_latex,
+        "num": format_number,
+        "mask": lambda m, rep="bool", digits=4: matrix_latex(mask_values(m, rep), digits),
+        "heatmap": heatmap_md if fmt == "md" else heatmap_tex,
+    }
+
+
+def builtin_templates_dir() -> Path:
+    """Directory of the templates shipped with the package (works for non-editable installs)."""
+    from problemgen.documents.resources import templates_dir
+
+    return templates_dir()
+
+
+@functools.lru_cache(maxsize=16)
+def environment(fmt: str, user_dir: str | None = None) -> jinja2.Environment:
+    """The jinja environment for one output format; ``user_dir`` templates take precedence."""
+    if fmt not in FORMATS:
+        raise ProblemgenError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    return _new_environment(fmt, user_dir)
+
+
+def _new_environment(fmt: str, user_dir: str | None, **delimiters: str) -> jinja2.Environment:
+    """A strict environment over the user's templates, then the built-in ones, with the format's filters."""
+    search = [user_dir] if user_dir else []
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader([*search, str(builtin_templates_dir())]),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        auto_reload=False,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        **delimiters,
+    )
+    env.filters.update(_filters(fmt))
+    env.globals["fmt"] = fmt
+    return env
+
+
+def problem_context(problem: Problem) -> dict:
+    """Names a fragment may use: the problem, its params, parts by key, and solution values."""
+    return {
+        "problem": problem,
+        "params": problem.params,
+        "parts": {p.key: p for p in problem.parts},
+        "sol": problem.solution,
+    }
+
+
+def render_block(problem: Problem, block: str, fmt: str = "md", user_dir: str | None = None) -> str:
+    """Render the ``prompt`` or ``solution`` block of the problem's fragment."""
+    env = environment(fmt, user_dir)
+    try:
+        template = env.get_template(f"problems/{problem.kind}.j2")
+    except jinja2.TemplateNotFound as exc:
+        raise ProblemgenError(f"no template fragment for kind {problem.kind!r} ({exc.name})") from exc
+    if block not in template.blocks:
+        raise ProblemgenError(f"template for {problem.kind!r} has no {block!r} block")
+    context = template.new_context(problem_context(problem))
+    text = "".join(template.blocks[block](context)).strip() + "\n"
+    if fmt == "text":  # the shared fragments hold $…$ math: turn it into readable Unicode
+        from problemgen.documents.terminal import to_unicode
+
+        text = to_unicode(text)
+    return text
+
+
+def render_problem(problem: Problem, fmt: str = "md", *, solution: bool = False, user_dir: str | None = None) -> str:
+    """Prompt (and optionally the worked solution) of one problem, for ``problemgen show``."""
+    text = render_block(problem, "prompt", fmt, user_dir)
+    if solution:
+        heading = {"md": "**Solution.**", "tex": r"\paragraph{Solution.}", "text": "Solution:"}[fmt]
+        text += f"\n{heading}\n\n" + render_block(problem, "solution", fmt, user_dir)
+    return text
+
+
+# --------------------------------------------------------------------------------------------------
+# Heatmaps: attention weights drawn as shaded cells (LaTeX colortbl), shade glyphs (Markdown, text).
+# --------------------------------------------------------------------------------------------------
+
+SHADES = "·░▒▓█"
+"""Five shade glyphs, lightest first; a Markdown or terminal heatmap cell shows one next to its value."""
+
+
+def _unit_intensities(rows: list[list[Any]]) -> list[list[float]]:
+    """Map entries to [0, 1]: weights (already in [0, 1]) as they are, other matrices by min–max."""
+    flat = [float(x) for row in rows for x in row]
+    low, high = min(flat), max(flat)
+    if 0.0 <= low and high <= 1.0:
+        return [[float(x) for x in row] for row in rows]
+    span = (high - low) or 1.0
+    return [[(float(x) - low) / span for x in row] for row in rows]
+
+
+def _shade(intensity: float) -> str:
+    return SHADES[min(len(SHADES) - 1, int(intensity * len(SHADES)))]
+
+
+def shade_legend() -> str:
+    """Which glyph stands for which range of a heatmap cell (for Markdown and the terminal)."""
+    step = 1 / len(SHADES)
+    ranges = [f"{g} {i * step:.1f}–{(i + 1) * step:.1f}" for i, g in enumerate(SHADES)]
+    return ", ".join(ranges)
+
+
+def heatmap_md(value: Any, digits: int = 2) -> str:
+    """A GitHub-flavoured Markdown table: rows are queries, columns keys, each cell a shade and its value."""
+    rows = _rows(value)
+    heat = _unit_intensities(rows)
+    header = "| query \\ key | " + " | ".join(str(j + 1) for j in range(len(rows[0]))) + " |"
+    rule = "|---|" + "---:|" * len(rows[0])
+    body = [
+        f"| {i + 1} | " + " | ".join(f"{_shade(h)} {format_number(x, digits)}" for x, h in zip(row, hrow)) + " |"
+        for i, (row, hrow) in enumerate(zip(rows, heat))
+    ]
+    return "\n".join([header, rule, *body, "", f"Shading: {shade_legend()}"]) + "\n"
+
+
+def heatmap_tex(value: Any, digits: int = 2) -> str:
+    r"""A tabular of ``\cellcolor``-shaded cells (needs ``\usepackage[table]{xcolor}``); dark cells get white text."""
+    rows = _rows(value)
+    heat = _unit_intensities(rows)
+    cols = len(rows[0])
+    lines = [
+        rf"\begin{{tabular}}{{r|*{{{cols}}}{{c}}}}",
+        r"\multicolumn{1}{r}{\footnotesize query\,\textbackslash\,key} & "
+        + " & ".join(str(j + 1) for j in range(cols)) + r" \\ \hline",
+    ]
+    for i, (row, hrow) in enumerate(zip(rows, heat)):
+        cells = []
+        for x, h in zip(row, hrow):
+            percent = round(70 * h)
+            text = format_number(x, digits)
+            text = rf"\textcolor{{white}}{{{text}}}" if percent >= 45 else text
+            cells.append(rf"\cellcolor{{blue!{percent}}}{text}")
+        lines.append(f"{i + 1} & " + " & ".join(cells) + r" \\")
+    lines.append(r"\end{tabular}")
+    return "\n".join(lines) + "\n"
+
+
+def heatmap_text(value: Any, digits: int = 2) -> str:
+    """The terminal version: one row per query, each cell a shade glyph and the value."""
+    rows = _rows(value)
+    heat = _unit_intensities(rows)
+    cells = [[f"{_shade(h)} {format_number(x, digits)}" for x, h in zip(row, hrow)] for row, hrow in zip(rows, heat)]
+    width = max(len(c) for row in cells for c in row)
+    return "\n".join("  " + "  ".join(c.ljust(width) for c in row) for row in cells) + "\n"
+
+
+# --------------------------------------------------------------------------------------------------
+# Escaping plain text (titles, labels, student ids) — math segments ($…$) pass through untouched.
+# --------------------------------------------------------------------------------------------------
+
+_TEX_SPECIALS = {
+    "\\": r"\textbackslash{}",
+    "{": r"\{",
+    "}": r"\}",
+    "$": r"\$",
+    "&": r"\&",
+    "#": r"\#",
+    "^": r"\^{}",
+    "_": r"\_",
+    "%": r"\%",
+    "~": r"\textasciitilde{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
+}
+_TEX_TABLE = str.maketrans(_TEX_SPECIALS)
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|])")
+_MATH = re.compile(r"(\$\$.+?\$\$|\$[^$\n]+?\$)", re.S)
+
+
+def tex_escape(text: Any) -> str:
+    """Escape every LaTeX-special character: for text that must print literally (ids, file names)."""
+    return str(text).translate(_TEX_TABLE)
+
+
+def _outside_math(text: str, escape) -> str:
+    parts = _MATH.split(str(text))
+    return "".join(part if i % 2 else escape(part) for i, part in enumerate(parts))
+
+
+_SUBSCRIPTED = re.compile(
+    r"(?<![\w\\])(?P<root>√)?(?P<base>[A-Za-z])_(?P<sub>[A-Za-z0-9]+(?:_[A-Za-z0-9]+)*)(?![A-Za-z0-9_])(?P<top>ᵀ)?"
+    r"|(?<=\))_(?P<after>[A-Za-z0-9])(?![A-Za-z0-9_])"
+)
+"""A symbol with a subscript written in plain prose: ``d_k``, ``d_model``, ``n_kv_heads``, ``√d_k``,
+``W_Qᵀ``, or a subscript after a bracket as in ``softmax(z)_y``."""
+
+
+def _symbol_math(match: re.Match) -> str:
+    r"""The math for one plain-text symbol: ``√d_k`` -> ``$\sqrt{d_{k}}$``, ``d_model`` -> ``$d_{\text{model}}$``."""
+    if match["after"]:
+        return f"${{}}_{{{match['after']}}}$"
+    sub = match["sub"]
+    sub = sub if len(sub) == 1 else rf"\text{{{tex_escape(sub)}}}"
+    symbol = f"{match['base']}_{{{sub}}}" + (r"^{\top}" if match["top"] else "")
+    return f"$\\sqrt{{{symbol}}}$" if match["root"] else f"${symbol}$"
+
+
+def _tex_prose(text: str) -> str:
+    r"""Escape prose, typesetting plain-text symbols such as d_model as math (``$d_{\text{model}}$``).
+
+    The misconception catalogue is written for terminals and Markdown ("1/√d_k", "W_Qᵀ"); escaping its
+    underscores would print them literally, so symbols become math and the rest is escaped.
+    """
+    out, last = [], 0
+    for match in _SUBSCRIPTED.finditer(text):
+        out.append(tex_escape(text[last:match.start()]))
+        out.append(_symbol_math(match))
+        last = match.end()
+    out.append(tex_escape(text[last:]))
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def tex_text(text: Any) -> str:
+    """Escape prose for LaTeX but keep ``$…$`` math, so a title may say "Scaling by $\\sqrt{d_k}$".
+
+    Symbols written in plain text (misconception hints say "d_k") are set as math rather than
+    printing a literal underscore.
+    """
+    return _outside_math(str(text), _tex_prose)
+
+
+@functools.lru_cache(maxsize=4096)
+def md_text(text: Any) -> str:
+    """Escape Markdown emphasis and markup characters in prose, keeping ``$…$`` math intact."""
+    return _outside_math(str(text), lambda s: _MD_SPECIAL.sub(r"\\\1", s))
+
+
+TEX_UNICODE = {
+    "−": r"\ensuremath{-}", "×": r"\ensuremath{\times}", "√": r"\ensuremath{\surd}",
+    "∞": r"\ensuremath{\infty}", "…": r"\ldots{}", "·": r"\ensuremath{\cdot}", "≈": r"\ensuremath{\approx}",
+    "≤": r"\ensuremath{\le}", "≥": r"\ensuremath{\ge}", "≠": r"\ensuremath{\neq}", "→": r"\ensuremath{\to}",
+    "←": r"\ensuremath{\leftarrow}", "±": r"\ensuremath{\pm}", "′": r"\ensuremath{'}", "ᵀ": r"\ensuremath{^{\top}}",
+    "⊙": r"\ensuremath{\odot}", "⊗": r"\ensuremath{\otimes}", "∈": r"\ensuremath{\in}", "∑": r"\ensuremath{\sum}",
+    "Σ": r"\ensuremath{\Sigma}", "Φ": r"\ensuremath{\Phi}", "α": r"\ensuremath{\alpha}", "β": r"\ensuremath{\beta}",
+    "γ": r"\ensuremath{\gamma}", "δ": r"\ensuremath{\delta}", "ε": r"\ensuremath{\varepsilon}",
+    "θ": r"\ensuremath{\theta}", "λ": r"\ensuremath{\lambda}", "μ": r"\ensuremath{\mu}", "π": r"\ensuremath{\pi}",
+    "σ": r"\ensuremath{\sigma}", "τ": r"\ensuremath{\tau}", "φ": r"\ensuremath{\varphi}", "ω": r"\ensuremath{\omega}",
+    "ℝ": r"\ensuremath{\mathbb{R}}", "⁰": r"\ensuremath{^{0}}", "¹": r"\ensuremath{^{1}}", "²": r"\ensuremath{^{2}}",
+    "³": r"\ensuremath{^{3}}", "⁴": r"\ensuremath{^{4}}", "⁵": r"\ensuremath{^{5}}", "⁶": r"\ensuremath{^{6}}",
+    "⁷": r"\ensuremath{^{7}}", "⁸": r"\ensuremath{^{8}}", "⁹": r"\ensuremath{^{9}}", "⁻": r"\ensuremath{^{-}}",
+    "ₖ": r"\ensuremath{_{k}}", "∘": r"\ensuremath{\circ}", "⌈": r"\ensuremath{\lceil}", "⌉": r"\ensuremath{\rceil}",
+    "⌊": r"\ensuremath{\lfloor}", "⌋": r"\ensuremath{\rfloor}", "✓": r"\ensuremath{\checkmark}",
+}
+"""Unicode that prose may contain, declared in the LaTeX preamble so pdflatex (no unicode-math) prints it."""
+
+
+def tex_unicode_declarations() -> str:
+    """``\\DeclareUnicodeCharacter`` lines for TEX_UNICODE, sorted for stable output."""
+    return "\n".join(
+        rf"\DeclareUnicodeCharacter{{{ord(c):04X}}}{{{TEX_UNICODE[c]}}}" for c in sorted(TEX_UNICODE)
+    ) + "\n"
+
+
+# --------------------------------------------------------------------------------------------------
+# Answers in the key: the value a part expects, shown by type, with its tolerance.
+# --------------------------------------------------------------------------------------------------
+
+
+def answer_digits(part: AnswerPart) -> int:
+    """Decimals worth showing for a part: one more than its absolute tolerance resolves (4 by default)."""
+    if part.atol > 0:
+        return max(1, min(8, math.ceil(-math.log10(part.atol)) + 1))
+    return 4
+
+
+def is_heatmap(part: AnswerPart) -> bool:
+    """Whether the key draws this matrix part as a heatmap: ``spec["heatmap"]`` or the ``weights`` key."""
+    if part.type != "matrix" or not isinstance(part.value, list) or not part.value:
+        return False
+    return bool(part.spec.get("heatmap", part.key == "weights"))
+
+
+def _display_math(latex: str, fmt: str) -> str:
+    return f"$$\n{latex}\n$$" if fmt == "md" else f"\\[\n{latex}\n\\]"
+
+
+CODE_BREAK = r"\penalty50{}"
+"""A discouraged line break. Typewriter text cannot hyphenate or stretch, so long exact answers may
+also break after an operator or a comma; the penalty makes TeX prefer the spaces around `` + ``."""
+
+_CODE_BREAKS = str.maketrans({c: c + CODE_BREAK for c in "+*/,"})
+
+
+def _code(text: str, fmt: str) -> str:
+    return f"`{text}`" if fmt == "md" else rf"\texttt{{{tex_escape(text).translate(_CODE_BREAKS)}}}"
+
+
+def _prose(text: Any, fmt: str) -> str:
+    return md_text(text) if fmt == "md" else tex_text(text)
+
+
+def group_digits(value: int) -> str:
+    r"""An integer for math mode with thin spaces between thousands (``2\,097\,152``) so big counts read easily."""
+    return f"{int(value):,}".replace(",", r"\,")
+
+
+def dim_value(dim: Any, dims: dict) -> Any:
+    """A shape dimension with the problem's numbers put in: ``h*d_k`` is 512 when h = 8 and d_k = 64;
+    factors without a given number stay symbolic (``8*d_k``)."""
+    if isinstance(dim, int):
+        return dim
+    factors = [f.strip() for f in str(dim).split("*")]
+    known = [int(dims[f]) for f in factors if f in dims]
+    unknown = [f for f in factors if f not in dims]
+    if not known:
+        return dim
+    product = math.prod(known)
+    return "*".join([str(product), *unknown]) if unknown else product
+
+
+def answer_display(part: AnswerPart, fmt: str) -> str:
+    """The expected answer of one part as Markdown or LaTeX (display math for matrices)."""
+    digits = answer_digits(part)
+    value = part.value
+    if part.type == "matrix":
+        return _display_math(matrix_latex(value, digits), fmt)
+    if part.type == "mask":
+        rep = part.spec.get("representation", "bool")
+        return _display_math(matrix_latex(mask_values(value, rep), digits), fmt)
+    if part.type == "number":
+        exact = f" (exactly {_code(part.exact, fmt)})" if part.exact else ""
+        return f"${format_number(value, digits)}$" + exact
+    if part.type == "integer":
+        return f"${group_digits(value)}$"
+    if part.type == "expression":
+        decimal = part.spec.get("decimal")
+        approx = f" $\\approx {format_number(decimal, digits)}$" if decimal is not None else ""
+        return _code(str(value), fmt) + approx
+    if part.type == "shape":
+        dims = part.spec.get("dims", {})
+        numeric = f" $= {shape_latex([dim_value(d, dims) for d in value])}$" if dims else ""
+        return f"${shape_latex(value)}$" + numeric
+    if part.type == "choice":
+        options = {o["id"]: o for o in part.spec.get("options", [])}
+        return "; ".join(
+            f"({cid}) " + _prose(options[cid]["text"], fmt) if cid in options else f"({cid})" for cid in value
+        )
+    if part.type == "term":
+        others = f" (also accepted: {', '.join(_code(v, fmt) for v in value[1:])})" if len(value) > 1 else ""
+        return _code(str(value[0]), fmt) + others
+    return _code(str(value), fmt)
+
+
+# --------------------------------------------------------------------------------------------------
+# Document wrappers: templates/documents/<name>.<fmt>.j2
+# --------------------------------------------------------------------------------------------------
+
+TEX_DELIMITERS = {
+    "block_start_string": "((*", "block_end_string": "*))",
+    "variable_start_string": "(((", "variable_end_string": ")))",
+    "comment_start_string": "((=", "comment_end_string": "=))",
+}
+"""LaTeX wrappers use these so ``{``, ``}`` and ``{#`` of TeX never clash with jinja."""
+
+
+@functools.lru_cache(maxsize=16)
+def document_environment(fmt: str, user_dir: str | None = None) -> jinja2.Environment:
+    """Jinja environment for whole documents; ``tex`` uses the ``((* *))`` family of delimiters."""
+    if fmt not in ("md", "tex"):
+        raise ProblemgenError(f"documents are rendered as md or tex, not {fmt!r}")
+    env = _new_environment(fmt, user_dir, **(TEX_DELIMITERS if fmt == "tex" else {}))
+    env.filters.update(
+        {"tex": tex_text, "tex_literal": tex_escape, "md": md_text, "num": format_number}
+    )
+    env.globals.update({"tex_unicode_declarations": tex_unicode_declarations, "shade_legend": shade_legend})
+    return env
+
+
+def _collapse_blank_lines(text: str) -> str:
+    """At most one blank line in a row (template loops leave runs of them)."""
+    while "\n\n\n" in text:
+        text = text.replace("\n\n\n", "\n\n")
+    return text
+
+
+def render_document(name: str, fmt: str, context: dict, user_dir: str | None = None) -> str:
+    """Render ``documents/<name>.<fmt>.j2`` with ``context``; a missing template is a clear error."""
+    env = document_environment(fmt, user_dir)
+    try:
+        template = env.get_template(f"documents/{name}.{fmt}.j2")
+        return _collapse_blank_lines(template.render(context))
+    except jinja2.TemplateNotFound as exc:
+        raise ProblemgenError(f"no document template {exc.name!r}") from exc
+    except jinja2.TemplateSyntaxError as exc:
+        raise ProblemgenError(f"template {exc.filename or exc.name}, line {exc.lineno}: {exc.message}") from exc
+    except jinja2.UndefinedError as exc:
+        raise ProblemgenError(f"template documents/{name}.{fmt}.j2: {exc.message}") from exc

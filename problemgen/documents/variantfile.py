@@ -1,0 +1,95 @@
+"""The frozen worksheet variant (``variant.json``): what grading reads instead of regenerating problems.
+
+Writing the problems' answers, tolerances and mistakes to JSON next to the worksheet means a grade
+never depends on the numpy build (or problemgen version) that generated the worksheet.
+
+Layout::
+
+    {"schema": "problemgen.variant/1", "variant_id": "...", "title": "...", "bank": "...",
+     "seed": 7, "student": null,
+     "problems": [{"id": "p1", "points": 2.0, "problem": {<Problem.to_dict()>}}, ...]}
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from problemgen.model.core import Problem, ProblemgenError
+
+SCHEMA = "problemgen.variant/1"
+MAX_VARIANT_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class SheetProblem:
+    """A problem placed on a worksheet: its id on the sheet (``p1``…) and its points."""
+
+    id: str
+    points: float
+    problem: Problem
+
+
+@dataclass(frozen=True)
+class WorksheetVariant:
+    variant_id: str
+    title: str
+    bank: str
+    seed: int
+    problems: tuple[SheetProblem, ...]
+    student: str | None = None
+
+    def to_dict(self) -> dict:
+        return {
+            "schema": SCHEMA,
+            "variant_id": self.variant_id,
+            "title": self.title,
+            "bank": self.bank,
+            "seed": self.seed,
+            "student": self.student,
+            "problems": [
+                {"id": p.id, "points": p.points, "problem": p.problem.to_dict()} for p in self.problems
+            ],
+        }
+
+    def to_json(self) -> str:
+        """Deterministic, compact JSON (sorted keys, trailing newline).
+
+        Compact separators keep json on its C encoder: an indented dump is several times slower and a
+        class set writes thousands of these. ``python -m json.tool variant.json`` pretty-prints one.
+        """
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "WorksheetVariant":
+        if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+            raise ProblemgenError(f"not a problemgen variant file (expected schema {SCHEMA!r})")
+        try:
+            problems = tuple(
+                SheetProblem(id=p["id"], points=float(p["points"]), problem=Problem.from_dict(p["problem"]))
+                for p in data["problems"]
+            )
+            return cls(
+                variant_id=data["variant_id"],
+                title=data["title"],
+                bank=data["bank"],
+                seed=int(data["seed"]),
+                problems=problems,
+                student=data.get("student"),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ProblemgenError(f"malformed variant file: {exc}") from exc
+
+    @classmethod
+    def load(cls, path: str | Path) -> "WorksheetVariant":
+        path = Path(path)
+        try:
+            if path.stat().st_size > MAX_VARIANT_BYTES:
+                raise ProblemgenError(f"{path}: variant file larger than {MAX_VARIANT_BYTES} bytes")
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ProblemgenError(f"{path}: cannot read variant file ({exc.strerror})") from exc
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ProblemgenError(f"{path}: variant file is not valid JSON ({exc})") from exc
+        return cls.from_dict(data)

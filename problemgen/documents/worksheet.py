@@ -1,0 +1,453 @@
+"""Worksheets and class sets: a question bank becomes printable sheets, keys and grader files.
+
+One worksheet is a ``WorksheetVariant`` (the frozen problems, ``variant.json``) plus documents rendered
+from it: ``worksheet.md`` / ``answer_key.md`` (and ``.tex`` / ``.pdf`` on request), the blank answer
+sheet ``answers.toml`` and the filled ``key.toml``. A class set writes one such directory per student
+of a roster and a ``manifest.json``.
+
+Seeds. Every problem seed is a hash of the worksheet seed and the problem's place in the bank, so one
+worksheet seed rebuilds the whole sheet. A student's worksheet seed is an HMAC-SHA256 of the class
+secret over (bank id, base seed, student id): without the secret nobody can rebuild another student's
+sheet, and the printed variant id is a separate slice of the same MAC, so it gives the seed away neither.
+
+Output directories. Nothing is written outside ``out_dir``. A non-empty ``out_dir`` is refused unless
+``force`` is set; then files of the same names are replaced and nothing else is touched or deleted.
+Same inputs give the same bytes: no timestamps, sorted JSON keys, roster order kept.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import hmac
+import io
+import json
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable
+
+from problemgen.documents.banks import SAFE_ID, Bank, BankItem, load_bank
+from problemgen.model.core import Problem, ProblemgenError
+from problemgen.documents.variantfile import SheetProblem, WorksheetVariant
+
+FORMATS = ("md", "tex", "pdf")
+"""Document formats; Markdown is always written, ``tex`` and ``pdf`` on request."""
+
+ROSTER_ID_COLUMNS = ("id", "student_id", "student")
+MAX_ROSTER_BYTES = 4 * 1024 * 1024
+MAX_STUDENTS = 5000
+_RESERVED_NAMES = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))}
+
+
+# --------------------------------------------------------------------------------------------------
+# Seeds
+# --------------------------------------------------------------------------------------------------
+
+
+def problem_seed(worksheet_seed: int, item_index: int, copy: int, kind: str) -> int:
+    """The seed of one problem: a 32-bit slice of SHA-256 over the worksheet seed and its place in the bank."""
+    message = f"problemgen.problem/1\0{worksheet_seed}\0{item_index}\0{copy}\0{kind}".encode()
+    return int.from_bytes(hashlib.sha256(message).digest()[:4], "big")
+
+
+def student_seed(secret: str, bank_id: str, base_seed: int, student: str) -> tuple[int, str]:
+    """(worksheet seed, variant tag) of one student, from the class secret by HMAC-SHA256.
+
+    The seed (48 bits) and the printed tag (12 hex digits) are disjoint slices of the MAC, so the tag on
+    a student's sheet does not reveal the seed that would rebuild the key.
+    """
+    message = f"problemgen.student/1\0{bank_id}\0{base_seed}\0{student}".encode()
+    digest = hmac.new(secret.encode(), message, hashlib.sha256).digest()
+    return int.from_bytes(digest[:6], "big"), digest[6:12].hex()
+
+
+def read_secret(env_var: str) -> str:
+    """The class secret from the named environment variable (never from the command line)."""
+    secret = os.environ.get(env_var, "")
+    if not secret.strip():
+        raise ProblemgenError(
+            f"environment variable {env_var} is not set or empty; set it to a long random secret, e.g. "
+            f"export {env_var}=$(python3 -c 'import secrets; print(secrets.token_hex(32))')"
+        )
+    return secret
+
+
+# --------------------------------------------------------------------------------------------------
+# Building variants
+# --------------------------------------------------------------------------------------------------
+
+
+class ProblemCache:
+    """Problems of pinned-seed entries, generated once per class (other seeds are unique per student,
+    so keeping those would only hold memory)."""
+
+    def __init__(self) -> None:
+        self._pinned: dict[tuple, Problem] = {}
+
+    def get(self, item: BankItem, seed: int) -> Problem:
+        key = (item.kind, seed, item.difficulty, json.dumps(item.overrides, sort_keys=True))
+        if item.seeds is None:
+            return self._generate(item, seed)
+        if key not in self._pinned:
+            self._pinned[key] = self._generate(item, seed)
+        return self._pinned[key]
+
+    @staticmethod
+    def _generate(item: BankItem, seed: int) -> Problem:
+        from problemgen.model.registry import generate
+
+        try:
+            return generate(item.kind, seed, item.difficulty, **item.overrides)
+        except ProblemgenError as exc:
+            raise ProblemgenError(f"bank entry at line {item.line}: {exc}") from exc
+
+
+def _item_seeds(item: BankItem, item_index: int, worksheet_seed: int) -> list[int]:
+    if item.seeds is not None:
+        return list(item.seeds)
+    return [problem_seed(worksheet_seed, item_index, copy, item.kind) for copy in range(item.count)]
+
+
+def build_variant(
+    bank: Bank, seed: int, *, student: str | None = None, variant_id: str | None = None,
+    cache: ProblemCache | None = None,
+) -> WorksheetVariant:
+    """The frozen worksheet for ``seed``: problems ``p1…pn`` in bank order, with their points and titles."""
+    cache = cache or ProblemCache()
+    placed: list[SheetProblem] = []
+    for index, item in enumerate(bank.items):
+        for problem_seed_ in _item_seeds(item, index, seed):
+            problem = cache.get(item, problem_seed_)
+            if item.title:
+                problem = replace(problem, title=item.title)
+            placed.append(SheetProblem(id=f"p{len(placed) + 1}", points=item.points, problem=problem))
+    return WorksheetVariant(
+        variant_id=variant_id or f"{bank.id}-s{seed}", title=bank.title, bank=bank.id, seed=seed,
+        problems=tuple(placed), student=student,
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# Rendering documents
+# --------------------------------------------------------------------------------------------------
+
+
+class DocumentRenderer:
+    """Renders a variant's worksheet and key; the worksheet and the key share each rendered prompt."""
+
+    def __init__(self, user_dir: str | None = None) -> None:
+        self.user_dir = str(user_dir) if user_dir else None
+        self._blocks: dict[tuple, str] = {}
+        self._conventions: dict[str, str] = {}
+
+    def _block(self, problem: Problem, block: str, fmt: str) -> str:
+        import jinja2
+
+        from problemgen.documents.rendering import render_block
+
+        key = (problem.variant_id, problem.title, block, fmt)
+        if key not in self._blocks:
+            try:
+                self._blocks[key] = render_block(problem, block, fmt, self.user_dir)
+            except jinja2.TemplateSyntaxError as exc:
+                raise ProblemgenError(f"template {exc.filename or exc.name}, line {exc.lineno}: {exc.message}") from exc
+            except jinja2.TemplateError as exc:
+                raise ProblemgenError(f"template problems/{problem.kind}.j2 ({block}): {exc.message}") from exc
+        return self._blocks[key]
+
+    def conventions(self, fmt: str) -> str:
+        from problemgen.documents.rendering import environment
+
+        if fmt not in self._conventions:
+            template = environment(fmt, self.user_dir).get_template("documents/conventions.j2")
+            self._conventions[fmt] = template.render().strip() + "\n"
+        return self._conventions[fmt]
+
+    def _part(self, part, fmt: str) -> dict:
+        from problemgen.documents import rendering
+        from problemgen.misconceptions.catalogue import describe
+
+        heatmap = rendering.heatmap_md if fmt == "md" else rendering.heatmap_tex
+        return {
+            "key": part.key, "label": part.label or part.key, "type": part.type,
+            "tolerance": rendering.tolerance_text(part),
+            "answer": rendering.answer_display(part, fmt),
+            "heatmap": heatmap(part.value) if rendering.is_heatmap(part) else "",
+            "mistakes": list(dict.fromkeys(describe(m.name) for m in part.mistakes)),
+        }
+
+    def context(self, variant: WorksheetVariant, fmt: str, *, key: bool, instructions: str = "") -> dict:
+        """What the document templates see (documented at the top of each template)."""
+        problems = []
+        for number, placed in enumerate(variant.problems, start=1):
+            problem = placed.problem
+            problems.append({
+                "id": placed.id, "number": number, "title": problem.title, "points": placed.points,
+                "kind": problem.kind, "problem_variant": problem.variant_id,
+                "prompt": self._block(problem, "prompt", fmt),
+                "solution": self._block(problem, "solution", fmt) if key else "",
+                "parts": [self._part(part, fmt) for part in problem.parts] if key else [
+                    {"key": p.key, "label": p.label or p.key, "type": p.type} for p in problem.parts
+                ],
+            })
+        return {
+            "title": variant.title, "bank": variant.bank, "variant_id": variant.variant_id,
+            "student": variant.student, "instructions": instructions, "conventions": self.conventions(fmt),
+            "total_points": sum(p.points for p in variant.problems), "problems": problems,
+        }
+
+    def documents(self, variant: WorksheetVariant, formats: tuple[str, ...], instructions: str = "") -> dict[str, bytes]:
+        """File name -> bytes of every document of one variant in the requested formats."""
+        from problemgen.documents.rendering import render_document
+
+        self._blocks.clear()  # prompts are shared within one variant; across students they differ
+        files: dict[str, bytes] = {}
+        wanted = ("md", "tex") if {"tex", "pdf"} & set(formats) else ("md",)
+        for fmt in wanted:
+            for name, key in (("worksheet", False), ("answer_key", True)):
+                context = self.context(variant, fmt, key=key, instructions=instructions)
+                text = render_document(name, fmt, context, self.user_dir)
+                if fmt == "md" or "tex" in formats:
+                    files[f"{name}.{fmt}"] = text.encode("utf-8")
+                if fmt == "tex" and "pdf" in formats:
+                    from problemgen.documents.latex import compile_pdf
+
+                    files[f"{name}.pdf"] = compile_pdf(text, name)
+        return files
+
+
+def answer_sheets(variant: WorksheetVariant) -> dict[str, bytes]:
+    """``answers.toml`` (blank) and ``key.toml`` (filled): the sheet format belongs to the grader's module."""
+    from problemgen.sheets.answersheet import blank_sheet, key_sheet
+
+    return {"answers.toml": blank_sheet(variant).encode("utf-8"), "key.toml": key_sheet(variant).encode("utf-8")}
+
+
+def variant_files(
+    variant: WorksheetVariant, renderer: DocumentRenderer, formats: tuple[str, ...], instructions: str = ""
+) -> dict[str, bytes]:
+    """Every file of one worksheet directory."""
+    files = renderer.documents(variant, formats, instructions)
+    files.update(answer_sheets(variant))
+    files["variant.json"] = variant.to_json().encode("utf-8")
+    return dict(sorted(files.items()))
+
+
+# --------------------------------------------------------------------------------------------------
+# Rosters and output directories
+# --------------------------------------------------------------------------------------------------
+
+
+def check_student_id(student: str, where: str) -> str:
+    """A student id usable as a directory name on every platform, or a clear error."""
+    if not SAFE_ID.match(student) or student in (".", "..") or student.split(".")[0].lower() in _RESERVED_NAMES:
+        raise ProblemgenError(
+            f"{where}: student id {student!r} is not a safe directory name "
+            "(letters, digits, '.', '_', '-'; at most 64; not a reserved device name)"
+        )
+    return student
+
+
+def read_roster(path: str | Path) -> list[str]:
+    """Student ids from a CSV with a header naming an ``id``, ``student_id`` or ``student`` column."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ProblemgenError(f"{path}: cannot read roster ({exc.strerror})") from exc
+    if len(raw) > MAX_ROSTER_BYTES:
+        raise ProblemgenError(f"{path}: roster larger than {MAX_ROSTER_BYTES} bytes")
+    try:
+        rows = list(csv.reader(io.StringIO(raw.decode("utf-8-sig"))))
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise ProblemgenError(f"{path}: roster is not a UTF-8 CSV file ({exc})") from exc
+    if not rows:
+        raise ProblemgenError(f"{path}: roster is empty")
+    header = [h.strip().lower() for h in rows[0]]
+    column = next((header.index(name) for name in ROSTER_ID_COLUMNS if name in header), None)
+    if column is None:
+        raise ProblemgenError(
+            f"{path}, line 1: no student id column; name one of {', '.join(ROSTER_ID_COLUMNS)} (found {rows[0]})"
+        )
+    return _roster_ids(path, rows[1:], column)
+
+
+def _roster_ids(path: Path, rows: list[list[str]], column: int) -> list[str]:
+    students: list[str] = []
+    seen: dict[str, int] = {}
+    for line, row in enumerate(rows, start=2):
+        if not any(cell.strip() for cell in row):
+            continue
+        student = row[column].strip() if column < len(row) else ""
+        if not student:
+            raise ProblemgenError(f"{path}, line {line}: empty student id")
+        check_student_id(student, f"{path}, line {line}")
+        folded = student.lower()
+        if folded in seen:
+            raise ProblemgenError(f"{path}, line {line}: student id {student!r} repeats line {seen[folded]}")
+        seen[folded] = line
+        students.append(student)
+    if not students:
+        raise ProblemgenError(f"{path}: roster lists no students")
+    if len(students) > MAX_STUDENTS:
+        raise ProblemgenError(f"{path}: roster lists {len(students)} students; at most {MAX_STUDENTS}")
+    return students
+
+
+def prepare_output(out_dir: str | Path, force: bool) -> Path:
+    """Create ``out_dir`` (refusing a non-empty one without ``force``) and return its resolved path."""
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ProblemgenError(f"{out}: exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()) and not force:
+        raise ProblemgenError(f"{out}: directory is not empty; use --force to replace the files problemgen writes there")
+    out.mkdir(parents=True, exist_ok=True)
+    return out.resolve()
+
+
+def write_files(root: Path, subdir: str | None, files: dict[str, bytes]) -> None:
+    """Write ``files`` into ``root/subdir``, refusing a directory or file link that leads outside ``root``."""
+    target = root / subdir if subdir else root
+    target.mkdir(exist_ok=True)
+    if not target.resolve().is_relative_to(root):
+        raise ProblemgenError(f"refusing to write into {target}: it resolves outside {root}")
+    for name, data in files.items():
+        path = target / name
+        if path.is_symlink():
+            raise ProblemgenError(f"refusing to write {path}: it is a symbolic link")
+        path.write_bytes(data)
+
+
+def parse_formats(text: str) -> tuple[str, ...]:
+    """``"md,tex,pdf"`` -> a sorted tuple of known formats (Markdown always included)."""
+    names = {f.strip().lower() for f in text.split(",") if f.strip()}
+    unknown = sorted(names - set(FORMATS))
+    if unknown:
+        raise ProblemgenError(f"unknown format(s) {', '.join(unknown)}; choose from {', '.join(FORMATS)}")
+    return tuple(f for f in FORMATS if f in names | {"md"})
+
+
+# --------------------------------------------------------------------------------------------------
+# The two jobs
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WorksheetJob:
+    """What ``problemgen worksheet`` was asked to do. ``jobs`` = worker processes for class sets (None: auto)."""
+
+    bank: str | Path
+    out_dir: str | Path
+    seed: int | None = None
+    formats: tuple[str, ...] = ("md",)
+    templates: str | Path | None = None
+    force: bool = False
+    jobs: int | None = None
+
+
+def _check_formats(job: WorksheetJob) -> None:
+    if "pdf" in job.formats:
+        from problemgen.documents.latex import INSTALL_HINT, pdflatex_path
+
+        if pdflatex_path() is None:
+            raise ProblemgenError(INSTALL_HINT)
+    if job.templates is not None and not Path(job.templates).is_dir():
+        raise ProblemgenError(f"{job.templates}: templates directory not found")
+
+
+def write_worksheet(job: WorksheetJob) -> WorksheetVariant:
+    """One worksheet (no roster) into ``job.out_dir``; returns the variant written."""
+    _check_formats(job)
+    bank = load_bank(job.bank, job.templates)
+    seed = bank.seed if job.seed is None else job.seed
+    variant = build_variant(bank, seed)
+    files = variant_files(variant, DocumentRenderer(job.templates), job.formats, bank.instructions)
+    write_files(prepare_output(job.out_dir, job.force), None, files)
+    return variant
+
+
+class StudentWriter:
+    """Builds and writes one student's directory. Each process has its own (the caches are per process)."""
+
+    def __init__(self, bank: Bank, job: WorksheetJob, secret: str, base_seed: int, root: Path) -> None:
+        self.bank, self.job, self.secret, self.base_seed, self.root = bank, job, secret, base_seed, root
+        self.cache = ProblemCache()
+        self.renderer = DocumentRenderer(job.templates)
+
+    def __call__(self, student: str) -> dict:
+        seed, tag = student_seed(self.secret, self.bank.id, self.base_seed, student)
+        variant = build_variant(self.bank, seed, student=student, variant_id=f"{self.bank.id}-{tag}", cache=self.cache)
+        files = variant_files(variant, self.renderer, self.job.formats, self.bank.instructions)
+        write_files(self.root, student, files)
+        return {"student": student, "directory": student, "variant_id": variant.variant_id}
+
+
+_WORKER: StudentWriter | None = None
+
+
+def _start_worker(writer: StudentWriter) -> None:
+    global _WORKER
+    _WORKER = writer
+
+
+def _write_in_worker(student: str) -> dict:
+    assert _WORKER is not None
+    return _WORKER(student)
+
+
+def worker_count(job: WorksheetJob, students: int) -> int:
+    """Processes for a class set: ``job.jobs``, or up to 4 of the CPUs available when the class is large."""
+    if job.jobs is not None:
+        return max(1, min(job.jobs, students))
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(4, cpus, students // 25))
+
+
+def _write_students(writer: StudentWriter, students: list[str], workers: int):
+    """Yield manifest entries in roster order, from this process or from a pool of workers."""
+    if workers == 1:
+        yield from map(writer, students)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+    with ProcessPoolExecutor(workers, multiprocessing.get_context(method), _start_worker, (writer,)) as pool:
+        yield from pool.map(_write_in_worker, students, chunksize=max(1, len(students) // (workers * 8)))
+
+
+def student_files(formats: tuple[str, ...]) -> list[str]:
+    """The files of each directory meant for the student (the rest is for the instructor and the grader)."""
+    return ["answers.toml", *(f"worksheet.{fmt}" for fmt in FORMATS if fmt in formats)]
+
+
+def write_class_set(
+    job: WorksheetJob, roster: str | Path, secret_env: str,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[dict]:
+    """One worksheet directory per roster student plus ``manifest.json``; returns the manifest entries.
+
+    Students are independent, so large classes are spread over worker processes; every file depends only
+    on the inputs, never on which worker wrote it. ``manifest.json`` is written last: a directory without
+    it is an interrupted run.
+    """
+    _check_formats(job)
+    bank = load_bank(job.bank, job.templates)
+    students = read_roster(roster)
+    secret = read_secret(secret_env)
+    base_seed = bank.seed if job.seed is None else job.seed
+    root = prepare_output(job.out_dir, job.force)
+    writer = StudentWriter(bank, job, secret, base_seed, root)
+    entries = []
+    for entry in _write_students(writer, students, worker_count(job, len(students))):
+        entries.append(entry)
+        if progress:
+            progress(len(entries), len(students))
+    manifest = {
+        "schema": "problemgen.manifest/1", "bank": bank.id, "title": bank.title, "base_seed": base_seed,
+        "formats": list(job.formats), "problems": bank.size, "students": entries,
+        "student_files": student_files(job.formats),
+    }
+    write_files(root, None, {"manifest.json": (json.dumps(manifest, sort_keys=True, indent=1) + "\n").encode()})
+    return entries

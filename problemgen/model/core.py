@@ -1,0 +1,259 @@
+"""The problem model: what a generated variant is made of, and how it is frozen to JSON.
+
+A variant is identified by (kind, seed, overrides). Everything a worksheet, a grader or the quiz needs
+is derived from it and stored here as plain JSON-able data, so that grading never depends on the numpy
+build that generated the problem (the frozen ``variant.json`` is enough).
+
+This module imports no numpy at module level: the grader and the CLI start fast without it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from problemgen.errors import ProblemgenError  # noqa: F401 - re-exported: the project exception
+
+ANSWER_TYPES = ("number", "integer", "matrix", "shape", "expression", "choice", "mask", "term")
+"""The checkable answer types.
+
+- number: a real value; ``rtol``/``atol`` apply; ``exact`` may hold the exact form (a SymPy-readable string).
+- integer: an exact integer (parameter counts, bytes); no tolerance.
+- matrix: nested lists of reals (a vector is a 1-D list); exact shape first, then entry-wise tolerance.
+- shape: a list of dims, each a symbol name (``"d_k"``) or an int; ``spec["dims"]`` maps symbols to the
+  numbers the problem gave, so numeric answers can be accepted where the problem gave numbers.
+- expression: an exact value given as a SymPy-readable string in ``value`` (written by trusted code);
+  equivalent forms score correct; decimals within tolerance when ``spec["allow_decimal"]``.
+- choice: ``value`` is the sorted list of correct option ids; ``spec["options"]`` lists
+  ``{"id", "text", "why"}``; ``spec["multiple"]`` says whether several may be chosen.
+- mask: nested lists of bools (True = may attend); ``spec["representation"]`` is the form the student
+  must use: ``"bool"``, ``"01"`` or ``"additive"`` (0 / -inf).
+- term: a short word answer; ``value`` is the list of accepted spellings (compared case-insensitively).
+"""
+
+
+class Redraw(Exception):
+    """Raised by a generator when the drawn variant is degenerate (saturated softmax, ties, …).
+
+    ``registry.generate`` catches it and draws again from the next deterministic sub-seed.
+    """
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A known wrong answer: the value a named misconception produces for this variant, and a hint."""
+
+    name: str
+    value: Any
+    hint: str
+
+    def to_dict(self) -> dict:
+        """The hint is left out when it is the catalogue's default for the tag (a fifth of a variant file)."""
+        if self.hint == _default_hints().get(self.name):
+            return {"name": self.name, "value": self.value}
+        return {"name": self.name, "value": self.value, "hint": self.hint}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Mistake":
+        hint = data["hint"] if "hint" in data else _default_hints().get(data["name"], "")
+        return cls(name=data["name"], value=data["value"], hint=hint)
+
+
+def _default_hints() -> dict[str, str]:
+    from problemgen.misconceptions.catalogue import DEFAULT_HINTS  # imported late: misconceptions imports this module
+
+    return DEFAULT_HINTS
+
+
+@dataclass(frozen=True)
+class AnswerPart:
+    """One gradable answer of a problem, carrying its own checking rules and known mistakes."""
+
+    key: str
+    type: str
+    value: Any
+    label: str = ""
+    weight: float = 1.0
+    rtol: float = 0.0
+    atol: float = 0.0
+    exact: str | None = None
+    spec: dict = field(default_factory=dict)
+    mistakes: tuple[Mistake, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.type not in ANSWER_TYPES:
+            raise ValueError(f"unknown answer type {self.type!r}; expected one of {ANSWER_TYPES}")
+        if not self.key.isidentifier():
+            raise ValueError(f"answer key {self.key!r} must be an identifier")
+
+    def to_dict(self) -> dict:
+        return {
+            "key": self.key,
+            "type": self.type,
+            "value": self.value,
+            "label": self.label,
+            "weight": self.weight,
+            "rtol": self.rtol,
+            "atol": self.atol,
+            "exact": self.exact,
+            "spec": self.spec,
+            "mistakes": [m.to_dict() for m in self.mistakes],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "AnswerPart":
+        fields = dict(data)
+        fields["mistakes"] = tuple(Mistake.from_dict(m) for m in data.get("mistakes", ()))
+        return cls(**fields)
+
+
+@dataclass(frozen=True)
+class Draft:
+    """What a generator returns: the visible params, the answer parts, and the worked-solution values."""
+
+    params: dict
+    parts: list[AnswerPart]
+    solution: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A fully derived, JSON-able problem variant."""
+
+    kind: str
+    seed: int
+    difficulty: int
+    overrides: dict
+    title: str
+    topic: str
+    params: dict
+    parts: tuple[AnswerPart, ...]
+    solution: dict
+
+    @property
+    def variant_id(self) -> str:
+        """Human-readable identity of this variant: kind, difficulty and seed (overrides appended)."""
+        extra = "".join(f",{k}={self.overrides[k]}" for k in sorted(self.overrides))
+        return f"{self.kind}/d{self.difficulty}/s{self.seed}{extra}"
+
+    def part(self, key: str) -> AnswerPart:
+        for part in self.parts:
+            if part.key == key:
+                return part
+        raise KeyError(key)
+
+    def to_dict(self) -> dict:
+        return {
+            "kind": self.kind,
+            "seed": self.seed,
+            "difficulty": self.difficulty,
+            "overrides": self.overrides,
+            "title": self.title,
+            "topic": self.topic,
+            "params": self.params,
+            "parts": [p.to_dict() for p in self.parts],
+            "solution": self.solution,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Problem":
+        fields = dict(data)
+        fields["parts"] = tuple(AnswerPart.from_dict(p) for p in data["parts"])
+        return cls(**fields)
+
+
+def to_jsonable(value: Any) -> Any:
+    """Convert numpy arrays/scalars, tuples and dicts to plain JSON types, refusing non-finite floats.
+
+    Frozen variants must be plain data; a NaN or infinity in an answer is a generator bug (masks are
+    stored as booleans and rendered as 0/−∞ by the templates). Arrays take a fast path: one
+    finiteness check and ``tolist()``, which already yields Python scalars.
+    """
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError("non-finite float in a frozen variant")
+        return float(value)
+    if hasattr(value, "tolist") and hasattr(value, "dtype"):
+        return _array_to_jsonable(value)
+    raise TypeError(f"cannot freeze {type(value).__name__} into a variant")
+
+
+def _array_to_jsonable(array: Any) -> Any:
+    """A numpy array or scalar as nested Python lists/scalars (bool, int and finite float only)."""
+    kind = array.dtype.kind
+    if kind == "f" and not bool((abs(array) < float("inf")).all()):
+        raise ValueError("non-finite float in a frozen variant")
+    if kind not in "biuf":
+        raise TypeError(f"cannot freeze an array of dtype {array.dtype} into a variant")
+    return array.tolist()
+
+
+def _flatten(value: Any) -> tuple[tuple[int, ...], list[Any]]:
+    """Return (shape, flat entries) of a nested list; raise ValueError when ragged.
+
+    Vectors and matrices (nearly every answer) take a direct path; deeper nesting recurses.
+    """
+    if not isinstance(value, list):
+        return (), [value]
+    if not value:
+        return (0,), []
+    if not any(isinstance(item, list) for item in value):
+        return (len(value),), list(value)
+    width = len(value[0]) if isinstance(value[0], list) else -1
+    if all(
+        isinstance(row, list) and len(row) == width and not any(isinstance(x, list) for x in row) for row in value
+    ):
+        return (len(value), width), [x for row in value for x in row]
+    shapes, flat = set(), []
+    for item in value:
+        shape, entries = _flatten(item)
+        shapes.add(shape)
+        flat.extend(entries)
+    if len(shapes) != 1:
+        raise ValueError("ragged nested list")
+    return (len(value), *shapes.pop()), flat
+
+
+def numbers_close(a: float, b: float, rtol: float, atol: float) -> bool:
+    """True when ``a`` is within ``atol + rtol·|b|`` of the reference value ``b``."""
+    return abs(float(a) - float(b)) <= atol + rtol * abs(float(b))
+
+
+def values_match(part: AnswerPart, candidate: Any, reference: Any | None = None) -> bool:
+    """Whether an already-parsed value equals the reference value under the part's own rules.
+
+    Used by the variant self-check (a mistake must *not* match the key) and by the grader (an answer
+    must match). ``reference`` defaults to the part's key value.
+    """
+    reference = part.value if reference is None else reference
+    if part.type in ("number",):
+        return numbers_close(candidate, reference, part.rtol, part.atol)
+    if part.type == "matrix":
+        try:
+            shape_c, flat_c = _flatten(candidate)
+            shape_r, flat_r = _flatten(reference)
+        except ValueError:
+            return False
+        return shape_c == shape_r and all(
+            numbers_close(c, r, part.rtol, part.atol) for c, r in zip(flat_c, flat_r)
+        )
+    if part.type == "choice":
+        return sorted(candidate) == sorted(reference)
+    if part.type == "term":
+        accepted = {str(v).strip().lower() for v in reference}
+        cands = candidate if isinstance(candidate, list) else [candidate]
+        return any(str(c).strip().lower() in accepted for c in cands)
+    if part.type == "expression":
+        if isinstance(candidate, str):
+            return candidate == reference
+        return numbers_close(candidate, float(part.spec.get("decimal", 0.0)), part.rtol, part.atol)
+    return candidate == reference

@@ -1,0 +1,194 @@
+"""The kind registry: generators register themselves; ``generate`` turns (kind, seed, overrides) into a Problem.
+
+A new kind is one decorated generator function in ``problemgen/problems/<topic>.py`` plus one template
+fragment ``templates/problems/<kind>.j2``. The generator is pure:
+
+    @register("attention.weights", title="Attention weights")
+    def weights(rng, difficulty, *, L=None):
+        ...
+        return Draft(params, parts, solution)
+
+It receives a ``numpy.random.Generator`` and the difficulty (1–3); keyword-only parameters are the
+overrides it accepts. It raises ``Redraw`` for degenerate draws. ``generate`` also redraws any variant in
+which a listed mistake cannot be told apart from the key (rule 5 of the house plan).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import zlib
+from dataclasses import dataclass
+from typing import Callable
+
+from problemgen.model.core import Draft, Problem, ProblemgenError, Redraw, to_jsonable, values_match
+
+MAX_ATTEMPTS = 200
+TOPIC_MODULES = (
+    "attention",
+    "scaling",
+    "masks",
+    "multihead",
+    "shapes",
+    "params",
+    "memory",
+    "complexity",
+    "norms",
+    "ffn",
+    "positional",
+    "objective",
+    "concepts",
+)
+"""Topic modules under ``problemgen.problems``; each registers its kinds on import (missing ones are skipped)."""
+
+
+@dataclass(frozen=True)
+class KindSpec:
+    """A registered kind: its name (``topic.skill``), title, difficulties and generator."""
+
+    name: str
+    title: str
+    make: Callable[..., Draft]
+    difficulties: tuple[int, ...] = (1, 2, 3)
+    summary: str = ""
+
+    @property
+    def topic(self) -> str:
+        return self.name.split(".", 1)[0]
+
+    @functools.cached_property
+    def override_names(self) -> tuple[str, ...]:
+        signature = inspect.signature(self.make)
+        return tuple(
+            p.name for p in signature.parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY
+        )
+
+
+_REGISTRY: dict[str, KindSpec] = {}
+_loaded = False
+
+
+def register(name: str, *, title: str, difficulties: tuple[int, ...] = (1, 2, 3), summary: str = ""):
+    """Decorator registering a generator under ``name`` (``topic.skill``)."""
+
+    def decorate(make: Callable[..., Draft]) -> Callable[..., Draft]:
+        if name in _REGISTRY:
+            raise ValueError(f"kind {name!r} registered twice")
+        if "." not in name:
+            raise ValueError(f"kind {name!r} must be named topic.skill")
+        _REGISTRY[name] = KindSpec(name, title, make, tuple(difficulties), summary or (make.__doc__ or "").strip().split("\n")[0])
+        return make
+
+    return decorate
+
+
+def load_all() -> None:
+    """Import every topic module so its kinds register (idempotent)."""
+    global _loaded
+    if _loaded:
+        return
+    for topic in TOPIC_MODULES:
+        try:
+            importlib.import_module(f"problemgen.problems.{topic}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"problemgen.problems.{topic}":
+                raise
+    _loaded = True
+
+
+def all_kinds(topic: str | None = None) -> list[KindSpec]:
+    """Registered kinds sorted by name, optionally filtered by topic."""
+    load_all()
+    kinds = sorted(_REGISTRY.values(), key=lambda spec: spec.name)
+    return [k for k in kinds if topic is None or k.topic == topic]
+
+
+def get_kind(name: str) -> KindSpec:
+    """Look a kind up, with a did-you-mean suggestion in the error.
+
+    Only the kind's own topic module is imported on the way (``attention.weights`` lives in
+    ``problemgen.problems.attention``), so showing or quizzing one kind does not pay for every
+    generator's imports; an unknown name loads them all to suggest the closest one.
+    """
+    topic = name.split(".", 1)[0]
+    if name not in _REGISTRY and topic in TOPIC_MODULES:
+        importlib.import_module(f"problemgen.problems.{topic}")
+    if name in _REGISTRY:
+        return _REGISTRY[name]
+    load_all()
+    raise ProblemgenError(f"unknown kind {name!r}{suggest(name, sorted(_REGISTRY))}")
+
+
+def suggest(word: str, choices: list[str]) -> str:
+    """Return " — did you mean 'x'?" for the closest choice, or "" when nothing is close."""
+    import difflib
+
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f" — did you mean {close[0]!r}?" if close else ""
+
+
+def rng_for(kind: str, seed: int, attempt: int):
+    """The deterministic random stream of one draw: independent per kind, seed and attempt."""
+    import numpy as np
+
+    return np.random.default_rng([zlib.crc32(kind.encode()), int(seed), attempt])
+
+
+def generate(kind: str, seed: int, difficulty: int | None = None, **overrides) -> Problem:
+    """Build the Problem for (kind, seed, difficulty, overrides); pure and deterministic."""
+    spec = get_kind(kind)
+    difficulty = spec.difficulties[0] if difficulty is None else int(difficulty)
+    if difficulty not in spec.difficulties:
+        raise ProblemgenError(f"kind {kind!r} has difficulties {list(spec.difficulties)}, not {difficulty}")
+    unknown = sorted(set(overrides) - set(spec.override_names))
+    if unknown:
+        allowed = ", ".join(spec.override_names) or "none"
+        raise ProblemgenError(f"kind {kind!r} does not accept override(s) {unknown}; allowed: {allowed}")
+    if not isinstance(seed, int) or seed < 0:
+        raise ProblemgenError(f"seed must be a non-negative integer, not {seed!r}")
+    for attempt in range(MAX_ATTEMPTS):
+        try:
+            draft = spec.make(rng_for(kind, seed, attempt), difficulty, **overrides)
+        except Redraw:
+            continue
+        problem = _freeze(spec, seed, difficulty, overrides, draft)
+        if not indistinguishable_mistakes(problem):
+            return problem
+    raise ProblemgenError(
+        f"could not draw a non-degenerate variant of {kind!r} with overrides {overrides} "
+        f"in {MAX_ATTEMPTS} attempts"
+    )
+
+
+def _freeze(spec: KindSpec, seed: int, difficulty: int, overrides: dict, draft: Draft) -> Problem:
+    return Problem(
+        kind=spec.name,
+        seed=seed,
+        difficulty=difficulty,
+        overrides=to_jsonable(dict(sorted(overrides.items()))),
+        title=spec.title,
+        topic=spec.topic,
+        params=to_jsonable(draft.params),
+        parts=tuple(_freeze_part(p) for p in draft.parts),
+        solution=to_jsonable(draft.solution),
+    )
+
+
+def _freeze_part(part):
+    from dataclasses import replace
+
+    from problemgen.model.core import Mistake
+
+    mistakes = tuple(Mistake(m.name, to_jsonable(m.value), m.hint) for m in part.mistakes)
+    return replace(part, value=to_jsonable(part.value), spec=to_jsonable(part.spec), mistakes=mistakes)
+
+
+def indistinguishable_mistakes(problem: Problem) -> list[tuple[str, str]]:
+    """(part key, mistake name) pairs whose value the grader could not tell from the key."""
+    clashes = []
+    for part in problem.parts:
+        for mistake in part.mistakes:
+            if values_match(part, mistake.value):
+                clashes.append((part.key, mistake.name))
+    return clashes

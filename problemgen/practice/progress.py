@@ -1,0 +1,301 @@
+"""The quiz progress store: one SQLite file per student, written one answer at a time.
+
+Why SQLite (stdlib ``sqlite3``): every answer is committed in its own transaction the moment it is
+graded, so Ctrl-C, a closed terminal or a killed process loses at most the answer being typed, and
+the file is never left half-written (WAL journal, ``synchronous=FULL``). The schema is versioned with
+``PRAGMA user_version`` and upgraded by the ordered ``MIGRATIONS`` below, each in one transaction.
+
+The store keeps the raw history only: sessions, items (one problem variant shown to the student) and
+answers. Mastery, difficulty and the review schedule are *derived* from that history by the pure
+functions in ``problemgen.practice.rules``, so there is a single source of truth and nothing to drift.
+
+Default location (``--db`` overrides): ``$XDG_DATA_HOME/problemgen`` or ``~/.local/share/problemgen``
+on Linux, ``~/Library/Application Support/problemgen`` on macOS, ``%APPDATA%/problemgen`` on Windows.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sqlite3
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterator, Mapping
+
+from problemgen.model.core import ProblemgenError
+
+DB_FILENAME = "progress.sqlite3"
+MAX_ANSWER_CHARS = 4000
+"""Longer typed answers are cut before storing: the store keeps history, not arbitrary blobs."""
+
+OUTCOMES = ("correct", "wrong", "revealed", "skipped", "another", "quit")
+"""How an item ended. ``None`` (NULL) while it is open or when the process died mid-item."""
+
+MIGRATIONS: tuple[str, ...] = (
+    # v1: sessions, items (shown variants), answers (every graded line, committed one by one).
+    """
+    CREATE TABLE meta (
+        key   TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );
+    CREATE TABLE sessions (
+        id         INTEGER PRIMARY KEY,
+        started_at TEXT NOT NULL,
+        seed       INTEGER NOT NULL,
+        topic      TEXT
+    );
+    CREATE TABLE items (
+        id          INTEGER PRIMARY KEY,
+        session_id  INTEGER NOT NULL REFERENCES sessions(id),
+        unit        TEXT NOT NULL,
+        kind        TEXT NOT NULL,
+        seed        INTEGER NOT NULL,
+        difficulty  INTEGER NOT NULL,
+        variant_id  TEXT NOT NULL,
+        review      INTEGER NOT NULL DEFAULT 0,
+        target      TEXT,
+        hints       INTEGER NOT NULL DEFAULT 0,
+        outcome     TEXT CHECK (outcome IS NULL OR outcome IN
+                        ('correct', 'wrong', 'revealed', 'skipped', 'another', 'quit')),
+        mistake     TEXT,
+        started_at  TEXT NOT NULL,
+        finished_at TEXT,
+        UNIQUE (kind, seed, difficulty)
+    );
+    CREATE INDEX items_by_unit ON items (unit, id);
+    CREATE TABLE answers (
+        id      INTEGER PRIMARY KEY,
+        item_id INTEGER NOT NULL REFERENCES items(id),
+        part    TEXT NOT NULL,
+        text    TEXT NOT NULL,
+        status  TEXT NOT NULL CHECK (status IN ('correct', 'wrong', 'invalid')),
+        score   REAL NOT NULL,
+        mistake TEXT,
+        at      TEXT NOT NULL
+    );
+    CREATE INDEX answers_by_item ON answers (item_id, id);
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def utc_now() -> datetime:
+    """The default clock (tests and ``PROBLEMGEN_NOW`` inject their own)."""
+    return datetime.now(timezone.utc).replace(microsecond=0)
+
+
+def to_text(moment: datetime) -> str:
+    """ISO-8601 UTC with a ``Z``: sortable as text, readable in the sqlite3 shell."""
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def from_text(text: str) -> datetime:
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+
+
+def default_db_path(env: Mapping[str, str] | None = None, platform: str | None = None,
+                    home: Path | None = None) -> Path:
+    """The per-user store location for this platform (arguments exist so tests can vary them)."""
+    env = os.environ if env is None else env
+    platform = sys.platform if platform is None else platform
+    home = Path.home() if home is None else home
+    if platform.startswith("win"):
+        base = Path(env["APPDATA"]) if env.get("APPDATA") else home / "AppData" / "Roaming"
+    elif platform == "darwin":
+        base = home / "Library" / "Application Support"
+    else:
+        xdg = env.get("XDG_DATA_HOME", "")
+        # The XDG spec says relative paths are invalid and must be ignored.
+        base = Path(xdg) if xdg and os.path.isabs(xdg) else home / ".local" / "share"
+    return base / "problemgen" / DB_FILENAME
+
+
+@dataclass(frozen=True)
+class ItemRecord:
+    """One shown variant as the practice rules see it (chronological by ``id``)."""
+
+    id: int
+    unit: str
+    kind: str
+    seed: int
+    difficulty: int
+    outcome: str | None
+    hints: int
+    review: bool
+    target: str | None
+    mistake: str | None
+    started_at: datetime
+    finished_at: datetime | None
+
+
+@dataclass(frozen=True)
+class AnswerRecord:
+    item_id: int
+    part: str
+    text: str
+    status: str
+    score: float
+    mistake: str | None
+    at: datetime
+
+
+class ProgressStore:
+    """Open (creating and migrating as needed) a progress file; every write is its own transaction."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            # isolation_level=None: no implicit transactions; each write below says BEGIN/COMMIT itself.
+            self._db = sqlite3.connect(self.path, isolation_level=None, timeout=5.0)
+        except (OSError, sqlite3.Error) as exc:
+            raise ProblemgenError(f"{self.path}: cannot open the progress store ({exc})") from exc
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise ProblemgenError(f"{self.path}: not a problemgen progress store ({exc})") from exc
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> "ProgressStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _migrate(self) -> None:
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise ProblemgenError(
+                f"{self.path}: progress store has schema v{version}; this problemgen reads up to "
+                f"v{SCHEMA_VERSION} (upgrade problemgen)"
+            )
+        for number in range(version, SCHEMA_VERSION):
+            # executescript runs the whole migration and the version bump as one transaction.
+            self._db.executescript(
+                f"BEGIN IMMEDIATE;\n{MIGRATIONS[number]}\nPRAGMA user_version = {number + 1};\nCOMMIT;"
+            )
+
+    def schema_version(self) -> int:
+        return self._db.execute("PRAGMA user_version").fetchone()[0]
+
+    def integrity_ok(self) -> bool:
+        return self._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+    def _write(self, sql: str, args: tuple = ()) -> int:
+        """Run one statement in its own committed transaction; return lastrowid."""
+        with self._transaction():
+            return self._db.execute(sql, args).lastrowid
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """BEGIN IMMEDIATE … COMMIT (ROLLBACK on error): one durable step of history."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    # -- meta ------------------------------------------------------------------------------------
+
+    def base_seed(self) -> int:
+        """The store's own seed for new variants (chosen at random once, then kept)."""
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'base_seed'").fetchone()
+        if row:
+            return int(row[0])
+        seed = secrets.randbelow(1_000_000)
+        with self._transaction():
+            self._db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('base_seed', ?)", (str(seed),))
+        return int(self._db.execute("SELECT value FROM meta WHERE key = 'base_seed'").fetchone()[0])
+
+    # -- writes ----------------------------------------------------------------------------------
+
+    def start_session(self, seed: int, topic: str | None, now: datetime) -> int:
+        return self._write(
+            "INSERT INTO sessions (started_at, seed, topic) VALUES (?, ?, ?)", (to_text(now), seed, topic)
+        )
+
+    def start_item(self, session_id: int, *, unit: str, kind: str, seed: int, difficulty: int,
+                   variant_id: str, review: bool, target: str | None, now: datetime) -> int:
+        try:
+            return self._write(
+                "INSERT INTO items (session_id, unit, kind, seed, difficulty, variant_id, review, target,"
+                " started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (session_id, unit, kind, seed, difficulty, variant_id, int(review), target, to_text(now)),
+            )
+        except sqlite3.IntegrityError as exc:
+            raise ProblemgenError(f"variant {variant_id} was already shown ({exc})") from exc
+
+    def record_answer(self, item_id: int, part: str, text: str, status: str, score: float,
+                      mistake: str | None, now: datetime, *, outcome: str | None = None) -> None:
+        """Store one graded line; when it decides the item (first wrong, last part right) set that too."""
+        with self._transaction():
+            self._db.execute(
+                "INSERT INTO answers (item_id, part, text, status, score, mistake, at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (item_id, part, text[:MAX_ANSWER_CHARS], status, float(score), mistake, to_text(now)),
+            )
+            if outcome is not None:
+                self._set_outcome(item_id, outcome, now, mistake)
+
+    def record_hint(self, item_id: int, level: int) -> None:
+        self._write("UPDATE items SET hints = MAX(hints, ?) WHERE id = ?", (level, item_id))
+
+    def finish_item(self, item_id: int, outcome: str, now: datetime) -> None:
+        """Close an item unless an answer already decided it (a wrong answer stays wrong)."""
+        with self._transaction():
+            self._set_outcome(item_id, outcome, now, None)
+
+    def _set_outcome(self, item_id: int, outcome: str, now: datetime, mistake: str | None) -> None:
+        if outcome not in OUTCOMES:
+            raise ValueError(f"unknown outcome {outcome!r}")
+        self._db.execute(
+            "UPDATE items SET outcome = ?, finished_at = ?, mistake = COALESCE(mistake, ?)"
+            " WHERE id = ? AND outcome IS NULL",
+            (outcome, to_text(now), mistake, item_id),
+        )
+
+    def reset(self) -> None:
+        """Forget all history (the base seed goes too, so new variants are drawn afresh)."""
+        with self._transaction():
+            for table in ("answers", "items", "sessions", "meta"):
+                self._db.execute(f"DELETE FROM {table}")
+
+    # -- reads -----------------------------------------------------------------------------------
+
+    def items(self, unit: str | None = None) -> list[ItemRecord]:
+        sql = ("SELECT id, unit, kind, seed, difficulty, outcome, hints, review, target, mistake,"
+               " started_at, finished_at FROM items")
+        rows = self._db.execute(sql + (" WHERE unit = ? ORDER BY id" if unit else " ORDER BY id"),
+                                (unit,) if unit else ()).fetchall()
+        return [
+            ItemRecord(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7]), r[8], r[9],
+                       from_text(r[10]), from_text(r[11]) if r[11] else None)
+            for r in rows
+        ]
+
+    def answers(self, item_id: int | None = None) -> list[AnswerRecord]:
+        sql = "SELECT item_id, part, text, status, score, mistake, at FROM answers"
+        rows = self._db.execute(sql + (" WHERE item_id = ? ORDER BY id" if item_id else " ORDER BY id"),
+                                (item_id,) if item_id else ()).fetchall()
+        return [AnswerRecord(r[0], r[1], r[2], r[3], r[4], r[5], from_text(r[6])) for r in rows]
+
+    def seen(self, kind: str) -> set[tuple[int, int]]:
+        """(seed, difficulty) pairs of ``kind`` already shown: never shown again."""
+        rows = self._db.execute("SELECT seed, difficulty FROM items WHERE kind = ?", (kind,)).fetchall()
+        return {(int(s), int(d)) for s, d in rows}
+
+    def session_count(self) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]

@@ -1,0 +1,544 @@
+"""The self-quiz session: one problem at a time, instant feedback, hints, solutions, mastery gates.
+
+The loop is I/O-agnostic: it reads lines through ``Console.read`` and writes through
+``Console.write``, and reaches generation, grading and rendering through ``Services``, so tests drive
+it with lists of strings and the CLI with a terminal or a pipe. Every graded answer is committed to the
+progress store before the feedback is printed (see ``problemgen.practice.progress``); which item comes next is
+decided by ``problemgen.practice.rules`` from the stored history.
+
+At the prompt the student types an answer or one of the commands in ``COMMANDS``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Callable, Mapping
+
+from problemgen.model.core import AnswerPart, Problem, ProblemgenError
+from problemgen.practice.rules import (
+    Choice,
+    Curriculum,
+    MasteryRule,
+    UnitState,
+    all_states,
+    choose_next,
+    next_seed,
+    unit_unlocked,
+)
+from problemgen.practice.progress import ProgressStore, default_db_path, from_text, utc_now
+from problemgen.documents.terminal import math_to_unicode, style, use_colour
+
+COMMANDS: dict[str, str] = {
+    "hint": "a hint; ask again for a more specific one (an item answered after a hint does not count toward mastery)",
+    "solution": "the worked solution of this variant (ends the item; it counts as not known)",
+    "skip": "leave this problem and go to the next one",
+    "another": "a different, never-seen variant of the same skill",
+    "quit": "save and leave (your progress is kept; run the quiz again to resume)",
+    "help": "list these commands",
+}
+COMMAND_HELP = "\n".join(f"  {name:<9} {text}" for name, text in COMMANDS.items())
+TARGET_TRIES = 20
+"""How many unseen seeds to try for a variant that lists the misconception being practised."""
+NOW_ENV = "PROBLEMGEN_NOW"
+"""If set (ISO time, e.g. ``2026-03-01T09:00:00Z``), the quiz and ``progress`` use it as the clock."""
+
+
+# ---------------------------------------------------------------------------------- plumbing
+
+
+@dataclass
+class Console:
+    """Where lines come from and go to. ``read`` raises EOFError at the end of the input."""
+
+    read: Callable[[str], str]
+    write: Callable[[str], None]
+    colour: bool = False
+
+    def say(self, text: str = "", role: str = "") -> None:
+        self.write(style(text, role, self.colour) + "\n")
+
+
+def terminal_console(stdin=None, stdout=None, env: Mapping[str, str] | None = None) -> Console:
+    """A console on real streams: ``input()`` on a terminal, one line per answer from a pipe."""
+    stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
+    interactive = stdin.isatty() and stdout.isatty()
+
+    def write(text: str) -> None:
+        stdout.write(text)
+        stdout.flush()
+
+    def read(prompt: str) -> str:
+        if interactive:
+            return input(prompt)
+        write(prompt)
+        line = stdin.readline()
+        if not line:
+            raise EOFError
+        write(line if line.endswith("\n") else line + "\n")  # echo: the transcript reads like a session
+        return line.rstrip("\r\n")
+
+    return Console(read, write, colour=interactive and use_colour(stdout, env))
+
+
+@dataclass
+class Services:
+    """What the loop needs from the rest of problemgen (tests may pass fakes)."""
+
+    generate: Callable[[str, int, int], Problem]
+    grade: Callable[[AnswerPart, str], Any]
+    render: Callable[[Problem, str], str]
+    describe: Callable[[AnswerPart], str]
+    available: Mapping[str, tuple[int, ...]]
+    summary: Mapping[str, str] = field(default_factory=dict)
+    shown: Callable[[str], frozenset[str] | None] = lambda kind: None  # solution values a kind prints
+
+
+def default_services() -> Services:
+    """The real generator, grader and renderer (imported here, when a session starts)."""
+    from problemgen.sheets import answersheet, grading
+    from problemgen.model import registry
+    from problemgen.documents import rendering
+    from problemgen.problems import index
+
+    kinds = index.load()  # the static index: no need to import every generator (and sympy) up front
+    return Services(
+        generate=lambda kind, seed, difficulty: registry.generate(kind, seed, difficulty),
+        grade=grading.grade_text,
+        render=lambda problem, block: rendering.render_block(problem, block, "text"),
+        describe=answersheet.describe_format,
+        available={k["name"]: tuple(k["difficulties"]) for k in kinds},
+        summary={k["name"]: k["summary"] for k in kinds},
+        shown=solution_names,
+    )
+
+
+def clock_from_env(env: Mapping[str, str] | None = None) -> Callable[[], datetime]:
+    """The real clock, or a fixed one from ``PROBLEMGEN_NOW`` (scripted demos and tests)."""
+    env = os.environ if env is None else env
+    if not env.get(NOW_ENV):
+        return utc_now
+    try:
+        fixed = from_text(env[NOW_ENV])
+    except ValueError as exc:
+        raise ProblemgenError(f"{NOW_ENV} must look like 2026-03-01T09:00:00Z, not {env[NOW_ENV]!r}") from exc
+    return lambda: fixed
+
+
+# ----------------------------------------------------------------------------------- session
+
+
+class Quit(Exception):
+    """The student asked to leave (``quit``, end of input or Ctrl-C)."""
+
+
+@dataclass
+class ItemState:
+    """The item on screen: its problem, id in the store, hint level and what has happened so far."""
+
+    choice: Choice
+    problem: Problem
+    item_id: int
+    part: AnswerPart | None = None
+    hints: int = 0
+    failed: bool = False
+
+
+class QuizSession:
+    """One run of the quiz: picks items, asks each part, grades, records, and reports progress."""
+
+    def __init__(self, store: ProgressStore, curriculum: Curriculum, console: Console, services: Services,
+                 *, clock: Callable[[], datetime] = utc_now, seed: int | None = None,
+                 topic: str | None = None) -> None:
+        self.store, self.curriculum, self.console, self.services = store, curriculum, console, services
+        self.clock, self.topic = clock, topic
+        self.seed = store.base_seed() if seed is None else seed
+        self.session_id = 0
+        self.current_unit: str | None = None
+
+    # -- top level ----------------------------------------------------------------------------
+
+    def run(self) -> int:
+        """Ask items until the student quits or input ends; return the exit code."""
+        choice = choose_next(self.curriculum, self.store.items(), self.clock(), self.services.available,
+                             self.topic)  # validates --topic before anything is written
+        self.session_id = self.store.start_session(self.seed, self.topic, self.clock())
+        self.console.say("problemgen quiz: type your answer at the > prompt, or one of: "
+                         + ", ".join(COMMANDS) + ".", "dim")
+        try:
+            while True:
+                self._ask_choice(choice)
+                choice = choose_next(self.curriculum, self.store.items(), self.clock(),
+                                     self.services.available, self.topic)
+        except Quit as stop:
+            self.console.say(f"Progress saved in {self.store.path}. See it with `problemgen progress`.")
+            return stop.args[0] if stop.args else 0
+
+    def _ask_choice(self, choice: Choice) -> None:
+        """Ask variants of ``choice`` until one ends without ``another``."""
+        self._announce(choice)
+        before = all_states(self.curriculum, self.store.items())
+        while True:
+            item = self._start_item(choice)
+            ending = self._ask_item(item)
+            if ending != "another":
+                break
+            self.console.say("Another variant of the same skill:", "dim")
+        self._report(choice, item, ending, before)
+
+    def _announce(self, choice: Choice) -> None:
+        unit, state = choice.unit, all_states(self.curriculum, self.store.items())[choice.unit.id]
+        if choice.unit.id != self.current_unit:
+            self.current_unit = choice.unit.id
+            self.console.say()
+            self.console.say(f"Unit: {unit.title} [{unit.id}]", "bold")
+            self.console.say(f"Mastery: {unit.rule.describe()}.", "dim")
+            self.console.say(f"So far: {_progress_phrase(state, unit.rule)}", "dim")
+        if choice.review:
+            self.console.say(f"Review of a mastered unit (Leitner box {state.box}).", "accent")
+        if choice.target:
+            from problemgen.misconceptions.catalogue import describe
+
+            self.console.say(f"Practising again; watch for this mistake: {describe(choice.target)}.", "warn")
+        elif choice.reason == "practice again":
+            self.console.say("Practising the same skill again.", "warn")
+
+    def _start_item(self, choice: Choice) -> ItemState:
+        problem = self._draw(choice)
+        item_id = self.store.start_item(
+            self.session_id, unit=choice.unit.id, kind=choice.kind, seed=problem.seed,
+            difficulty=problem.difficulty, variant_id=problem.variant_id, review=choice.review,
+            target=choice.target, now=self.clock(),
+        )
+        self.console.say()
+        self.console.say(f"── {problem.title} · variant {problem.variant_id} ──", "bold")
+        self.console.say(self.services.render(problem, "prompt").rstrip())
+        return ItemState(choice, problem, item_id)
+
+    def _draw(self, choice: Choice) -> Problem:
+        """A never-shown variant of the chosen kind; when a misconception is targeted, the first of the
+        next few unseen seeds whose variant lists that mistake (a variant without it cannot test it)."""
+        seen = set(self.store.seen(choice.kind))
+        first = None
+        for _ in range(TARGET_TRIES if choice.target else 1):
+            seed = next_seed(self.seed, choice.kind, choice.difficulty, seen)
+            problem = self.services.generate(choice.kind, seed, choice.difficulty)
+            if any(m.name == choice.target for part in problem.parts for m in part.mistakes):
+                return problem
+            first = first or problem
+            seen.add((seed, choice.difficulty))
+        return first
+
+    # -- one item -----------------------------------------------------------------------------
+
+    def _ask_item(self, item: ItemState) -> str:
+        """Ask every part in turn; return how the item ended (correct/wrong/skipped/another/revealed)."""
+        parts = item.problem.parts
+        for number, part in enumerate(parts, 1):
+            label = f"Part {number} of {len(parts)}: " if len(parts) > 1 else "Answer: "
+            self.console.say(f"{label}{part.label or part.key} — {self.services.describe(part)}", "accent")
+            item.part = part
+            ending = self._ask_part(item, part, last=number == len(parts))
+            if ending != "answered":
+                return ending
+        return "wrong" if item.failed else "correct"
+
+    def _ask_part(self, item: ItemState, part: AnswerPart, last: bool) -> str:
+        while True:
+            line = self._read("> ", item)
+            command = line.strip().lower()
+            if not command:
+                continue
+            if command in ("hint", "solution", "skip", "another", "help", "quit", "exit"):
+                ending = self._command(item, command)
+                if ending:
+                    return ending
+                continue
+            if self._answer(item, part, line, last):
+                return "answered"
+
+    def _read(self, prompt: str, item: ItemState) -> str:
+        try:
+            return self.console.read(prompt)
+        except (EOFError, KeyboardInterrupt) as exc:
+            self.console.say()
+            self.store.finish_item(item.item_id, "quit", self.clock())
+            raise Quit(130 if isinstance(exc, KeyboardInterrupt) else 0) from None
+
+    def _command(self, item: ItemState, command: str) -> str | None:
+        """Run a prompt command; return an ending when it ends the item, None to keep asking."""
+        if command == "help":
+            self.console.say(COMMAND_HELP)
+        elif command == "hint":
+            self._hint(item)
+        elif command == "solution":
+            self.console.say("Worked solution:", "bold")
+            self.console.say(self.services.render(item.problem, "solution").rstrip())
+            self.store.finish_item(item.item_id, "revealed", self.clock())
+            return "revealed"
+        elif command in ("skip", "another"):
+            self.store.finish_item(item.item_id, "skipped" if command == "skip" else "another", self.clock())
+            return "skipped" if command == "skip" else "another"
+        else:
+            self.store.finish_item(item.item_id, "quit", self.clock())
+            raise Quit(0)
+        return None
+
+    def _answer(self, item: ItemState, part: AnswerPart, line: str, last: bool) -> bool:
+        """Grade one typed line, commit it, then give feedback; True when the part is done."""
+        result = self.services.grade(part, line)
+        decided = None
+        if result.status == "wrong" and not item.failed:
+            decided, item.failed = "wrong", True
+        elif result.status == "correct" and last and not item.failed:
+            decided = "correct"
+        self.store.record_answer(item.item_id, part.key, line, result.status, result.score, result.mistake,
+                                 self.clock(), outcome=decided)
+        if result.status == "correct":
+            self.console.say("✓ Correct.", "good")
+            return True
+        if result.status == "invalid":
+            self.console.say(f"? I could not read that: {result.feedback}", "warn")
+            self.console.say(f"  Expected {self.services.describe(part)}.", "dim")
+            return False
+        self._wrong_feedback(part, result)
+        return False
+
+    def _wrong_feedback(self, part: AnswerPart, result: Any) -> None:
+        self.console.say("✗ Wrong.", "bad")
+        feedback = result.feedback or ""
+        if result.mistake:
+            from problemgen.misconceptions.catalogue import describe
+
+            title = describe(result.mistake)
+            self.console.say(f"  Known mistake: {title}.", "warn")
+            lead = f"{title[:1].upper()}{title[1:]}? "
+            feedback = feedback[len(lead):] if feedback.startswith(lead) else feedback  # title said once
+        if feedback:
+            self.console.say(f"  {feedback}")
+        self.console.say("  Try again, or type hint, solution or skip.", "dim")
+
+    def _hint(self, item: ItemState) -> None:
+        item.hints += 1
+        self.store.record_hint(item.item_id, item.hints)
+        kind = item.problem.kind
+        unit_hint = item.choice.unit.hint_for(kind) or self.services.summary.get(kind, "")
+        text = hint_text(item.problem, item.part, unit_hint, item.hints, self.services.shown(kind))
+        self.console.say(f"Hint {item.hints}: {text}", "accent")
+
+    # -- after an item ------------------------------------------------------------------------
+
+    def _report(self, choice: Choice, item: ItemState, ending: str, before: Mapping[str, UnitState]) -> None:
+        after = all_states(self.curriculum, self.store.items())
+        unit, old, new = choice.unit, before[choice.unit.id], after[choice.unit.id]
+        if ending == "correct" and item.hints:
+            self.console.say("Right, with a hint: this one does not count toward mastery.", "dim")
+        if new.mastered and not old.mastered:
+            self.console.say(f"★ Unit mastered: {unit.title}. First review on {_day(new.due)}.", "good")
+        elif old.mastered and new.due != old.due:  # this item was a review that counted
+            passed = ending == "correct" and not item.hints
+            direction = "passed" if passed else "missed: back to box 1"
+            self.console.say(f"Review {direction}; next review on {_day(new.due)}.", "accent")
+        elif ending in ("correct", "wrong", "revealed") and not new.mastered:
+            self.console.say(f"{unit.title}: {_progress_phrase(new, unit.rule)}", "dim")
+        for other in self.curriculum.units:
+            was = unit_unlocked(other, self.curriculum, before, self.services.available)
+            now = unit_unlocked(other, self.curriculum, after, self.services.available)
+            if now and not was:
+                self.console.say(f"Unlocked: {other.title} [{other.id}].", "good")
+
+
+def hint_text(problem: Problem, part: AnswerPart, unit_hint: str, level: int,
+              shown: frozenset[str] | None = None) -> str:
+    """Progressive hints. 1: the conventions and formula of the kind. 2: the first intermediate value
+    of this variant's worked solution that is not itself an answer (or, when every step is an answer,
+    one entry of the asked matrix worked out). 3: the known mistakes to avoid on this part. Then: the
+    worked solution is the only thing left."""
+    if level == 1:
+        return unit_hint or problem.title
+    if level == 2:
+        step = first_intermediate(problem, shown)
+        if step is not None:
+            name, value = step
+            return f"the first step of the worked solution gives {name} = {show_value(value)}"
+        entry = first_entry(part)
+        if entry is not None:
+            return f"the first entry of {part.label or part.key} is {entry}; the others follow the same way."
+    if level <= 3 and part.mistakes:
+        from problemgen.misconceptions.catalogue import describe
+
+        traps = "; ".join(dict.fromkeys(describe(m.name) for m in part.mistakes))
+        return f"known mistakes on this part, to avoid: {traps}."
+    return "no more hints for this one: type solution to see the worked solution."
+
+
+def first_entry(part: AnswerPart) -> str | None:
+    """Entry (1, 1) of a matrix answer with several entries, formatted; None for other answers."""
+    from problemgen.documents.rendering import format_number
+
+    if part.type != "matrix" or not isinstance(part.value, list) or len(part.value) < 1:
+        return None
+    first = part.value[0][0] if isinstance(part.value[0], list) else part.value[0]
+    many = len(part.value) > 1 or (isinstance(part.value[0], list) and len(part.value[0]) > 1)
+    return format_number(first) if many and isinstance(first, (int, float)) else None
+
+
+def first_intermediate(problem: Problem, shown: frozenset[str] | None = None) -> tuple[str, Any] | None:
+    """The first numeric solution value that the worked solution shows (all, when ``shown`` is None) and
+    that does not give an answer away; None when there is none."""
+    from problemgen.model.core import values_match
+
+    for name, value in problem.solution.items():
+        if (shown is not None and name not in shown) or not _numeric(value):
+            continue
+        gives_away = False
+        for part in problem.parts:
+            try:
+                gives_away = gives_away or values_match(part, value)
+            except (TypeError, ValueError):
+                continue
+        if not gives_away:
+            return name, value
+    return None
+
+
+def _numeric(value: Any) -> bool:
+    if isinstance(value, list):
+        return bool(value) and all(_numeric(v) for v in value)
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+@functools.lru_cache(maxsize=None)
+def solution_names(kind: str) -> frozenset[str] | None:
+    """Names of the ``sol`` values the kind's worked solution actually shows (None if unreadable).
+
+    A generator may keep helper values in ``solution`` that the fragment never prints (or prints
+    differently, e.g. blocked scores as -inf); only values the solution shows make honest hints."""
+    import jinja2
+
+    from problemgen.documents import rendering
+
+    env = rendering.environment("text")
+    try:
+        source = env.loader.get_source(env, f"problems/{kind}.j2")[0]
+    except jinja2.TemplateNotFound:
+        return None
+    return frozenset(a or b for a, b in re.findall(r"\bsol(?:\.(\w+)|\[[\"'](\w+)[\"']\])", source))
+
+
+def show_value(value: Any) -> str:
+    """A solution value in terminal form: aligned matrix, rounded number or plain text."""
+    from problemgen.documents.rendering import format_number, matrix_text
+
+    if isinstance(value, list) and value and all(isinstance(v, (int, float, list)) for v in value):
+        try:
+            return matrix_text(value)
+        except (TypeError, ValueError):
+            return str(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return format_number(value)
+    return math_to_unicode(str(value))
+
+
+def _progress_phrase(state: UnitState, rule: MasteryRule) -> str:
+    if state.mastered:
+        return f"mastered; review box {state.box}, next review on {_day(state.due)}."
+    counted = f"in your last {rule.window}" if rule.window else "in a row"
+    return f"progress {state.progress} of {state.needed} correct {counted} (difficulty {state.level})."
+
+
+def _day(moment: datetime | None) -> str:
+    return moment.strftime("%Y-%m-%d") if moment else "—"
+
+
+# ------------------------------------------------------------------------------- entry points
+
+
+def run_quiz(topic: str | None = None, db: str | None = None, seed: int | None = None,
+             *, stdin=None, stdout=None, env: Mapping[str, str] | None = None) -> int:
+    """``problemgen quiz``: open the store, build the session and run it; return the exit code."""
+    from problemgen.practice.rules import load_curriculum
+
+    env = os.environ if env is None else env
+    if seed is not None and seed < 0:
+        raise ProblemgenError(f"--seed must be a non-negative integer, not {seed}")
+    console = terminal_console(stdin, stdout, env)
+    with ProgressStore(db or default_db_path(env)) as store:
+        session = QuizSession(store, load_curriculum(), console, default_services(),
+                              clock=clock_from_env(env), seed=seed, topic=topic)
+        return session.run()
+
+
+def run_progress(db: str | None = None, as_json: bool = False, reset: bool = False,
+                 *, stdout=None, env: Mapping[str, str] | None = None) -> int:
+    """``problemgen progress``: print (or reset) the stored progress; return the exit code.
+
+    A missing progress file is shown as "nothing yet" and is not created (only the quiz creates it)."""
+    import json
+    from pathlib import Path
+
+    from problemgen.practice.rules import load_curriculum, summary
+
+    env = os.environ if env is None else env
+    stdout = stdout or sys.stdout
+    path = Path(db) if db else default_db_path(env)
+    items = []
+    if path.exists():
+        with ProgressStore(path) as store:
+            if reset:
+                store.reset()
+            items = store.items()
+    if reset:
+        stdout.write(f"Progress reset: {path}\n")
+        return 0
+    now = clock_from_env(env)()
+    curriculum = load_curriculum()
+    rows = summary(curriculum, items, now, _installed_kinds())
+    if as_json:
+        payload = {"db": str(path), "now": now.strftime("%Y-%m-%dT%H:%M:%SZ"), "units": rows}
+        stdout.write(json.dumps(payload, indent=2, sort_keys=True) + "\n")
+    else:
+        stdout.write(format_progress(rows, str(path), now, curriculum.intervals_days))
+    return 0
+
+
+def _installed_kinds() -> dict[str, tuple[int, ...]]:
+    from problemgen.problems import index
+
+    return {k["name"]: tuple(k["difficulties"]) for k in index.load()}
+
+
+def format_progress(rows: list[dict], path: str, now: datetime, intervals: tuple[int, ...]) -> str:
+    """The ``progress`` table: one line per unit, then how mastery and review work."""
+    lines = [f"Quiz progress ({path}), {now.strftime('%Y-%m-%d %H:%M')} UTC", ""]
+    lines.append(f"  {'unit':<12} {'status':<34} {'answered':>8} {'correct':>8}  next review")
+    for row in rows:
+        lines.append(f"  {row['id']:<12} {_status_text(row):<34} {row['answered']:>8} {row['correct']:>8}  "
+                     f"{(row['next_review'] or '—')[:10]}")
+    days = ", ".join(str(d) for d in intervals)
+    default = _default_rule_text()
+    lines += ["", f"Mastery: {default}."]
+    lines += [f"  except {row['id']}: {row['rule']}." for row in rows if row["rule"] != default]
+    lines += [f"Mastered units come back for review after {days} days (Leitner boxes 1–{len(intervals)});",
+              "a missed review goes back to box 1. Units unlock when their prerequisites are mastered.", ""]
+    return "\n".join(lines)
+
+
+def _status_text(row: dict) -> str:
+    if row["status"] in ("mastered", "review due"):
+        return f"{row['status']} (box {row['box']})"
+    if row["status"] == "locked":
+        return f"locked (needs {', '.join(row['requires'])})"
+    if row["status"] == "learning":
+        return f"learning: {row['progress']}/{row['needed']}, difficulty {row['difficulty']}"
+    return row["status"]
+
+
+def _default_rule_text() -> str:
+    from problemgen.practice.rules import MasteryRule
+
+    return MasteryRule().describe()

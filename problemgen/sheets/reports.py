@@ -1,0 +1,443 @@
+"""Grading reports: one result model, rendered for people (text, Markdown) and for CI (JSON, JUnit, Gradescope).
+
+Both graders (answer sheets and student code) produce a :class:`Report` of :class:`CheckResult` rows;
+this module is the only place that knows the output formats, so a CI system sees the same structure
+whichever grader ran. Rendering is deterministic (no timestamps, stable order) so a re-grade of the same
+submission produces identical bytes.
+
+Statuses: answer parts use ``correct`` / ``wrong`` / ``invalid``; the code grader uses its own
+(``OK``, ``WRONG``, ``CRASH``, ``TIMEOUT``…). Statuses meaning "could not be checked" (see
+:data:`ERROR_STATUSES`, compared case-insensitively) are JUnit *errors*; every other non-passing
+status is a JUnit *failure*.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+FORMATS = ("text", "json", "junit", "gradescope", "md")
+ERROR_STATUSES = frozenset({"invalid", "error", "timeout", "crash", "memory", "import_error", "bad_output",
+                            "no_result"})
+GRADESCOPE_VISIBILITY = ("visible", "hidden", "after_due_date", "after_published")
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One graded check: an answer part (``p1.weights``) or one test of a coding task.
+
+    ``score`` is in points, between 0 and ``max_score``; ``group`` is the problem (or task) it belongs to.
+    """
+
+    name: str
+    status: str
+    passed: bool
+    score: float
+    max_score: float
+    mistake: str | None = None
+    feedback: str = ""
+    visible: bool = True
+    group: str = ""
+
+
+@dataclass(frozen=True)
+class Report:
+    """All the checks of one submission, plus metadata (variant id, student, warnings, isolation…)."""
+
+    title: str
+    results: tuple[CheckResult, ...]
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def points(self) -> float:
+        return sum(r.score for r in self.results)
+
+    @property
+    def max_points(self) -> float:
+        return sum(r.max_score for r in self.results)
+
+    @property
+    def score(self) -> float:
+        """The fraction of the available points earned (0 when nothing was gradable)."""
+        return self.points / self.max_points if self.max_points > 0 else 0.0
+
+    def groups(self) -> list[tuple[str, list[CheckResult]]]:
+        """Results grouped by ``group`` in first-seen order (the order of the sheet)."""
+        order: dict[str, list[CheckResult]] = {}
+        for result in self.results:
+            order.setdefault(result.group, []).append(result)
+        return list(order.items())
+
+
+def render(report: Report, fmt: str) -> str:
+    """Render a report as ``text``, ``json``, ``junit``, ``gradescope`` or ``md``; always ends with a newline."""
+    renderers = {
+        "text": render_text,
+        "json": render_json,
+        "junit": render_junit,
+        "gradescope": render_gradescope,
+        "md": render_markdown,
+    }
+    if fmt not in renderers:
+        raise ValueError(f"unknown report format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    return renderers[fmt](report)
+
+
+def _pts(x: float) -> str:
+    """Points for people: integers without decimals, otherwise up to 2 decimals."""
+    x = round(float(x), 2)
+    return str(int(x)) if x == int(x) else f"{x:g}"
+
+
+def _round(x: float) -> float:
+    """Scores in machine formats: rounded to 6 decimals so float noise never changes the bytes."""
+    return round(float(x), 6) + 0.0
+
+
+def _warnings(report: Report) -> list[str]:
+    return [str(w) for w in report.meta.get("warnings", ())]
+
+
+def natural_key(name: str) -> list:
+    """Sort key that puts p2 before p10 (digit runs compare as numbers)."""
+    import re
+
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+def _printable(text: str) -> str:
+    """Text for a terminal: control characters (escape sequences included) shown as \\xNN, never sent.
+
+    Almost every line is printable already; checking the whole string first keeps reports cheap.
+    """
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(c if c == "\n" or c.isprintable() else f"\\x{ord(c):02x}" for c in text)
+
+
+# ------------------------------------------------------------------------------------------ text
+
+
+def render_text(report: Report) -> str:
+    lines = [report.title, f"score: {_pts(report.points)}/{_pts(report.max_points)} ({report.score:.0%})"]
+    if report.meta.get("error"):
+        lines.append(f"error: {report.meta['error']}")
+    lines += [f"warning: {w}" for w in _warnings(report)]
+    lines = [_printable(line) for line in lines]
+    for group, results in report.groups():
+        got, of = sum(r.score for r in results), sum(r.max_score for r in results)
+        lines.append("")
+        lines.append(_printable(f"{group or 'checks'}  {_pts(got)}/{_pts(of)}"))
+        for r in results:
+            lines.append(_printable(f"  {r.status:<8} {r.name}  {_pts(r.score)}/{_pts(r.max_score)}"))
+            if r.feedback:
+                lines += [f"           {line}" for line in _printable(r.feedback).splitlines()]
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------------------------------ Markdown
+
+
+def _md_cell(text: str) -> str:
+    """Table-safe Markdown: pipes escaped, newlines folded, HTML-ish characters neutralised."""
+    text = _printable(" ".join(str(text).split()))
+    for char, escaped in (("\\", "\\\\"), ("|", "\\|"), ("<", "&lt;"), (">", "&gt;"), ("`", "\\`")):
+        text = text.replace(char, escaped)
+    return text
+
+
+def render_markdown(report: Report) -> str:
+    lines = [f"## {_md_cell(report.title)}", "",
+             f"Score: **{_pts(report.points)}/{_pts(report.max_points)}** ({report.score:.0%})", ""]
+    if report.meta.get("error"):
+        lines += [f"Error: {_md_cell(report.meta['error'])}", ""]
+    lines += [f"Warning: {_md_cell(w)}" for w in _warnings(report)]
+    if _warnings(report):
+        lines.append("")
+    lines += ["| check | status | points | feedback |", "|---|---|---|---|"]
+    for r in report.results:
+        points = f"{_pts(r.score)}/{_pts(r.max_score)}"
+        lines.append(f"| {_md_cell(r.name)} | {r.status} | {points} | {_md_cell(r.feedback)} |")
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------------------------------ JSON
+
+
+def report_dict(report: Report) -> dict:
+    """The JSON structure: overall score (fraction), points, and per problem (group) its parts."""
+    problems = []
+    for group, results in report.groups():
+        problems.append({
+            "id": group,
+            "score": _round(sum(r.score for r in results)),
+            "max_score": _round(sum(r.max_score for r in results)),
+            "parts": [
+                {
+                    "name": r.name,
+                    "status": r.status,
+                    "passed": r.passed,
+                    "score": _round(r.score),
+                    "max_score": _round(r.max_score),
+                    "mistake": r.mistake,
+                    "feedback": r.feedback,
+                    "visible": r.visible,
+                }
+                for r in results
+            ],
+        })
+    data = {
+        "title": report.title,
+        "score": _round(report.score),
+        "points": _round(report.points),
+        "max_points": _round(report.max_points),
+        "meta": report.meta,
+        "problems": problems,
+    }
+    if "isolation" in report.meta:  # code reports: CI reads the confinement level at the top level
+        data["isolation"] = report.meta["isolation"]
+    return data
+
+
+def render_json(report: Report, *, compact: bool = False) -> str:
+    """One JSON object; ``compact`` drops the indentation (json's C encoder: several times faster)."""
+    layout = {"separators": (",", ":")} if compact else {"indent": 2}
+    return json.dumps(report_dict(report), sort_keys=True, ensure_ascii=False, default=str, **layout) + "\n"
+
+
+# ------------------------------------------------------------------------------------------ JUnit XML
+
+
+def _xml_text(text: str) -> str:
+    """Drop characters XML 1.0 cannot carry (control characters, lone surrogates) from echoed text."""
+    def allowed(c: str) -> bool:
+        o = ord(c)
+        return o in (0x9, 0xA, 0xD) or 0x20 <= o <= 0xD7FF or 0xE000 <= o <= 0xFFFD or 0x10000 <= o <= 0x10FFFF
+
+    return "".join(c if allowed(c) else "\ufffd" for c in str(text))
+
+
+def _is_error(result: CheckResult) -> bool:
+    return result.status.lower() in ERROR_STATUSES
+
+
+def _junit_counts(results: list[CheckResult]) -> dict[str, str]:
+    errors = sum(1 for r in results if not r.passed and _is_error(r))
+    failures = sum(1 for r in results if not r.passed and not _is_error(r))
+    return {"tests": str(len(results)), "failures": str(failures), "errors": str(errors), "skipped": "0"}
+
+
+def render_junit(report: Report) -> str:
+    """JUnit XML as CI systems read it: testsuites > testsuite (one per problem) > testcase (one per part).
+
+    A wrong part is a ``<failure>``, an invalid (unparseable) one an ``<error>``; points go into
+    ``<properties>`` because JUnit itself has no notion of partial credit.
+    """
+    import xml.etree.ElementTree as ET  # only JUnit output needs it: keep grading start-up light
+
+    root = ET.Element("testsuites", {"name": _xml_text(report.title), **_junit_counts(list(report.results))})
+    root.attrib.pop("skipped")
+    for group, results in report.groups():
+        suite = ET.SubElement(root, "testsuite", {"name": _xml_text(group or "checks"), **_junit_counts(results)})
+        props = ET.SubElement(suite, "properties")
+        ET.SubElement(props, "property", {"name": "points", "value": _pts(sum(r.score for r in results))})
+        ET.SubElement(props, "property", {"name": "max_points", "value": _pts(sum(r.max_score for r in results))})
+        for r in results:
+            case = ET.SubElement(suite, "testcase", {"classname": _xml_text(f"problemgen.{group or 'checks'}"),
+                                                     "name": _xml_text(r.name)})
+            if r.passed:
+                continue
+            tag = "error" if _is_error(r) else "failure"
+            message = r.feedback.splitlines()[0] if r.feedback else r.status
+            child = ET.SubElement(case, tag, {"message": _xml_text(message), "type": r.status})
+            detail = [f"status: {r.status}", f"points: {_pts(r.score)}/{_pts(r.max_score)}"]
+            if r.mistake:
+                detail.append(f"misconception: {r.mistake}")
+            if r.feedback:
+                detail.append(r.feedback)
+            child.text = _xml_text("\n".join(detail))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+# ------------------------------------------------------------------------------------------ Gradescope
+
+
+def render_gradescope(report: Report) -> str:
+    """Gradescope autograder ``results.json``: top-level points and one test per check.
+
+    Scores are in points (Gradescope sums them against the assignment's total); hidden checks get
+    ``"visibility": "hidden"``. ``status`` is Gradescope's optional passed/failed marker.
+    """
+    tests = []
+    for r in report.results:
+        output = f"{r.status}: {r.feedback}" if r.feedback else r.status
+        tests.append({
+            "name": r.name,
+            "score": _round(r.score),
+            "max_score": _round(r.max_score),
+            "status": "passed" if r.passed else "failed",
+            "output": output,
+            "visibility": "visible" if r.visible else "hidden",
+        })
+    summary = [f"{report.title}: {_pts(report.points)}/{_pts(report.max_points)} points"]
+    if report.meta.get("error"):
+        summary.append(f"error: {report.meta['error']}")
+    summary += [f"warning: {w}" for w in _warnings(report)]
+    data = {
+        "score": _round(report.points),
+        "output": "\n".join(summary),
+        "visibility": "visible",
+        "tests": tests,
+    }
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+# ------------------------------------------------------------------------------------------ class runs
+
+REPORT_EXTENSIONS = {"text": "txt", "json": "json", "junit": "xml", "gradescope": "json", "md": "md"}
+
+
+def class_summary(outcome) -> dict:
+    """Score distribution, per-question difficulty and misconception counts of a class run.
+
+    ``outcome`` is a ``classgrade.ClassResult``. Misconceptions count students (not answers): "7 of 30"
+    means 7 of the 30 students with a readable sheet made that mistake at least once.
+    """
+    from problemgen.misconceptions.catalogue import describe
+
+    graded = [s for s in outcome.students if s.report is not None and s.status == "graded"]
+    scores = sorted(s.score for s in graded)
+    questions: dict[str, dict] = {}
+    mistakes: dict[str, set[str]] = {}
+    for student in graded:
+        for r in student.report.results:
+            q = questions.setdefault(r.name, {"name": r.name, "answers": 0, "correct": 0, "invalid": 0,
+                                              "blank": 0, "points": 0.0, "max_points": 0.0})
+            q["answers"] += 1
+            q["correct"] += r.status == "correct"
+            q["invalid"] += r.status == "invalid"
+            q["blank"] += r.feedback == "no answer" and r.status == "wrong"
+            q["points"] += r.score
+            q["max_points"] += r.max_score
+            if r.mistake:
+                mistakes.setdefault(r.mistake, set()).add(student.student)
+    for q in questions.values():
+        points, max_points = q.pop("points"), q.pop("max_points")
+        q["mean_score"] = _round(points / max_points) if max_points else 0.0
+        q["fraction_correct"] = _round(q["correct"] / q["answers"]) if q["answers"] else 0.0
+    counts = sorted(((len(who), tag) for tag, who in mistakes.items()), key=lambda x: (-x[0], x[1]))
+    return {
+        "title": outcome.title,
+        "students": len(outcome.students),
+        "graded": len(graded),
+        "status_counts": {k: sum(s.status == k for s in outcome.students)
+                          for k in ("graded", "malformed", "missing", "error")},
+        "scores": {
+            "mean": _round(sum(scores) / len(scores)) if scores else 0.0,
+            "median": _round(_median(scores)) if scores else 0.0,
+            "min": _round(scores[0]) if scores else 0.0,
+            "max": _round(scores[-1]) if scores else 0.0,
+            "histogram": _histogram(scores),
+        },
+        "questions": sorted(questions.values(), key=lambda q: (q["mean_score"], natural_key(q["name"]))),
+        "misconceptions": [
+            {"tag": tag, "students": n, "of": len(graded),
+             "text": f"{n} of {len(graded)} students: {describe(tag)}"}
+            for n, tag in counts
+        ],
+        "warnings": list(outcome.warnings),
+        "problems": [f"{s.student}: {s.status}: {s.message}"
+                     for s in outcome.students if s.status in ("malformed", "error")],
+    }
+
+
+def _median(xs: list[float]) -> float:
+    mid = len(xs) // 2
+    return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
+
+
+def _histogram(scores: list[float]) -> list[dict]:
+    """Ten bins of 10 percentage points; 100% falls in the last bin."""
+    bins = [0] * 10
+    for s in scores:
+        bins[min(9, int(s * 10 + 1e-9))] += 1
+    return [{"range": f"{10 * i}-{10 * i + 10}%", "students": n} for i, n in enumerate(bins)]
+
+
+def render_summary(summary: dict, fmt: str = "text") -> str:
+    """The class summary for people (``text`` or ``md``) or machines (``json``)."""
+    if fmt == "json":
+        return json.dumps(summary, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    md = fmt == "md"
+    s = summary["scores"]
+    counts = ", ".join(f"{n} {k}" for k, n in summary["status_counts"].items() if n)
+    lines = [("## " if md else "") + _printable(summary["title"]), "",
+             f"{summary['students']} students ({counts}); mean {s['mean']:.0%}, median {s['median']:.0%}, "
+             f"range {s['min']:.0%} to {s['max']:.0%}", ""]
+    width = max([h["students"] for h in s["histogram"]] + [1])
+    lines += ["Score distribution:", ""]
+    for h in s["histogram"]:
+        bar = "#" * round(30 * h["students"] / width)
+        lines.append(f"{'    ' if md else '  '}{h['range']:>8} {h['students']:>4} {bar}")
+    lines += ["", "Questions, hardest first (mean score, correct, invalid, blank):", ""]
+    for q in summary["questions"]:
+        lines.append(f"{'- ' if md else '  '}{q['name']}: {q['mean_score']:.0%} mean, {q['correct']}/{q['answers']} "
+                     f"correct, {q['invalid']} invalid, {q['blank']} blank")
+    if summary["misconceptions"]:
+        lines += ["", "Misconceptions:", ""]
+        lines += [f"{'- ' if md else '  '}{m['text']} ({m['tag']})" for m in summary["misconceptions"]]
+    for title, key in (("Could not grade:", "problems"), ("Warnings:", "warnings")):
+        if summary[key]:
+            lines += ["", title, ""] + [f"{'- ' if md else '  '}{_printable(p)}" for p in summary[key]]
+    return "\n".join(lines) + "\n"
+
+
+def gradebook_csv(outcome) -> str:
+    """One row per student: id, variant, status, score (fraction), points, and points per problem."""
+    import csv
+    import io
+
+    problem_ids: list[str] = []
+    for student in outcome.students:
+        for group, _ in (student.report.groups() if student.report else []):
+            if group not in problem_ids:
+                problem_ids.append(group)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["student", "variant", "status", "score", "points", "max_points", *problem_ids])
+    for student in outcome.students:
+        report = student.report
+        if report is None:
+            writer.writerow([student.student, "", student.status, "0", "0", "", *[""] * len(problem_ids)])
+            continue
+        per_problem = {g: sum(r.score for r in rs) for g, rs in report.groups()}
+        writer.writerow([student.student, report.meta.get("variant", ""), student.status, f"{report.score:.4f}",
+                         _pts(report.points), _pts(report.max_points),
+                         *[_pts(per_problem[g]) if g in per_problem else "" for g in problem_ids]])
+    return buffer.getvalue()
+
+
+def write_class_outputs(out_dir, outcome, fmt: str = "json") -> list:
+    """Write ``gradebook.csv``, ``summary.txt``, ``summary.json`` and ``reports/<student>.<ext>``.
+
+    Only these names are (re)written; nothing else in ``out_dir`` is touched. Returns the paths written.
+    """
+    from pathlib import Path
+
+    out_dir = Path(out_dir)
+    (out_dir / "reports").mkdir(parents=True, exist_ok=True)
+    summary = class_summary(outcome)
+    files = {
+        out_dir / "gradebook.csv": gradebook_csv(outcome),
+        out_dir / "summary.txt": render_summary(summary, "text"),
+        out_dir / "summary.json": render_summary(summary, "json"),
+    }
+    for student in outcome.students:
+        if student.report is not None:
+            text = render_json(student.report, compact=True) if fmt == "json" else render(student.report, fmt)
+            files[out_dir / "reports" / f"{student.student}.{REPORT_EXTENSIONS[fmt]}"] = text
+    for path, text in files.items():
+        path.write_text(text, encoding="utf-8")
+    return sorted(files)
