@@ -238,3 +238,13 @@ def test_the_sheets_we_write_take_the_fast_path():
                                   "a = 1 # c", "a = [1,\n2]", "a = 'x'", "a = +1", "a = 1_000", "a.b = 1"])
 def test_the_fast_reader_leaves_everything_unusual_to_tomllib(text):
     assert _loads_simple(text) is None
+
+
+def test_a_long_digit_run_is_rejected_in_linear_time():
+    """A hostile sheet line of many digits ending in a letter once took exponential time in the fast reader."""
+    import time
+
+    started = time.perf_counter()
+    assert _loads_simple("x = " + "9" * 5000 + "a") is None
+    assert _loads_simple("x = [" + "1, " * 2000 + "9" * 200 + "x]") is None
+    assert time.perf_counter() - started < 1.0

@@ -206,9 +206,12 @@ def parse_sheet_text(text: str) -> SheetAnswers:
 _SIMPLE_HEADER = re.compile(r"\[([A-Za-z0-9_-]+)\]")
 _SIMPLE_STATEMENT = re.compile(r"([A-Za-z0-9_-]+) *= *(.+)")
 _SIMPLE_VALUE = re.compile(
-    r"(?:[\[\], ]|true|false|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|\"[ !#-\[\]-~]*\")+")
+    r"(?:[\[\], ]|true|false|-?(?>0|[1-9][0-9]*+)(?:\.[0-9]++)?(?:[eE][+-]?[0-9]++)?|\"[ !#-\[\]-~]*+\")++")
 """Values whose JSON and TOML readings are identical: plain numbers, escape-free ASCII strings, booleans
-and single-line arrays of them (no nan/inf, no escapes, no comments, no trailing commas)."""
+and single-line arrays of them (no nan/inf, no escapes, no comments, no trailing commas).
+
+Every repetition is possessive or atomic: a long digit run can then be split into numbers only one
+way, so a hostile line such as ``x = 999…9a`` fails in linear time instead of trying every split."""
 
 
 def _loads_simple(text: str) -> dict | None:
