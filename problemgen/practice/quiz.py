@@ -26,8 +26,9 @@ from problemgen.practice.rules import (
     MasteryRule,
     UnitState,
     all_states,
+    answer_outcome,
     choose_next,
-    next_seed,
+    draw_variant,
     unit_unlocked,
 )
 from problemgen.practice.progress import ProgressStore, default_db_path, from_text, utc_now
@@ -42,8 +43,6 @@ COMMANDS: dict[str, str] = {
     "help": "list these commands",
 }
 COMMAND_HELP = "\n".join(f"  {name:<9} {text}" for name, text in COMMANDS.items())
-TARGET_TRIES = 20
-"""How many unseen seeds to try for a variant that lists the misconception being practised."""
 NOW_ENV = "PROBLEMGEN_NOW"
 """If set (ISO time, e.g. ``2026-03-01T09:00:00Z``), the quiz and ``progress`` use it as the clock."""
 
@@ -220,18 +219,7 @@ class QuizSession:
         return ItemState(choice, problem, item_id)
 
     def _draw(self, choice: Choice) -> Problem:
-        """A never-shown variant of the chosen kind; when a misconception is targeted, the first of the
-        next few unseen seeds whose variant lists that mistake (a variant without it cannot test it)."""
-        seen = set(self.store.seen(choice.kind))
-        first = None
-        for _ in range(TARGET_TRIES if choice.target else 1):
-            seed = next_seed(self.seed, choice.kind, choice.difficulty, seen)
-            problem = self.services.generate(choice.kind, seed, choice.difficulty)
-            if any(m.name == choice.target for part in problem.parts for m in part.mistakes):
-                return problem
-            first = first or problem
-            seen.add((seed, choice.difficulty))
-        return first
+        return draw_variant(choice, self.seed, set(self.store.seen(choice.kind)), self.services.generate)
 
     # -- one item -----------------------------------------------------------------------------
 
@@ -291,11 +279,8 @@ class QuizSession:
     def _answer(self, item: ItemState, part: AnswerPart, line: str, last: bool) -> bool:
         """Grade one typed line, commit it, then give feedback; True when the part is done."""
         result = self.services.grade(part, line)
-        decided = None
-        if result.status == "wrong" and not item.failed:
-            decided, item.failed = "wrong", True
-        elif result.status == "correct" and last and not item.failed:
-            decided = "correct"
+        decided = answer_outcome(result.status, item.failed, last)
+        item.failed = item.failed or decided == "wrong"
         self.store.record_answer(item.item_id, part.key, line, result.status, result.score, result.mistake,
                                  self.clock(), outcome=decided)
         if result.status == "correct":

@@ -33,15 +33,17 @@ import zlib
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
-from problemgen.model.core import ProblemgenError
+from problemgen.model.core import Problem, ProblemgenError
 from problemgen.practice.progress import ItemRecord
 
 DEFAULT_INTERVALS_DAYS = (1, 3, 7, 16, 35)
 MAX_LEVEL = 3
 STEP_UP_AFTER = 2
 SEED_SPACE = 1_000_000
+TARGET_TRIES = 20
+"""How many unseen seeds to try for a variant that lists the misconception being practised."""
 
 
 # ----------------------------------------------------------------------------------- curriculum
@@ -371,6 +373,36 @@ def next_seed(base_seed: int, kind: str, difficulty: int, seen: set[tuple[int, i
         if (seed, difficulty) not in seen:
             return seed
     raise ProblemgenError(f"no unseen seed left for {kind}")  # unreachable in practice
+
+
+def draw_variant(choice: Choice, base_seed: int, seen: set[tuple[int, int]],
+                 generate: Callable[[str, int, int], Problem]) -> Problem:
+    """A never-shown variant of the chosen kind; when a misconception is targeted, the first of the
+    next few unseen seeds whose variant lists that mistake (a variant without it cannot test it).
+
+    Shared by every front end (terminal quiz, web) so they draw the same variants for the same store."""
+    seen = set(seen)
+    first = None
+    for _ in range(TARGET_TRIES if choice.target else 1):
+        seed = next_seed(base_seed, choice.kind, choice.difficulty, seen)
+        problem = generate(choice.kind, seed, choice.difficulty)
+        if any(m.name == choice.target for part in problem.parts for m in part.mistakes):
+            return problem
+        first = first or problem
+        seen.add((seed, choice.difficulty))
+    return first
+
+
+def answer_outcome(status: str, already_failed: bool, last_part: bool) -> str | None:
+    """The item outcome a graded answer decides, or None when it decides nothing yet.
+
+    The first wrong answer makes the item wrong (a later correction does not undo it); a correct
+    answer to the last part makes it correct unless it already failed; invalid answers decide nothing."""
+    if status == "wrong" and not already_failed:
+        return "wrong"
+    if status == "correct" and last_part and not already_failed:
+        return "correct"
+    return None
 
 
 # ---------------------------------------------------------------------------------- summary
