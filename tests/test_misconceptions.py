@@ -9,7 +9,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from problemgen.misconceptions import attention as A
 from problemgen.misconceptions import catalogue as mc
+from problemgen.misconceptions import masks as M
+from problemgen.misconceptions import norms as N
 
 
 @pytest.fixture
@@ -41,15 +44,15 @@ def test_mistake_takes_its_hint_from_the_catalogue_unless_given_one():
 
 def test_no_scaling_and_scale_by_dk_change_only_the_scale(qkv):
     q, k, v = qkv
-    out, w = mc.attention_no_scaling(q, k, v)
+    out, w = A.attention_no_scaling(q, k, v)
     assert np.allclose(w, plain_softmax(q @ k.T)) and np.allclose(out, w @ v)
-    _, w = mc.attention_scale_by_dk(q, k, v)
+    _, w = A.attention_scale_by_dk(q, k, v)
     assert np.allclose(w, plain_softmax(q @ k.T / 4))
 
 
 def test_softmax_over_the_wrong_axis_makes_columns_sum_to_one(qkv):
     q, k, v = qkv
-    _, w = mc.attention_softmax_wrong_axis(q, k, v)
+    _, w = A.attention_softmax_wrong_axis(q, k, v)
     assert np.allclose(w, plain_softmax(q @ k.T / 2, axis=0))
     assert np.allclose(w.sum(axis=0), 1) and not np.allclose(w.sum(axis=1), 1)
 
@@ -57,37 +60,37 @@ def test_softmax_over_the_wrong_axis_makes_columns_sum_to_one(qkv):
 def test_mask_after_softmax_leaves_rows_that_do_not_sum_to_one(qkv):
     q, k, v = qkv
     mask = np.tril(np.ones((3, 5), dtype=bool))
-    _, w = mc.attention_mask_after_softmax(q, k, v, mask)
+    _, w = A.attention_mask_after_softmax(q, k, v, mask)
     assert np.allclose(w, plain_softmax(q @ k.T / 2) * mask)
     assert not np.allclose(w.sum(axis=1), 1)
 
 
 def test_zero_instead_of_minus_infinity_is_the_same_as_no_mask(qkv):
     q, k, v = qkv
-    _, w = mc.attention_mask_zero_not_inf(q, k, v, np.tril(np.ones((3, 5), dtype=bool)))
+    _, w = A.attention_mask_zero_not_inf(q, k, v, np.tril(np.ones((3, 5), dtype=bool)))
     assert np.allclose(w, plain_softmax(q @ k.T / 2))
 
 
 def test_inverted_mask_attends_exactly_where_the_mask_forbids(qkv):
     q, k, v = qkv
     mask = np.tril(np.ones((3, 5), dtype=bool))
-    _, w = mc.attention_inverted_mask(q, k, v, mask)
+    _, w = A.attention_inverted_mask(q, k, v, mask)
     assert np.all(w[mask] == 0) and np.allclose(w.sum(axis=1), 1)
 
 
 @pytest.mark.parametrize("shift,expected", [(-1, [[0, 0, 0], [1, 0, 0], [1, 1, 0]]), (1, [[1, 1, 0], [1, 1, 1], [1, 1, 1]])])
 def test_causal_off_by_one_shifts_the_diagonal(shift, expected):
-    assert (mc.causal_off_by_one(3, shift=shift) == np.array(expected, dtype=bool)).all()
+    assert (M.causal_off_by_one(3, shift=shift) == np.array(expected, dtype=bool)).all()
 
 
 def test_norm_variants_use_the_wrong_statistic():
     x = np.array([[1.0, 2.0, 4.0], [0.0, 3.0, 3.0]])
     unbiased = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, ddof=1, keepdims=True) + 1e-5)
-    assert np.allclose(mc.layer_norm_unbiased(x), unbiased)
+    assert np.allclose(N.layer_norm_unbiased(x), unbiased)
     across_tokens = (x - x.mean(0, keepdims=True)) / np.sqrt(x.var(0, keepdims=True) + 1e-5)
-    assert np.allclose(mc.layer_norm_wrong_axis(x), across_tokens)
+    assert np.allclose(N.layer_norm_wrong_axis(x), across_tokens)
     centred = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-6)
-    assert np.allclose(mc.rms_norm_subtracts_mean(x), centred)
+    assert np.allclose(N.rms_norm_subtracts_mean(x), centred)
 
 
 def test_describe_falls_back_to_the_tag_for_unknown_names():

@@ -21,7 +21,7 @@ from problemgen.model.core import ProblemgenError
 from problemgen.sheets.reports import Report, render
 from problemgen.code.sandbox import Sandbox
 from problemgen.code.grade import Plan, grade_submission
-from problemgen.code.variants import describe
+from problemgen.misconceptions.catalogue import describe
 
 EXTENSIONS = {"text": "txt", "json": "json", "junit": "xml", "gradescope": "json", "md": "md"}
 
@@ -124,7 +124,7 @@ def summarise(plan: Plan, reports: list[tuple[str, Report]]) -> str:
     if not counts:
         lines.append("No known misconception was recognised.")
     for tag, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
-        lines.append(f"- {count} of {n}: {describe(tag)[0]} (`{tag}`)")
+        lines.append(f"- {count} of {n}: {describe(tag)} (`{tag}`)")
     return "\n".join(lines) + "\n"
 
 

@@ -19,10 +19,16 @@ DEFAULT_RTOL, DEFAULT_ATOL = 1e-5, 1e-6
 
 @dataclass(frozen=True)
 class Variant:
-    """The output a named misconception produces for one case's inputs."""
+    """The output a named misconception produces for one case's inputs.
+
+    ``atol`` (when set) replaces the case's tolerance for recognising it: a float32 implementation is
+    right to float32 precision only, and two float32 implementations differ from each other by more
+    than the float64 tolerance, so it is recognised as "close, to float32 precision".
+    """
 
     tag: str
     value: Any
+    atol: float | None = None
 
 
 @dataclass(frozen=True)

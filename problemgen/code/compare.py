@@ -164,6 +164,7 @@ def same_value(a: Any, b: Any, rtol: float, atol: float) -> bool:
 def match_variant(case: Case, value: Any) -> Variant | None:
     """The misconception whose output the submission reproduced for this case, if any."""
     for variant in case.variants:
-        if same_value(value if len(case.parts) > 1 else value, variant.value, case.rtol, case.atol):
+        atol = case.atol if variant.atol is None else variant.atol
+        if same_value(value, variant.value, case.rtol, atol):
             return variant
     return None

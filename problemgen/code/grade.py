@@ -26,7 +26,7 @@ from problemgen.code.sandbox import (
 from problemgen.code import compare, static
 from problemgen.code.base import Case, Property, Task
 from problemgen.code.inputs import Unusable
-from problemgen.code.variants import describe
+from problemgen.misconceptions.catalogue import title_and_hint
 
 BANNED_API = "BANNED_API"
 SECRET_ENV = "PROBLEMGEN_GRADER_SECRET"
@@ -172,7 +172,7 @@ def _case_verdict(case: Case, outcome: Outcome) -> _CaseVerdict:
     feedback = verdict.feedback
     tag = verdict.variant.tag if verdict.variant else None
     if tag:
-        title, hint = describe(tag)
+        title, hint = title_and_hint(tag)
         feedback += f". Your output equals {title}. Hint: {hint}"
     return _CaseVerdict(verdict.status, feedback, failed, tag)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from problemgen.errors import ProblemgenError  # noqa: F401 - re-exported: the project exception
+from problemgen.misconceptions.entries import DEFAULT_HINTS
 
 ANSWER_TYPES = ("number", "integer", "matrix", "shape", "expression", "choice", "mask", "term")
 """The checkable answer types.
@@ -50,20 +51,14 @@ class Mistake:
 
     def to_dict(self) -> dict:
         """The hint is left out when it is the catalogue's default for the tag (a fifth of a variant file)."""
-        if self.hint == _default_hints().get(self.name):
+        if self.hint == DEFAULT_HINTS.get(self.name):
             return {"name": self.name, "value": self.value}
         return {"name": self.name, "value": self.value, "hint": self.hint}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Mistake":
-        hint = data["hint"] if "hint" in data else _default_hints().get(data["name"], "")
+        hint = data["hint"] if "hint" in data else DEFAULT_HINTS.get(data["name"], "")
         return cls(name=data["name"], value=data["value"], hint=hint)
-
-
-def _default_hints() -> dict[str, str]:
-    from problemgen.misconceptions.catalogue import DEFAULT_HINTS  # imported late: misconceptions imports this module
-
-    return DEFAULT_HINTS
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,8 @@ import numpy as np
 import reference
 from reference import exact as rx
 from problemgen.model.core import AnswerPart, Draft
-from problemgen.misconceptions.catalogue import (
-    attention_no_scaling,
-    attention_scale_by_dk,
-    attention_softmax_wrong_axis,
-    mistake,
-)
+from problemgen.misconceptions.attention import attention_no_scaling, attention_scale_by_dk, attention_softmax_wrong_axis
+from problemgen.misconceptions.catalogue import mistake
 from problemgen.problems._common import (
     OUTPUT_ATOL,
     SCORE_ATOL,

@@ -12,7 +12,8 @@ import numpy as np
 
 import reference
 from problemgen.model.core import AnswerPart, Draft
-from problemgen.misconceptions.catalogue import causal_off_by_one, mistake
+from problemgen.misconceptions.catalogue import mistake
+from problemgen.misconceptions.masks import causal_off_by_one
 from problemgen.problems._common import (
     OUTPUT_ATOL,
     WEIGHT_ATOL,

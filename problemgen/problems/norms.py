@@ -14,7 +14,8 @@ import numpy as np
 
 import reference
 from problemgen.model.core import AnswerPart, Draft, ProblemgenError, Redraw
-from problemgen.misconceptions.catalogue import layer_norm_unbiased, layer_norm_wrong_axis, mistake
+from problemgen.misconceptions.catalogue import mistake
+from problemgen.misconceptions.norms import layer_norm_unbiased, layer_norm_wrong_axis
 from problemgen.problems._common import override
 from problemgen.problems.concepts import Option, choice_part, option_texts
 from problemgen.model.registry import register

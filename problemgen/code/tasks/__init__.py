@@ -6,7 +6,7 @@ registered here by name, in curriculum order.
 
 Adding a task: write a ``Task`` in the topic's module (spec, starter, ``make_cases(rng, hidden)``
 returning cases whose expected values come from ``reference`` and whose variants come from
-``problemgen.misconceptions.catalogue`` or :mod:`problemgen.code.variants`), list it in ``_load`` below, add a
+the catalogue package ``problemgen.misconceptions``), list it in ``_load`` below, add a
 reference-quality solution to ``tests/fixtures/code/solutions/`` and one mutant per variant tag to
 ``tests/fixtures/code/mutants.py``; the mutation tests then hold the task to its own diagnoses.
 """

@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 import reference as ref
-from problemgen.misconceptions import catalogue as mc
+from problemgen.misconceptions import attention as A
+from problemgen.misconceptions import masks as M
+from problemgen.misconceptions.catalogue import safely
 from problemgen.code.sandbox import Call
 from problemgen.code import inputs as I
-from problemgen.code import variants as V
 from problemgen.code.base import Case, Property, Task, fmt_shape
 from problemgen.code.static import SOFTMAX_SHORTCUTS
 
@@ -48,10 +49,11 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
 
 def _softmax_case(name: str, group: str, x: np.ndarray, axis: int, about: str) -> Case:
     expected = ref.softmax(x, axis=axis)
-    made = V.safely({
-        "softmax_overflow": lambda: V.softmax_naive(x, axis),
+    made = safely({
+        "softmax_overflow": lambda: A.softmax_naive(x, axis),
         "softmax_ignores_axis": lambda: ref.softmax(x, axis=-1),
-        "softmax_global_sum": lambda: V.softmax_global(x, axis),
+        "softmax_global_sum": lambda: A.softmax_global(x, axis),
+        "softmax_wrong_base": lambda: A.softmax_base(x, axis),
     })  # fmt: skip
     return Case(name, group, Call("softmax", (x,), {"axis": axis}), expected, about, variants=I.variants(expected, made))
 
@@ -146,21 +148,23 @@ def scaled_dot_product_attention(q, k, v, mask=None):
 
 def sdpa_variants(q, k, v, mask) -> dict:
     makers = {
-        "no_scaling": lambda: mc.attention_no_scaling(q, k, v, mask),
-        "scale_by_dk": lambda: mc.attention_scale_by_dk(q, k, v, mask),
-        "softmax_wrong_axis": lambda: mc.attention_softmax_wrong_axis(q, k, v, mask),
-        "no_softmax": lambda: V.attention(q, k, v, mask, softmax=False),
-        "weights_times_wrong": lambda: V.attention(q, k, v, mask, mix="k"),
+        "no_scaling": lambda: A.attention_no_scaling(q, k, v, mask),
+        "scale_by_dk": lambda: A.attention_scale_by_dk(q, k, v, mask),
+        "scale_multiplied": lambda: A.attention_scale_multiplied(q, k, v, mask),
+        "softmax_wrong_axis": lambda: A.attention_softmax_wrong_axis(q, k, v, mask),
+        "softmax_wrong_base": lambda: A.attention_softmax_base(q, k, v, mask),
+        "no_softmax": lambda: A.attention(q, k, v, mask, softmax=False),
+        "weights_times_wrong": lambda: A.attention(q, k, v, mask, mix="k"),
     }
     if q.shape[-2] == k.shape[-2]:
-        makers["transpose_scores"] = lambda: V.attention(q, k, v, mask, transpose=True)
+        makers["transpose_scores"] = lambda: A.attention(q, k, v, mask, transpose=True)
     if mask is not None:
         makers |= {
-            "mask_after_softmax": lambda: mc.attention_mask_after_softmax(q, k, v, mask),
-            "mask_ignored": lambda: V.attention(q, k, v, mask, mask_mode="ignore"),
-            "inverted_mask": lambda: V.attention(q, k, v, mask, mask_mode="invert"),  # NaN rows, like student code
+            "mask_after_softmax": lambda: A.attention_mask_after_softmax(q, k, v, mask),
+            "mask_ignored": lambda: A.attention(q, k, v, mask, mask_mode="ignore"),
+            "inverted_mask": lambda: A.attention_inverted_mask(q, k, v, mask),  # NaN rows, like student code
         }
-    return V.safely(makers)
+    return safely(makers)
 
 
 def _sdpa_case(name: str, group: str, q, k, v, mask, about: str) -> Case:
@@ -287,11 +291,11 @@ def _causal_case(name: str, group: str, L: int, S: int | None, align: str) -> Ca
     other = "top-left" if align == "bottom-right" else "bottom-right"
     offset = S_ - L if align == "bottom-right" else 0
     made = [
-        ("causal_off_by_one", mc.causal_off_by_one(L, S_, shift=offset - 1)),  # diagonal blocked
-        ("causal_off_by_one", mc.causal_off_by_one(L, S_, shift=offset + 1)),  # one future key leaks
+        ("causal_off_by_one", M.causal_off_by_one(L, S_, shift=offset - 1)),  # diagonal blocked
+        ("causal_off_by_one", M.causal_off_by_one(L, S_, shift=offset + 1)),  # one future key leaks
         ("causal_wrong_alignment", ref.causal_mask(L, S_, align=other)),
         ("inverted_mask", ~expected),
-        ("causal_upper_triangle", np.triu(np.ones((L, S_), dtype=bool), k=offset)),
+        ("causal_upper_triangle", M.causal_upper_triangle(L, S_, offset=offset)),
     ]
     kwargs = {} if S is None else {"S": S}
     if align != "top-left":

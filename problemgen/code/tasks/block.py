@@ -9,7 +9,10 @@ import numpy as np
 import reference as ref
 from problemgen.code.sandbox import Call
 from problemgen.code import inputs as I
-from problemgen.code import variants as V
+from problemgen.misconceptions import layers as FF
+from problemgen.misconceptions import multihead as MH
+from problemgen.misconceptions import norms as N
+from problemgen.misconceptions.catalogue import safely
 from problemgen.code.tasks.attention import CONVENTIONS
 from problemgen.code.base import Case, Property, Task
 from problemgen.code.static import SOFTMAX_SHORTCUTS
@@ -68,26 +71,26 @@ def transformer_block(x, params, n_heads, mask=None):
 
 
 def _ln(x, p, which: str, ddof: int = 0):
-    return V.layer_norm(x, p[f"{which}_gamma"], p[f"{which}_beta"], ddof=ddof)
+    return N.layer_norm(x, p[f"{which}_gamma"], p[f"{which}_beta"], ddof=ddof)
 
 
-def attention_sublayer(x, p, h, mask=None, *, residual=True, pre=True, ddof=0, scale=None, w_o=True, **_):
+def attention_sublayer(x, p, h, mask=None, *, residual=True, pre=True, ddof=0, scale=None, w_o="right", **_):
     """The first half of the block with one knob per misconception (defaults are correct)."""
     attn = {k: p[k] for k in ("w_q", "w_k", "w_v", "w_o")}
     if not pre:  # post-LN: norm(x + attention(x))
-        out, _w = V.mha(x, x, attn, h, mask, scale=scale, w_o=w_o)
+        out, _w = MH.mha(x, x, attn, h, mask, scale=scale, w_o=w_o)
         return _ln(x + out if residual else out, p, "ln1", ddof)
     z = _ln(x, p, "ln1", ddof)  # (B, L, d)
-    out, _w = V.mha(z, z, attn, h, mask, scale=scale, w_o=w_o)  # (B, L, d)
+    out, _w = MH.mha(z, z, attn, h, mask, scale=scale, w_o=w_o)  # (B, L, d)
     return x + out if residual else out
 
 
 def ffn_sublayer(x, p, *, residual=True, pre=True, ddof=0, act=None, **_):
     ffn = {k: p[k] for k in ("w_1", "b_1", "w_2", "b_2")}
     if not pre:
-        out = V.feed_forward(x, ffn, "gelu_tanh", activation=act)
+        out = FF.feed_forward(x, ffn, "gelu_tanh", activation=act)
         return _ln(x + out if residual else out, p, "ln2", ddof)
-    out = V.feed_forward(_ln(x, p, "ln2", ddof), ffn, "gelu_tanh", activation=act)  # (B, L, d)
+    out = FF.feed_forward(_ln(x, p, "ln2", ddof), ffn, "gelu_tanh", activation=act)  # (B, L, d)
     return x + out if residual else out
 
 
@@ -100,7 +103,7 @@ KNOBS = {
     "pre_post_ln_swapped": {"pre": False},
     "unbiased_variance": {"ddof": 1},
     "no_scaling": {"scale": 1.0},
-    "missing_w_o": {"w_o": False},
+    "missing_w_o": {"w_o": "missing"},
     "relu_for_gelu": {"act": ref.relu},
     "gelu_form_confused": {"act": ref.gelu},
 }
@@ -134,12 +137,12 @@ def _cases_for(prefix: str, group: str, x, p, h: int, mask, about: str) -> list[
 
     def made(expected, fn, *args, applies):
         makers = {tag: (lambda k=k: fn(*args, **k)) for tag, k in KNOBS.items() if tag in applies}
-        return I.variants(expected, V.safely(makers))
+        return I.variants(expected, safely(makers))
 
     attn_tags = ("forgot_residual", "pre_post_ln_swapped", "unbiased_variance", "no_scaling", "missing_w_o")
     ffn_tags = ("forgot_residual", "pre_post_ln_swapped", "unbiased_variance", "relu_for_gelu", "gelu_form_confused")
-    ln_variants = I.variants(z, V.safely({"unbiased_variance": lambda: _ln(x, p, "ln1", 1),
-                                          "norm_wrong_axis": lambda: V.layer_norm(x, p["ln1_gamma"], p["ln1_beta"], axis=-2)}))  # fmt: skip
+    ln_variants = I.variants(z, safely({"unbiased_variance": lambda: _ln(x, p, "ln1", 1),
+                                          "norm_wrong_axis": lambda: N.layer_norm(x, p["ln1_gamma"], p["ln1_beta"], axis=-2)}))  # fmt: skip
     return [
         Case(f"{prefix}/layer_norm", group, Call("layer_norm", (x, p["ln1_gamma"], p["ln1_beta"])), z,
              f"{about}; layer_norm with ln1", stages=("layer norm",), input_id=prefix, variants=ln_variants),

@@ -83,6 +83,8 @@ def count_variants(config: dict) -> list[tuple[str, dict]]:
             ("heads_multiply_params", _with(right, attention=right["attention"] * h))]  # fmt: skip
     if config["bias"]:
         made.append(("forgot_biases", breakdown(dataclasses.replace(cfg, qkv_bias=False, out_bias=False, ffn_bias=False))))
+    else:
+        made.append(("biases_counted_when_none", breakdown(dataclasses.replace(cfg, qkv_bias=True, out_bias=True, ffn_bias=True))))
     if config["tie_embeddings"]:
         made.append(("tied_counted_twice", _with(right, head=V * d)))
     else:

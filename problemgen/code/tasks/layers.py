@@ -7,12 +7,15 @@ import math
 import numpy as np
 
 import reference as ref
-from problemgen.misconceptions import catalogue as mc
+from problemgen.misconceptions import layers as FF
+from problemgen.misconceptions import norms as N
+from problemgen.misconceptions import positional as PE
+from problemgen.misconceptions.catalogue import safely
 from problemgen.code.sandbox import Call
 from problemgen.code import inputs as I
-from problemgen.code import variants as V
 from problemgen.code.tasks.attention import CONVENTIONS
-from problemgen.code.base import Case, Property, Task, fmt_shape
+from problemgen.code.base import DEFAULT_ATOL, DEFAULT_RTOL, Case, Property, Task, Variant, fmt_shape
+from problemgen.code.compare import same_value
 
 # --------------------------------------------------------------------------- layer norm
 
@@ -45,11 +48,12 @@ def layer_norm(x, gamma, beta, eps=1e-5):
 
 def _ln_case(name: str, group: str, x, gamma, beta, about: str) -> Case:
     expected = ref.layer_norm(x, gamma, beta, eps=1e-5)
-    made = V.safely({
-        "unbiased_variance": lambda: mc.layer_norm_unbiased(x, gamma, beta),
-        "norm_wrong_axis": lambda: mc.layer_norm_wrong_axis(x, gamma, beta),
-        "eps_outside_sqrt": lambda: V.layer_norm(x, gamma, beta, eps_inside=False),
-        "affine_skipped": lambda: V.layer_norm(x, gamma, beta, affine=False),
+    made = safely({
+        "unbiased_variance": lambda: N.layer_norm_unbiased(x, gamma, beta),
+        "norm_wrong_axis": lambda: N.layer_norm_wrong_axis(x, gamma, beta),
+        "eps_outside_sqrt": lambda: N.layer_norm_eps_outside(x, gamma, beta),
+        "unbiased_variance_eps_outside": lambda: N.layer_norm_unbiased_eps_outside(x, gamma, beta),
+        "affine_skipped": lambda: N.layer_norm(x, gamma, beta, affine=False),
     })  # fmt: skip
     return Case(name, group, Call("layer_norm", (x, gamma, beta)), expected, about, variants=I.variants(expected, made))
 
@@ -63,9 +67,12 @@ def _norm_inputs(rng, shape: tuple[int, ...], scale: float = 2.0):
 def _ln_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
     if not hidden:
         x = np.array([[1.0, 2.0, 3.0], [0.0, -2.0, 2.0]])
+        quiet = np.array([[0.003, -0.001, 0.004, 0.0], [1.0, 2.0, 3.0, 6.0]])  # token 0: variance ~ eps
         return [_ln_case("public/2x3", "public", x, np.ones(3), np.zeros(3), "2 tokens of 3 features, gamma=1, beta=0"),
                 _ln_case("public/affine", "public", x, np.array([2.0, 1.0, 0.5]), np.array([0.0, 1.0, -1.0]),
-                         "the same tokens with gamma and beta")]  # fmt: skip
+                         "the same tokens with gamma and beta"),
+                _ln_case("public/small-variance", "public", quiet, np.ones(4), np.zeros(4),
+                         "a token whose variance is close to eps, and an ordinary one")]  # fmt: skip
     cases = []
     for i, shape in enumerate([(4, 6), (2, 3, 5), (3, 8), (2, 2, 3, 4)]):
         x, gamma, beta = _norm_inputs(rng, shape)
@@ -121,18 +128,22 @@ def rms_norm(x, gamma, eps=1e-6):
 
 def _rms_case(name: str, group: str, x, gamma, about: str) -> Case:
     expected = ref.rms_norm(x, gamma, eps=1e-6)
-    made = V.safely({
-        "rms_subtracts_mean": lambda: mc.rms_norm_subtracts_mean(x, gamma),
-        "norm_wrong_axis": lambda: V.rms_norm(x, gamma, axis=-2),
-        "eps_outside_sqrt": lambda: V.rms_norm(x, gamma, eps_inside=False),
-        "affine_skipped": lambda: V.rms_norm(x, gamma, affine=False),
+    made = safely({
+        "rms_subtracts_mean": lambda: N.rms_norm_subtracts_mean(x, gamma),
+        "rms_no_eps": lambda: N.rms_norm_no_eps(x, gamma),
+        "norm_wrong_axis": lambda: N.rms_norm(x, gamma, axis=-2),
+        "eps_outside_sqrt": lambda: N.rms_norm(x, gamma, eps_inside=False),
+        "affine_skipped": lambda: N.rms_norm(x, gamma, affine=False),
     })  # fmt: skip
     return Case(name, group, Call("rms_norm", (x, gamma)), expected, about, variants=I.variants(expected, made))
 
 
 def _rms_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
     if not hidden:
-        return [_rms_case("public/3-4", "public", np.array([[3.0, 4.0], [1.0, -1.0]]), np.ones(2), "2 tokens of 2 features, gamma=1")]
+        quiet = np.array([[0.001, -0.0005, 0.0015], [1.0, -2.0, 2.0]])  # token 0: mean square ~ eps
+        return [_rms_case("public/3-4", "public", np.array([[3.0, 4.0], [1.0, -1.0]]), np.ones(2), "2 tokens of 2 features, gamma=1"),
+                _rms_case("public/small-values", "public", quiet, np.ones(3),
+                          "a token whose mean square is close to eps, and an ordinary one")]  # fmt: skip
     cases = []
     for i, shape in enumerate([(4, 6), (2, 3, 5), (3, 8)]):
         x, gamma, _ = _norm_inputs(rng, shape)
@@ -201,16 +212,16 @@ def _ffn_params(rng, d: int, f: int, kind: str, biases: bool) -> dict[str, np.nd
 
 def _ffn_case(name: str, group: str, x, p, kind: str, about: str) -> Case:
     expected = ref.feed_forward(x, p, kind)
-    makers = {"activation_skipped": lambda: V.feed_forward(x, p, kind, activation=V.identity)}
+    makers = {"activation_skipped": lambda: FF.feed_forward(x, p, kind, activation=FF.identity)}
     if kind == "gelu":
-        makers |= {"relu_for_gelu": lambda: V.feed_forward(x, p, kind, activation=ref.relu),
-                   "gelu_form_confused": lambda: V.feed_forward(x, p, kind, activation=V.gelu_tanh)}  # fmt: skip
+        makers |= {"relu_for_gelu": lambda: FF.feed_forward(x, p, kind, activation=ref.relu),
+                   "gelu_form_confused": lambda: FF.feed_forward(x, p, kind, activation=FF.gelu_tanh)}  # fmt: skip
     if kind == "swiglu":
-        makers |= {"swiglu_gate_swapped": lambda: V.feed_forward(x, p, kind, swap_gate=True),
-                   "relu_for_gelu": lambda: V.feed_forward(x, p, kind, activation=ref.relu)}  # fmt: skip
+        makers |= {"swiglu_gate_swapped": lambda: FF.feed_forward(x, p, kind, swap_gate=True),
+                   "relu_for_gelu": lambda: FF.feed_forward(x, p, kind, activation=ref.relu)}  # fmt: skip
     if "b_1" in p:
-        makers["ffn_biases_skipped"] = lambda: V.feed_forward(x, p, kind, biases=False)
-    return Case(name, group, Call("feed_forward", (x, p, kind)), expected, about, variants=I.variants(expected, V.safely(makers)))
+        makers["ffn_biases_skipped"] = lambda: FF.feed_forward(x, p, kind, biases=False)
+    return Case(name, group, Call("feed_forward", (x, p, kind)), expected, about, variants=I.variants(expected, safely(makers)))
 
 
 def _ffn_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
@@ -279,38 +290,35 @@ def sinusoidal_encoding(n_positions, d_model):
 '''
 
 
-def _pe_variant(P: int, d: int, *, swap=False, column_exponent=False, start=0, concat=False, degrees=False):
-    pos = np.arange(start, start + P, dtype=np.float64)[:, None]  # (P, 1)
-    cols = np.arange(d, dtype=np.float64)[None, :]  # (1, d)
-    pair = np.floor(cols / 2) * 2  # (1, d) 2i for both columns of a pair
-    angles = pos / 10000.0 ** ((cols if column_exponent else pair) / d)  # (P, d)
-    if degrees:
-        angles = np.deg2rad(angles)  # (P, d) the angle read as degrees
-    sin, cos = np.sin(angles), np.cos(angles)  # (P, d)
-    even = (np.arange(d) % 2 == 0)[None, :]  # (1, d)
-    if concat:
-        half = ref.sinusoidal_encoding(P + start, d)[start:]  # (P, d)
-        return np.concatenate([half[:, 0::2], half[:, 1::2]], axis=1)  # (P, d) sines then cosines
-    return np.where(even != swap, sin, cos)  # (P, d)
+FLOAT32_ATOL = 1e-3
+"""How far a float32 table may be from the float64 one and still be recognised as float32 (angles up to
+a few thousand radians, float32 spacing ~1e-4 there)."""
 
 
 def _pe_case(name: str, group: str, P: int, d: int) -> Case:
     expected = ref.sinusoidal_encoding(P, d)
-    made = {
-        "sin_cos_swapped": _pe_variant(P, d, swap=True),
-        "pe_wrong_frequency_index": _pe_variant(P, d, column_exponent=True),
-        "positions_zero_vs_one": _pe_variant(P, d, start=1),
-        "pe_concatenated": _pe_variant(P, d, concat=True),
-        "degrees_not_radians": _pe_variant(P, d, degrees=True),
-    }
+    made = [
+        ("sin_cos_swapped", PE.sinusoidal(P, d, swap=True)),
+        ("pe_wrong_frequency_index", PE.sinusoidal(P, d, exponent="column_doubled")),
+        ("pe_wrong_frequency_index", PE.sinusoidal(P, d, exponent="column")),
+        ("positions_zero_vs_one", PE.sinusoidal(P, d, start=1)),
+        ("pe_concatenated", PE.sinusoidal(P, d, concat=True)),
+        ("degrees_not_radians", PE.sinusoidal(P, d, degrees=True)),
+    ]
+    found = I.variants(expected, made)
+    single = PE.sinusoidal(P, d, dtype=np.float32)  # (P, d) right to float32 precision only
+    if not same_value(single, expected, DEFAULT_RTOL, DEFAULT_ATOL):  # long tables: float32 fails the tolerance
+        found += (Variant("pe_float32", single, atol=FLOAT32_ATOL),)  # last: exact variants are matched first
     return Case(name, group, Call("sinusoidal_encoding", (P, d)), expected, f"n_positions={P}, d_model={d}",
-                variants=I.variants(expected, made))  # fmt: skip
+                variants=found)  # fmt: skip
 
 
 def _pe_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
-    if not hidden:
-        return [_pe_case("public/2x4", "public", 2, 4)]
-    return [_pe_case(f"hidden/{i + 1}", "hidden", int(rng.integers(3, 12)), 2 * int(rng.integers(2, 9))) for i in range(4)]
+    if not hidden:  # the long table is where float32 fails the float64 tolerance
+        return [_pe_case("public/2x4", "public", 2, 4), _pe_case("public/512x64", "public", 512, 64)]
+    cases = [_pe_case(f"hidden/{i + 1}", "hidden", int(rng.integers(3, 12)), 2 * int(rng.integers(2, 9))) for i in range(4)]
+    long = int(rng.integers(300, 1025)), 2 * int(rng.integers(16, 65))
+    return cases + [_pe_case("hidden/long", "hidden", *long)]
 
 
 def _pe_bounded(values: list) -> str:

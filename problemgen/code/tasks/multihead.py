@@ -9,7 +9,9 @@ import numpy as np
 import reference as ref
 from problemgen.code.sandbox import Call
 from problemgen.code import inputs as I
-from problemgen.code import variants as V
+from problemgen.misconceptions import attention as A
+from problemgen.misconceptions import multihead as MH
+from problemgen.misconceptions.catalogue import safely
 from problemgen.code.tasks.attention import CONVENTIONS
 from problemgen.code.base import Case, Property, Task
 from problemgen.code.static import SOFTMAX_SHORTCUTS
@@ -104,20 +106,22 @@ def _mha_cases_for(prefix: str, group: str, x, x_kv, p, h: int, mask, about: str
     return [
         Case(f"{prefix}/split_heads", group, Call("split_heads", (q, h)), split, f"{about}; split_heads of x_q @ w_q",
              stages=("split_heads",), input_id=prefix,
-             variants=I.variants(split, {"split_without_transpose": V.split_heads(q, h, transpose=False)})),
+             variants=I.variants(split, {"split_without_transpose": MH.split_heads(q, h, how="no_transpose"),
+                                         "heads_split_wrong_axis": MH.split_heads(q, h, how="wrong_axis")})),
         Case(f"{prefix}/merge_heads", group, Call("merge_heads", (heads,)), merged, f"{about}; merge_heads of the head outputs",
              stages=("merge_heads",), input_id=prefix,
-             variants=I.variants(merged, {"merge_without_transpose": V.merge_heads(heads, transpose=False)})),
+             variants=I.variants(merged, {"merge_without_transpose": MH.merge_heads(heads, how="no_transpose"),
+                                          "heads_split_wrong_axis": MH.merge_heads(heads, how="wrong_axis")})),
         Case(f"{prefix}/attention", group, Call("multi_head_attention", (x, x_kv, p, h), {"mask": mask}), expected,
              about, parts=("output", "weights"), stages=("output projection", "attention weights"), input_id=prefix,
-             variants=I.variants(expected, V.mha_variants(x, x_kv, p, h, mask) | _transposed(x, x_kv, p, h, mask))),
+             variants=I.variants(expected, MH.mha_variants(x, x_kv, p, h, mask) | _transposed(x, x_kv, p, h, mask))),
     ]  # fmt: skip
 
 
 def _transposed(x, x_kv, p, h: int, mask) -> dict:
     """Every square weight used as Wᵀ (the column convention applied to row-vector weights)."""
     flipped = {name: w.T for name, w in p.items()}
-    return V.safely({"projection_transposed": lambda: V.mha(x, x_kv, flipped, h, mask)})
+    return safely({"projection_transposed": lambda: MH.mha(x, x_kv, flipped, h, mask)})
 
 
 def _mha_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
@@ -203,7 +207,7 @@ def cross_attention(x, memory, params, n_heads, memory_valid=None):
 def _cross_case(name: str, group: str, x, memory, p, h: int, valid, about: str) -> Case:
     mask = None if valid is None else ref.padding_mask(valid)  # (B, 1, S)
     expected = ref.multi_head_attention(x, memory, p, h, mask=mask)
-    made = V.mha_variants(x, memory, p, h, mask)
+    made = MH.mha_variants(x, memory, p, h, mask)
     return Case(name, group, Call("cross_attention", (x, memory, p, h), {"memory_valid": valid}), expected, about,
                 parts=("output", "weights"), stages=("output projection", "attention weights"), input_id=name,
                 variants=I.variants(expected, made))  # fmt: skip
@@ -290,7 +294,7 @@ def kv_step(x_new, p, h, cache_k, cache_v, *, mask_mode="bottom-right", append=T
     values = np.concatenate([cache_v, v], axis=-2) if append else v  # (B, h, T+t, d_k)
     t, total = q.shape[-2], keys.shape[-2]
     mask = None if mask_mode == "none" else ref.causal_mask(t, total, align=mask_mode)  # (t, T+t)
-    heads, _ = V.attention(q, keys, values, mask, scale=scale)  # (B, h, t, d_k)
+    heads, _ = A.attention(q, keys, values, mask, scale=scale)  # (B, h, t, d_k)
     concat = ref.merge_heads(heads)  # (B, t, d_model)
     return (ref.project(concat, p["w_o"]) if w_o else concat), keys, values
 
@@ -299,7 +303,7 @@ def _kv_case(name: str, group: str, x_new, p, h: int, cache_k, cache_v, about: s
     cache = ref.KVCache(n_layers=1, keys=[cache_k], values=[cache_v])
     output, _ = ref.cached_self_attention(x_new, p, h, cache)  # (B, t, d_model)
     expected = (output, cache.keys[0], cache.values[0])
-    made = V.safely({
+    made = safely({
         "causal_wrong_alignment": lambda: kv_step(x_new, p, h, cache_k, cache_v, mask_mode="top-left"),
         "causal_missing": lambda: kv_step(x_new, p, h, cache_k, cache_v, mask_mode="none"),
         "cache_not_appended": lambda: kv_step(x_new, p, h, cache_k, cache_v, append=False),
