@@ -39,10 +39,10 @@ def class_dir(root: Path, with_manifest: bool = True) -> Path:
     """A class directory shaped like `problemgen worksheet --roster` output."""
     out = root / "class"
     for student in STUDENTS:
-        (out / student).mkdir(parents=True)
-        (out / student / "variant.json").write_text(fx.fixture_variant(student).to_json(), encoding="utf-8")
+        (out / "keys" / student).mkdir(parents=True)
+        (out / "keys" / student / "variant.json").write_text(fx.fixture_variant(student).to_json(), encoding="utf-8")
     if with_manifest:
-        entries = [{"student": s, "directory": s, "variant_id": fx.fixture_variant(s).variant_id} for s in STUDENTS]
+        entries = [{"student": s, "key": f"keys/{s}", "variant_id": fx.fixture_variant(s).variant_id} for s in STUDENTS]
         manifest = {"schema": "problemgen.manifest/1", "title": "Fixture class", "students": entries}
         (out / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     return out
@@ -174,7 +174,7 @@ def test_a_symlinked_submission_is_malformed(tmp_path, capsys):
 def test_an_unsafe_directory_in_the_manifest_is_refused(tmp_path, capsys):
     classes = class_dir(tmp_path)
     manifest = json.loads((classes / "manifest.json").read_text())
-    manifest["students"][0]["directory"] = "../../etc"
+    manifest["students"][0]["student"] = "../../etc"
     (classes / "manifest.json").write_text(json.dumps(manifest))
     code, _, err = run(["grade", str(submissions(tmp_path)), "--variants", str(classes)], capsys)
     assert code == 2 and "not a safe name" in err

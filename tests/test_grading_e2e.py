@@ -91,8 +91,8 @@ def test_a_class_set_from_the_worksheet_command_grades_in_class_mode(tmp_path, m
     classes, subs = tmp_path / "class", tmp_path / "subs"
     worksheet.write_class_set(worksheet.WorksheetJob("masking", classes), roster, "GRADING_TEST_SECRET")
     (subs / "bo").mkdir(parents=True)
-    shutil.copy(classes / "ana" / "key.toml", subs / "ana.toml")
-    shutil.copy(classes / "bo" / "key.toml", subs / "bo" / "answers.toml")
+    shutil.copy(classes / "keys" / "ana" / "key.toml", subs / "ana.toml")
+    shutil.copy(classes / "keys" / "bo" / "key.toml", subs / "bo" / "answers.toml")
     outcome = grade_class(subs, classes)
     assert [(s.student, s.status, s.score) for s in outcome.students] == [
         ("ana", "graded", 1.0), ("bo", "graded", 1.0), ("cyd", "missing", 0.0)]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import textwrap
 
 import pytest
@@ -142,7 +144,7 @@ def test_key_shows_answers_tolerances_worked_solutions_and_a_weights_heatmap(ban
 def test_tex_escapes_titles_and_ids(bank, tmp_path):
     worksheet.write_worksheet(WorksheetJob(bank, tmp_path / "out", formats=("tex",)))
     tex = (tmp_path / "out" / "worksheet.tex").read_text()
-    assert r"\title{Weights \& norms\_1}" in tex and r"\texttt{weights-s7}" in tex
+    assert r"{\LARGE Weights \& norms\_1\par}" in tex and r"\texttt{weights-s7}" in tex
     assert not (tmp_path / "out" / "worksheet.pdf").exists()
 
 
@@ -208,21 +210,25 @@ def test_formats_parse_with_markdown_always_included():
 # --- rosters and class sets ----------------------------------------------------------------------
 
 
-def test_class_set_writes_one_directory_per_student_and_a_manifest(bank, roster, secret, tmp_path):
+def test_class_set_keeps_handouts_apart_from_keys_and_writes_a_manifest(bank, roster, secret, tmp_path):
     out = tmp_path / "class"
     calls = []
     entries = worksheet.write_class_set(WorksheetJob(bank, out), roster, SECRET_ENV, lambda d, t: calls.append((d, t)))
     assert [e["student"] for e in entries] == ["s001", "s002", "s003"]
+    assert [e["name"] for e in entries] == ["Ada", "Alan", "Grace"]
     assert calls == [(1, 3), (2, 3), (3, 3)]
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["students"] == entries and manifest["bank"] == "weights" and manifest["base_seed"] == 7
     assert manifest["student_files"] == ["answers.toml", "worksheet.md"]
-    variants = {s: WorksheetVariant.load(out / s / "variant.json") for s in ("s001", "s002", "s003")}
-    for student, variant in variants.items():
-        assert sorted(snapshot(out / student)) == SINGLE_FILES
+    assert sorted(p.name for p in out.iterdir()) == ["handouts", "keys", "manifest.json"]
+    variants = {s: WorksheetVariant.load(out / "keys" / s / "variant.json") for s in ("s001", "s002", "s003")}
+    for (student, variant), entry in zip(variants.items(), entries):
+        assert sorted(snapshot(out / "handouts" / student)) == ["answers.toml", "worksheet.md"]
+        assert sorted(snapshot(out / "keys" / student)) == ["answer_key.md", "key.toml", "variant.json"]
         assert variant.student == student
-        text = (out / student / "worksheet.md").read_text()
-        assert f"Variant `{variant.variant_id}` · student `{student}`" in text
+        text = (out / "handouts" / student / "worksheet.md").read_text()
+        assert f"Name: {entry['name']} · Student id: `{student}`" in text
+        assert f"Variant `{variant.variant_id}`" in text
         assert str(variant.seed) not in text  # the sheet never shows the seed that rebuilds the key
     params = [v.problems[0].problem.params for v in variants.values()]
     assert params[0] != params[1] != params[2]
@@ -230,13 +236,61 @@ def test_class_set_writes_one_directory_per_student_and_a_manifest(bank, roster,
     assert len(pinned) == 1
 
 
+def _renderings(numbers: str) -> set[str]:
+    """How the documents print each non-integer number of a text: 4 decimals, 3 decimals, the repr."""
+    import re
+
+    found = set()
+    for number in re.findall(r"-?\d+\.\d+", numbers):
+        value = float(number)
+        if value != round(value):
+            found |= {f"{value:.4f}".rstrip("0"), repr(value), f"{value:.3f}"}
+    return found
+
+
+def _key_renderings(variant: WorksheetVariant) -> set[str]:
+    """Every text rendering of every key value that the problem did not itself give: the key.toml value
+    and each non-trivial number as the key prints it. (An answer may legitimately reuse given numbers,
+    e.g. the rows of a given output in a permuted order.)"""
+    import json
+
+    from problemgen.sheets.answersheet import key_sheet
+
+    found: set[str] = set()
+    for line in key_sheet(variant).splitlines():
+        if "=" in line and not line.startswith(("#", "[", "variant", "student")):
+            value = line.split("=", 1)[1].strip()
+            found |= {value} | _renderings(value)
+    given = set()
+    for placed in variant.problems:
+        given |= _renderings(json.dumps(placed.problem.params))
+    return {text for text in found - given if len(text.strip('"')) >= 4}
+
+
+def test_no_key_value_appears_anywhere_under_handouts(tmp_path, monkeypatch):
+    monkeypatch.setenv(SECRET_ENV, "a long class secret")
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id,name\ns1,Ada\ns2,Bo\n", encoding="utf-8")
+    out = tmp_path / "class"
+    worksheet.write_class_set(WorksheetJob("mixed_exam", out, formats=("md", "tex")), roster, SECRET_ENV)
+    handout_files = [p for p in (out / "handouts").rglob("*") if p.is_file()]
+    assert {p.name for p in handout_files} == {"answers.toml", "worksheet.md", "worksheet.tex"}
+    # the fixed format examples of the blank sheet ("e.g. 0.125") are the same for every sheet: not a value
+    texts = [re.sub(r"e\.g\. .*", "", p.read_text(encoding="utf-8")) for p in handout_files]
+    for student in ("s1", "s2"):
+        renderings = _key_renderings(WorksheetVariant.load(out / "keys" / student / "variant.json"))
+        assert len(renderings) > 20  # the check has teeth: matrices, counts, sizes, shapes
+        leaked = sorted(r for r in renderings for text in texts if r in text)
+        assert leaked == [], leaked
+
+
 def test_class_sets_are_reproducible_with_the_secret_and_change_without_it(bank, roster, secret, tmp_path, monkeypatch):
     worksheet.write_class_set(WorksheetJob(bank, tmp_path / "a"), roster, SECRET_ENV)
     worksheet.write_class_set(WorksheetJob(bank, tmp_path / "b"), roster, SECRET_ENV)
     assert snapshot(tmp_path / "a") == snapshot(tmp_path / "b")
-    monkeypatch.setenv(SECRET_ENV, "another secret")
+    monkeypatch.setenv(SECRET_ENV, "another long secret")
     worksheet.write_class_set(WorksheetJob(bank, tmp_path / "c"), roster, SECRET_ENV)
-    assert snapshot(tmp_path / "a")["s001/variant.json"] != snapshot(tmp_path / "c")["s001/variant.json"]
+    assert snapshot(tmp_path / "a")["keys/s001/variant.json"] != snapshot(tmp_path / "c")["keys/s001/variant.json"]
 
 
 def test_class_sets_are_identical_whether_written_by_one_process_or_several(bank, roster, secret, tmp_path):
@@ -286,13 +340,67 @@ def test_roster_prefers_the_id_column_skips_blank_lines_and_tolerates_a_bom(tmp_
     assert worksheet.read_roster(path) == ["a1", "a2"]
 
 
+def test_rosters_take_a_named_id_column_gradescope_sid_and_semicolons(tmp_path):
+    path = tmp_path / "roster.csv"
+    path.write_text("Full Name,SID,Email\nAda Lovelace,a1,a@x\n", encoding="utf-8")
+    assert worksheet.read_roster_entries(path) == [worksheet.RosterStudent("a1", "Ada Lovelace")]
+    path.write_text("Nachname;Vorname;Matrikel\nLovelace;Ada;m1\n", encoding="utf-8")
+    assert worksheet.read_roster(path, id_column="Matrikel") == ["m1"]
+    path.write_text("First Name;Last Name;id\nAlan;Turing;t1\n", encoding="utf-8")
+    assert worksheet.read_roster_entries(path) == [worksheet.RosterStudent("t1", "Alan Turing")]
+    with pytest.raises(ProblemgenError, match="expected the column 'matrikel'"):
+        worksheet.read_roster(path, id_column="matrikel")
+
+
+def test_a_short_class_secret_is_refused(monkeypatch):
+    monkeypatch.setenv(SECRET_ENV, "short-secret")
+    with pytest.raises(ProblemgenError, match="12 characters; at least 16"):
+        worksheet.read_secret(SECRET_ENV)
+
+
+def test_an_output_directory_under_a_file_is_one_clear_error(tmp_path):
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ProblemgenError, match="is a file, not a directory"):
+        worksheet.prepare_output(tmp_path / "file" / "out", force=False)
+
+
+def test_combined_documents_start_every_student_on_a_fresh_sheet():
+    docs = ["\\documentclass{article}\n\\begin{document}\nA\n\\end{document}\n",
+            "\\documentclass{article}\n\\begin{document}\nB\n\\end{document}\n"]
+    text = worksheet.combine_tex(docs)
+    assert text.count("\\begin{document}") == 1 and text.count("\\documentclass") == 1
+    assert text.index("A") < text.index("\\ifodd\\value{page}") < text.index("B")
+    with pytest.raises(ProblemgenError, match="exactly one"):
+        worksheet.combine_tex(["no document here"])
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex not installed")
+def test_combined_pdfs_hold_every_student_each_starting_on_a_new_sheet(tmp_path, monkeypatch):
+    from problemgen.documents.latex import compile_with_log
+
+    monkeypatch.setenv(SECRET_ENV, "a long class secret")
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id;name\ns1;Ada Lovelace\ns2;Zoë Ärger\ns3;李雷\n", encoding="utf-8")
+    out = tmp_path / "class"
+    worksheet.write_class_set(WorksheetJob("masking", out, formats=("tex", "pdf")), roster, SECRET_ENV)
+    assert (out / "handouts.pdf").read_bytes().startswith(b"%PDF") and (out / "keys.pdf").exists()
+    pages = lambda log: int(re.search(r"\((\d+) pages?", log).group(1))  # noqa: E731
+    for kind, name in (("handouts", "worksheet"), ("keys", "answer_key")):
+        each = [pages(compile_with_log((out / kind / s / f"{name}.tex").read_text(), "d")[1]) for s in ("s1", "s2", "s3")]
+        combined = (out / f"{kind}.tex").read_text()
+        assert pages(compile_with_log(combined, "c")[1]) == sum(n + n % 2 for n in each[:-1]) + each[-1]
+        assert "\\markright{Ada Lovelace \\quad s1" in combined and "\\markright{Zo" in combined
+        assert "\\markright{?? \\quad s3" in combined  # pdflatex cannot print it: never a compile error
+
+
 def test_files_are_never_written_through_a_link_leaving_the_output(tmp_path):
     root = (tmp_path / "out").resolve()
     root.mkdir()
     outside = tmp_path / "outside"
     outside.mkdir()
     (root / "s001").symlink_to(outside)
-    with pytest.raises(ProblemgenError, match="resolves outside"):
+    with pytest.raises(ProblemgenError, match="symbolic link"):
         worksheet.write_files(root, "s001", {"worksheet.md": b"x"})
     (root / "s002").mkdir()
     (root / "s002" / "worksheet.md").symlink_to(outside / "target.md")

@@ -30,13 +30,21 @@ def test_worksheet_command_writes_the_directory_and_reports_the_variant(bank, tm
 
 
 def test_worksheet_command_with_a_roster_writes_a_class_set(bank, tmp_path, capsys, monkeypatch):
-    monkeypatch.setenv(SECRET_ENV, "s3cret")
+    monkeypatch.setenv(SECRET_ENV, "s3cret-of-sufficient-length")
     roster = tmp_path / "roster.csv"
     roster.write_text("id\na1\na2\n")
     argv = ["worksheet", str(bank), "-o", str(tmp_path / "class"), "--roster", str(roster), "--secret-env", SECRET_ENV]
     assert run(argv) == 0
     assert "wrote 2 student worksheets" in capsys.readouterr().out
-    assert (tmp_path / "class" / "a2" / "variant.json").exists()
+    assert (tmp_path / "class" / "keys" / "a2" / "variant.json").exists()
+    assert (tmp_path / "class" / "handouts" / "a2" / "worksheet.md").exists()
+
+
+def test_an_output_path_under_a_file_is_one_error_line(bank, tmp_path, capsys):
+    (tmp_path / "f").write_text("x")
+    assert run(["worksheet", str(bank), "-o", str(tmp_path / "f" / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "is a file" in err and err.count("\n") == 1
 
 
 def test_roster_without_secret_env_is_a_usage_error(bank, tmp_path, capsys):

@@ -1,7 +1,8 @@
 """Class mode: grade a directory of answer sheets, one per student, against each student's own variant.
 
 The class directory is what ``problemgen worksheet --roster`` wrote (``manifest.json`` and one
-``<student>/variant.json`` each); the submissions directory holds ``<student>.toml`` or
+``keys/<student>/variant.json`` each; a set written before handouts and keys were apart has
+``<student>/variant.json``, which is read too); the submissions directory holds ``<student>.toml`` or
 ``<student>/answers.toml``. One student's unreadable file is reported for that student and the run goes
 on; results come back in roster order whatever the number of worker processes.
 """
@@ -60,17 +61,25 @@ def roster(class_dir: str | Path) -> tuple[str, list[str]]:
         try:
             manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
             title = str(manifest.get("title") or title)
-            ids = [str(entry.get("directory") or entry["student"]) for entry in manifest["students"]]
+            ids = [str(entry["student"]) for entry in manifest["students"]]
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ProblemgenError(f"{manifest_path}: not a readable class manifest ({exc})") from None
     else:
-        ids = sorted(p.name for p in class_dir.iterdir() if (p / "variant.json").is_file())
+        keys = class_dir / "keys" if (class_dir / "keys").is_dir() else class_dir
+        ids = sorted(p.name for p in keys.iterdir() if (p / "variant.json").is_file())
     for student in ids:
         if not _SAFE_STUDENT.fullmatch(student):
             raise ProblemgenError(f"{manifest_path}: student directory {student[:40]!r} is not a safe name")
     if not ids:
-        raise ProblemgenError(f"{class_dir}: no students (no manifest.json and no */variant.json)")
+        raise ProblemgenError(f"{class_dir}: no students (no manifest.json and no keys/*/variant.json)")
     return title, ids
+
+
+def variant_path(class_dir: str | Path, student: str) -> Path:
+    """Where a student's frozen variant lives: ``keys/<id>/variant.json`` (or the older ``<id>/variant.json``)."""
+    class_dir = Path(class_dir)
+    keyed = class_dir / "keys" / student / "variant.json"
+    return keyed if keyed.exists() or not (class_dir / student / "variant.json").exists() else class_dir / student / "variant.json"
 
 
 def find_submission(submissions_dir: Path, student: str) -> Path | None:
@@ -88,7 +97,7 @@ def grade_student(class_dir: str | Path, submissions_dir: str | Path, student: s
 
     try:
         sheet = find_submission(Path(submissions_dir), student)
-        variant = WorksheetVariant.load(Path(class_dir) / student / "variant.json")
+        variant = WorksheetVariant.load(variant_path(class_dir, student))
         if sheet is None:
             return StudentResult(student, "missing", message="no answer sheet submitted")
         report = grade_sheet(variant, sheet, student=student)

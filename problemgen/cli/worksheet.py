@@ -14,12 +14,14 @@ from problemgen.documents import banks, worksheet
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Output directory.")
 @click.option("--seed", type=click.IntRange(min=0), help="Worksheet seed (default: the bank's seed).")
 @click.option("--format", "formats", default="md", show_default=True, help="Comma-separated: md, tex, pdf.")
-@click.option("--roster", type=click.Path(dir_okay=False), help="CSV with an id/student_id/student column.")
+@click.option("--roster", type=click.Path(dir_okay=False),
+              help="CSV (, or ; separated) with an id/student_id/student/SID column and optionally a name column.")
+@click.option("--id-column", metavar="NAME", help="The roster column holding the student ids.")
 @click.option("--secret-env", metavar="VAR", help="Environment variable holding the class secret (with --roster).")
 @click.option("--templates", type=click.Path(file_okay=False), help="Directory of templates overriding the built-in ones.")
 @click.option("--force", is_flag=True, help="Write into a non-empty directory (same-named files are replaced).")
 @click.option("--jobs", type=click.IntRange(min=1), help="Worker processes for a class set (default: automatic).")
-def worksheet_command(bank, out_dir, seed, formats, roster, secret_env, templates, force, jobs):
+def worksheet_command(bank, out_dir, seed, formats, roster, id_column, secret_env, templates, force, jobs):
     """Turn a question BANK into a worksheet, answer key, answer sheets and variant.json.
 
     BANK is a TOML file or the name of a shipped bank (see `problemgen bank list`). DIR receives
@@ -27,9 +29,11 @@ def worksheet_command(bank, out_dir, seed, formats, roster, secret_env, template
     sheet) and variant.json (what `problemgen grade` reads); .tex/.pdf as --format asks. A non-empty
     DIR is refused unless --force (files of the same names are replaced, nothing is deleted).
 
-    With --roster, every student gets a sub-directory seeded by HMAC-SHA256 of the secret in the
-    named environment variable, the bank and the student id, plus manifest.json; a different
-    --seed gives the class a fresh round of variants.
+    With --roster, every student gets handouts/<id>/ (worksheet, blank answers.toml: safe to hand
+    out) and keys/<id>/ (answer key, key.toml, variant.json), seeded by HMAC-SHA256 of the secret
+    (at least 16 characters) in the named environment variable, the bank and the student id, plus
+    manifest.json and, with pdf, handouts.pdf and keys.pdf for printing. The roster's name column is
+    printed on the handout. A different --seed gives the class a fresh round of variants.
 
     \b
     Example:
@@ -38,14 +42,14 @@ def worksheet_command(bank, out_dir, seed, formats, roster, secret_env, template
       export CLASS_SECRET=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
       problemgen worksheet mixed_exam -o class/ --roster roster.csv --secret-env CLASS_SECRET
     """
-    if bool(roster) != bool(secret_env):
-        raise click.UsageError("--roster and --secret-env go together")
+    if bool(roster) != bool(secret_env) or (id_column and not roster):
+        raise click.UsageError("--roster and --secret-env go together (and --id-column needs --roster)")
     job = worksheet.WorksheetJob(bank, out_dir, seed, worksheet.parse_formats(formats), templates, force, jobs)
     if not roster:
         variant = worksheet.write_worksheet(job)
         return click.echo(f"wrote {len(variant.problems)} problems ({variant.variant_id}) to {out_dir}")
     with click.progressbar(length=1, label="students", file=sys.stderr) as bar:
-        entries = worksheet.write_class_set(job, roster, secret_env, _advance(bar))
+        entries = worksheet.write_class_set(job, roster, secret_env, _advance(bar), id_column)
     click.echo(f"wrote {len(entries)} student worksheets and manifest.json to {out_dir}")
 
 

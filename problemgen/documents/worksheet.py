@@ -2,8 +2,11 @@
 
 One worksheet is a ``WorksheetVariant`` (the frozen problems, ``variant.json``) plus documents rendered
 from it: ``worksheet.md`` / ``answer_key.md`` (and ``.tex`` / ``.pdf`` on request), the blank answer
-sheet ``answers.toml`` and the filled ``key.toml``. A class set writes one such directory per student
-of a roster and a ``manifest.json``.
+sheet ``answers.toml`` and the filled ``key.toml``. A class set keeps what a student may see apart from
+what only the instructor may: ``handouts/<id>/`` (worksheet in every requested format, blank
+``answers.toml``) and ``keys/<id>/`` (answer key, ``key.toml``, ``variant.json``), plus ``manifest.json``
+and, with PDF output, one combined print-ready ``handouts.pdf`` and ``keys.pdf`` (each student's pages
+start on a new sheet, name and id in the header). Zipping ``handouts/<id>/`` never gives a key away.
 
 Seeds. Every problem seed is a hash of the worksheet seed and the problem's place in the bank, so one
 worksheet seed rebuilds the whole sheet. A student's worksheet seed is an HMAC-SHA256 of the class
@@ -34,7 +37,14 @@ from problemgen.documents.variantfile import SheetProblem, WorksheetVariant
 FORMATS = ("md", "tex", "pdf")
 """Document formats; Markdown is always written, ``tex`` and ``pdf`` on request."""
 
-ROSTER_ID_COLUMNS = ("id", "student_id", "student")
+ROSTER_ID_COLUMNS = ("id", "student_id", "student", "sid")
+"""Header names taken as the student id column (case-insensitive; ``SID`` is Gradescope's roster export)."""
+ROSTER_NAME_COLUMNS = ("name", "full name", "full_name", "student name", "student_name")
+ROSTER_DELIMITERS = ",;\t"
+MIN_SECRET_CHARS = 16
+HANDOUTS, KEYS = "handouts", "keys"
+KEY_FILE_PREFIXES = ("answer_key.", "key.toml", "variant.json")
+"""Files of a worksheet directory that hold answers: never among the handouts."""
 MAX_ROSTER_BYTES = 4 * 1024 * 1024
 MAX_STUDENTS = 5000
 _RESERVED_NAMES = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))}
@@ -65,10 +75,13 @@ def student_seed(secret: str, bank_id: str, base_seed: int, student: str) -> tup
 def read_secret(env_var: str) -> str:
     """The class secret from the named environment variable (never from the command line)."""
     secret = os.environ.get(env_var, "")
+    hint = f"export {env_var}=$(python3 -c 'import secrets; print(secrets.token_hex(32))')"
     if not secret.strip():
+        raise ProblemgenError(f"environment variable {env_var} is not set or empty; set it to a long random secret, e.g. {hint}")
+    if len(secret.strip()) < MIN_SECRET_CHARS:
         raise ProblemgenError(
-            f"environment variable {env_var} is not set or empty; set it to a long random secret, e.g. "
-            f"export {env_var}=$(python3 -c 'import secrets; print(secrets.token_hex(32))')"
+            f"the class secret in {env_var} has {len(secret.strip())} characters; at least {MIN_SECRET_CHARS} are needed "
+            f"so nobody can guess it and rebuild the keys, e.g. {hint}"
         )
     return secret
 
@@ -177,7 +190,7 @@ class DocumentRenderer:
             "mistakes": list(dict.fromkeys(describe(m.name) for m in part.mistakes)),
         }
 
-    def context(self, variant: WorksheetVariant, fmt: str, *, key: bool, instructions: str = "") -> dict:
+    def context(self, variant: WorksheetVariant, fmt: str, *, key: bool, instructions: str = "", name: str = "") -> dict:
         """What the document templates see (documented at the top of each template)."""
         problems = []
         for number, placed in enumerate(variant.problems, start=1):
@@ -193,12 +206,16 @@ class DocumentRenderer:
             })
         return {
             "title": variant.title, "bank": variant.bank, "variant_id": variant.variant_id,
-            "student": variant.student, "instructions": instructions, "conventions": self.conventions(fmt),
+            "student": variant.student, "student_name": _name_for(name, fmt), "instructions": instructions,
+            "conventions": self.conventions(fmt),
             "total_points": sum(p.points for p in variant.problems), "problems": problems,
         }
 
-    def documents(self, variant: WorksheetVariant, formats: tuple[str, ...], instructions: str = "") -> dict[str, bytes]:
-        """File name -> bytes of every document of one variant in the requested formats."""
+    def documents(
+        self, variant: WorksheetVariant, formats: tuple[str, ...], instructions: str = "", student_name: str = ""
+    ) -> dict[str, bytes]:
+        """File name -> bytes of every document of one variant in the requested formats (``student_name``:
+        the roster's name, printed on the name line)."""
         from problemgen.documents.rendering import render_document
 
         self._blocks.clear()  # prompts are shared within one variant; across students they differ
@@ -206,7 +223,7 @@ class DocumentRenderer:
         wanted = ("md", "tex") if {"tex", "pdf"} & set(formats) else ("md",)
         for fmt in wanted:
             for name, key in (("worksheet", False), ("answer_key", True)):
-                context = self.context(variant, fmt, key=key, instructions=instructions)
+                context = self.context(variant, fmt, key=key, instructions=instructions, name=student_name)
                 text = render_document(name, fmt, context, self.user_dir)
                 if fmt == "md" or "tex" in formats:
                     files[f"{name}.{fmt}"] = text.encode("utf-8")
@@ -217,6 +234,15 @@ class DocumentRenderer:
         return files
 
 
+def _name_for(name: str, fmt: str) -> str:
+    """The roster name for one format: pdflatex (no unicode engine) gets '?' for characters it cannot print."""
+    if fmt != "tex":
+        return name
+    from problemgen.documents.rendering import TEX_UNICODE
+
+    return "".join(c if ord(c) < 0x250 or c in TEX_UNICODE else "?" for c in name)
+
+
 def answer_sheets(variant: WorksheetVariant) -> dict[str, bytes]:
     """``answers.toml`` (blank) and ``key.toml`` (filled): the sheet format belongs to the grader's module."""
     from problemgen.sheets.answersheet import blank_sheet, key_sheet
@@ -225,10 +251,11 @@ def answer_sheets(variant: WorksheetVariant) -> dict[str, bytes]:
 
 
 def variant_files(
-    variant: WorksheetVariant, renderer: DocumentRenderer, formats: tuple[str, ...], instructions: str = ""
+    variant: WorksheetVariant, renderer: DocumentRenderer, formats: tuple[str, ...], instructions: str = "",
+    name: str = "",
 ) -> dict[str, bytes]:
     """Every file of one worksheet directory."""
-    files = renderer.documents(variant, formats, instructions)
+    files = renderer.documents(variant, formats, instructions, name)
     files.update(answer_sheets(variant))
     files["variant.json"] = variant.to_json().encode("utf-8")
     return dict(sorted(files.items()))
@@ -249,9 +276,37 @@ def check_student_id(student: str, where: str) -> str:
     return student
 
 
-def read_roster(path: str | Path) -> list[str]:
-    """Student ids from a CSV with a header naming an ``id``, ``student_id`` or ``student`` column."""
+@dataclass(frozen=True)
+class RosterStudent:
+    """One roster row: the id (a directory name) and the name printed on the handout ("" when none)."""
+
+    id: str
+    name: str = ""
+
+
+def read_roster(path: str | Path, id_column: str | None = None) -> list[str]:
+    """Student ids of a roster CSV (see :func:`read_roster_entries`)."""
+    return [student.id for student in read_roster_entries(path, id_column)]
+
+
+def read_roster_entries(path: str | Path, id_column: str | None = None) -> list[RosterStudent]:
+    """Students of a roster CSV: comma-, semicolon- or tab-separated, with a header row.
+
+    The id column is ``id_column`` when given, else the first of ``id``, ``student_id``, ``student``,
+    ``SID`` (Gradescope); the name column is ``name``/``full name`` or ``first name`` + ``last name``.
+    """
     path = Path(path)
+    rows = _roster_rows(path)
+    header = [h.strip().lower() for h in rows[0]]
+    wanted = (id_column.strip().lower(),) if id_column else ROSTER_ID_COLUMNS
+    column = next((header.index(name) for name in wanted if name in header), None)
+    if column is None:
+        expected = f"the column {id_column!r}" if id_column else f"one of {', '.join(ROSTER_ID_COLUMNS)} (or --id-column)"
+        raise ProblemgenError(f"{path}, line 1: no student id column; expected {expected} (found {rows[0]})")
+    return _roster_students(path, rows[1:], column, _name_columns(header))
+
+
+def _roster_rows(path: Path) -> list[list[str]]:
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -259,22 +314,29 @@ def read_roster(path: str | Path) -> list[str]:
     if len(raw) > MAX_ROSTER_BYTES:
         raise ProblemgenError(f"{path}: roster larger than {MAX_ROSTER_BYTES} bytes")
     try:
-        rows = list(csv.reader(io.StringIO(raw.decode("utf-8-sig"))))
+        text = raw.decode("utf-8-sig")
+        first = text.split("\n", 1)[0]
+        delimiter = max(ROSTER_DELIMITERS, key=first.count) if any(d in first for d in ROSTER_DELIMITERS) else ","
+        rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))
     except (UnicodeDecodeError, csv.Error) as exc:
         raise ProblemgenError(f"{path}: roster is not a UTF-8 CSV file ({exc})") from exc
     if not rows:
         raise ProblemgenError(f"{path}: roster is empty")
-    header = [h.strip().lower() for h in rows[0]]
-    column = next((header.index(name) for name in ROSTER_ID_COLUMNS if name in header), None)
-    if column is None:
-        raise ProblemgenError(
-            f"{path}, line 1: no student id column; name one of {', '.join(ROSTER_ID_COLUMNS)} (found {rows[0]})"
-        )
-    return _roster_ids(path, rows[1:], column)
+    return rows
 
 
-def _roster_ids(path: Path, rows: list[list[str]], column: int) -> list[str]:
-    students: list[str] = []
+def _name_columns(header: list[str]) -> tuple[int, ...]:
+    """Columns whose cells, joined by a space, make the printed name (none: no name column)."""
+    full = next((header.index(name) for name in ROSTER_NAME_COLUMNS if name in header), None)
+    if full is not None:
+        return (full,)
+    parts = [next((header.index(n) for n in names if n in header), None)
+             for names in (("first name", "first_name", "given name"), ("last name", "last_name", "surname"))]
+    return tuple(i for i in parts if i is not None)
+
+
+def _roster_students(path: Path, rows: list[list[str]], column: int, names: tuple[int, ...]) -> list[RosterStudent]:
+    students: list[RosterStudent] = []
     seen: dict[str, int] = {}
     for line, row in enumerate(rows, start=2):
         if not any(cell.strip() for cell in row):
@@ -287,7 +349,8 @@ def _roster_ids(path: Path, rows: list[list[str]], column: int) -> list[str]:
         if folded in seen:
             raise ProblemgenError(f"{path}, line {line}: student id {student!r} repeats line {seen[folded]}")
         seen[folded] = line
-        students.append(student)
+        name = " ".join(row[i].strip() for i in names if i < len(row) and row[i].strip())
+        students.append(RosterStudent(student, _printable_name(name)))
     if not students:
         raise ProblemgenError(f"{path}: roster lists no students")
     if len(students) > MAX_STUDENTS:
@@ -295,28 +358,53 @@ def _roster_ids(path: Path, rows: list[list[str]], column: int) -> list[str]:
     return students
 
 
+def _printable_name(name: str) -> str:
+    """A roster name fit for a handout header: control characters dropped, at most 80 characters."""
+    return "".join(c for c in " ".join(name.split()) if c.isprintable())[:80]
+
+
 def prepare_output(out_dir: str | Path, force: bool) -> Path:
     """Create ``out_dir`` (refusing a non-empty one without ``force``) and return its resolved path."""
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise ProblemgenError(f"{out}: exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()) and not force:
-        raise ProblemgenError(f"{out}: directory is not empty; use --force to replace the files problemgen writes there")
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        if out.is_dir() and any(out.iterdir()) and not force:
+            raise ProblemgenError(f"{out}: directory is not empty; use --force to replace the files problemgen writes there")
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ProblemgenError(f"{out}: cannot create the output directory ({_os_reason(exc, out)})") from None
     return out.resolve()
 
 
+def _os_reason(exc: OSError, path: Path) -> str:
+    """Why a path could not be made, in words (a parent that is a file is the common case)."""
+    for parent in path.parents:
+        if parent.exists() and not parent.is_dir():
+            return f"{parent} is a file, not a directory"
+    return exc.strerror or type(exc).__name__
+
+
 def write_files(root: Path, subdir: str | None, files: dict[str, bytes]) -> None:
-    """Write ``files`` into ``root/subdir``, refusing a directory or file link that leads outside ``root``."""
-    target = root / subdir if subdir else root
-    target.mkdir(exist_ok=True)
-    if not target.resolve().is_relative_to(root):
-        raise ProblemgenError(f"refusing to write into {target}: it resolves outside {root}")
+    """Write ``files`` into ``root/subdir``, refusing a directory or file link on the way (a link could
+    lead outside ``root``)."""
+    target = root
+    for component in (subdir.split("/") if subdir else ()):
+        target = target / component
+        if target.is_symlink():
+            raise ProblemgenError(f"refusing to write into {target}: it is a symbolic link")
+        try:
+            target.mkdir(exist_ok=True)
+        except OSError as exc:
+            raise ProblemgenError(f"cannot create {target} ({_os_reason(exc, target)})") from None
     for name, data in files.items():
         path = target / name
         if path.is_symlink():
             raise ProblemgenError(f"refusing to write {path}: it is a symbolic link")
-        path.write_bytes(data)
+        try:
+            path.write_bytes(data)
+        except OSError as exc:
+            raise ProblemgenError(f"cannot write {path} ({exc.strerror})") from None
 
 
 def parse_formats(text: str) -> tuple[str, ...]:
@@ -367,20 +455,36 @@ def write_worksheet(job: WorksheetJob) -> WorksheetVariant:
     return variant
 
 
+def is_key_file(name: str) -> bool:
+    """Whether a worksheet file holds answers (answer key, filled sheet, frozen variant)."""
+    return name.startswith(KEY_FILE_PREFIXES)
+
+
 class StudentWriter:
-    """Builds and writes one student's directory. Each process has its own (the caches are per process)."""
+    """Builds and writes one student's handout and key directories. Each process has its own (the caches
+    are per process)."""
 
     def __init__(self, bank: Bank, job: WorksheetJob, secret: str, base_seed: int, root: Path) -> None:
         self.bank, self.job, self.secret, self.base_seed, self.root = bank, job, secret, base_seed, root
         self.cache = ProblemCache()
         self.renderer = DocumentRenderer(job.templates)
+        self.combine = "pdf" in job.formats
 
-    def __call__(self, student: str) -> dict:
-        seed, tag = student_seed(self.secret, self.bank.id, self.base_seed, student)
-        variant = build_variant(self.bank, seed, student=student, variant_id=f"{self.bank.id}-{tag}", cache=self.cache)
-        files = variant_files(variant, self.renderer, self.job.formats, self.bank.instructions)
-        write_files(self.root, student, files)
-        return {"student": student, "directory": student, "variant_id": variant.variant_id}
+    def __call__(self, student: RosterStudent) -> dict:
+        seed, tag = student_seed(self.secret, self.bank.id, self.base_seed, student.id)
+        variant = build_variant(self.bank, seed, student=student.id, variant_id=f"{self.bank.id}-{tag}", cache=self.cache)
+        formats = (*self.job.formats, "tex") if self.combine else self.job.formats
+        files = variant_files(variant, self.renderer, formats, self.bank.instructions, student.name)
+        sources = {name: files[name].decode() for name in ("worksheet.tex", "answer_key.tex")} if self.combine else {}
+        if "tex" not in self.job.formats:  # rendered only for the combined PDFs
+            files = {name: data for name, data in files.items() if not name.endswith(".tex")}
+        write_files(self.root, f"{HANDOUTS}/{student.id}", {n: d for n, d in files.items() if not is_key_file(n)})
+        write_files(self.root, f"{KEYS}/{student.id}", {n: d for n, d in files.items() if is_key_file(n)})
+        entry = {"student": student.id, "name": student.name, "variant_id": variant.variant_id,
+                 "handout": f"{HANDOUTS}/{student.id}", "key": f"{KEYS}/{student.id}"}
+        if self.combine:
+            entry["_tex"] = (sources["worksheet.tex"], sources["answer_key.tex"])
+        return entry
 
 
 _WORKER: StudentWriter | None = None
@@ -391,7 +495,7 @@ def _start_worker(writer: StudentWriter) -> None:
     _WORKER = writer
 
 
-def _write_in_worker(student: str) -> dict:
+def _write_in_worker(student: RosterStudent) -> dict:
     assert _WORKER is not None
     return _WORKER(student)
 
@@ -404,7 +508,7 @@ def worker_count(job: WorksheetJob, students: int) -> int:
     return max(1, min(4, cpus, students // 25))
 
 
-def _write_students(writer: StudentWriter, students: list[str], workers: int):
+def _write_students(writer: StudentWriter, students: list[RosterStudent], workers: int):
     """Yield manifest entries in roster order, from this process or from a pool of workers."""
     if workers == 1:
         yield from map(writer, students)
@@ -418,36 +522,70 @@ def _write_students(writer: StudentWriter, students: list[str], workers: int):
 
 
 def student_files(formats: tuple[str, ...]) -> list[str]:
-    """The files of each directory meant for the student (the rest is for the instructor and the grader)."""
+    """The files of each ``handouts/<id>/`` directory (what a student may see)."""
     return ["answers.toml", *(f"worksheet.{fmt}" for fmt in FORMATS if fmt in formats)]
+
+
+def combine_tex(sources: list[str]) -> str:
+    """One LaTeX document printing every source in turn: the first one's preamble, then each body.
+
+    Each student starts on an odd page (a blank page pads an odd count), so printed double-sided every
+    student's pages begin on a new sheet; page numbers restart per student and each body sets its own
+    header (name, id, variant).
+    """
+    begin, end = "\\begin{document}", "\\end{document}"
+    bodies = []
+    for source in sources:
+        if source.count(begin) != 1 or end not in source:
+            raise ProblemgenError("cannot combine the documents: a template must hold exactly one \\begin{document}")
+        bodies.append(source[source.index(begin) + len(begin) : source.rindex(end)].strip("\n"))
+    new_sheet = "\\clearpage\\ifodd\\value{page}\\else\\null\\thispagestyle{empty}\\clearpage\\fi\\setcounter{page}{1}"
+    preamble = sources[0][: sources[0].index(begin)]
+    return preamble + begin + "\n" + f"\n{new_sheet}\n".join(bodies) + "\n" + end + "\n"
+
+
+def _write_combined(root: Path, formats: tuple[str, ...], sources: dict[str, list[str]]) -> None:
+    """``handouts.pdf`` and ``keys.pdf`` (and their ``.tex`` when asked) at the top of the class set."""
+    from problemgen.documents.latex import compile_pdf
+
+    for name, docs in sources.items():
+        text = combine_tex(docs)
+        files = {f"{name}.pdf": compile_pdf(text, name)}
+        if "tex" in formats:
+            files[f"{name}.tex"] = text.encode("utf-8")
+        write_files(root, None, files)
 
 
 def write_class_set(
     job: WorksheetJob, roster: str | Path, secret_env: str,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Callable[[int, int], None] | None = None, id_column: str | None = None,
 ) -> list[dict]:
-    """One worksheet directory per roster student plus ``manifest.json``; returns the manifest entries.
+    """``handouts/<id>/`` and ``keys/<id>/`` per roster student, combined PDFs, and ``manifest.json``.
 
     Students are independent, so large classes are spread over worker processes; every file depends only
     on the inputs, never on which worker wrote it. ``manifest.json`` is written last: a directory without
-    it is an interrupted run.
+    it is an interrupted run. Returns the manifest entries.
     """
     _check_formats(job)
     bank = load_bank(job.bank, job.templates)
-    students = read_roster(roster)
+    students = read_roster_entries(roster, id_column)
     secret = read_secret(secret_env)
     base_seed = bank.seed if job.seed is None else job.seed
     root = prepare_output(job.out_dir, job.force)
     writer = StudentWriter(bank, job, secret, base_seed, root)
-    entries = []
+    entries, combined = [], {"handouts": [], "keys": []}
     for entry in _write_students(writer, students, worker_count(job, len(students))):
+        for name, source in zip(combined, entry.pop("_tex", ())):
+            combined[name].append(source)
         entries.append(entry)
         if progress:
             progress(len(entries), len(students))
+    if writer.combine:
+        _write_combined(root, job.formats, combined)
     manifest = {
-        "schema": "problemgen.manifest/1", "bank": bank.id, "title": bank.title, "base_seed": base_seed,
+        "schema": "problemgen.manifest/2", "bank": bank.id, "title": bank.title, "base_seed": base_seed,
         "formats": list(job.formats), "problems": bank.size, "students": entries,
-        "student_files": student_files(job.formats),
+        "handouts": HANDOUTS, "keys": KEYS, "student_files": student_files(job.formats),
     }
     write_files(root, None, {"manifest.json": (json.dumps(manifest, sort_keys=True, indent=1) + "\n").encode()})
     return entries
