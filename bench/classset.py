@@ -30,7 +30,8 @@ from pathlib import Path
 
 from _common import KINDS, ROOT, SECRET_ENV, VENV_BIN, machine_line, median, run_timed, table, verdict
 
-PER_STUDENT = ("answer_key.md", "answers.toml", "key.toml", "variant.json", "worksheet.md")
+PER_STUDENT = ("handouts/{}/answers.toml", "handouts/{}/worksheet.md", "keys/{}/answer_key.md", "keys/{}/key.toml",
+               "keys/{}/variant.json")
 
 # Run in a child so its ru_maxrss is this workload's alone (the parent has run other sizes already).
 MEMORY_CHILD = """
@@ -67,10 +68,10 @@ def write_roster(directory: Path, students: int, prefix: str = "student") -> Pat
 
 
 def check_output(out: Path, students: int) -> str:
-    """A sanity line: every student directory holds the five files."""
-    dirs = [p for p in out.iterdir() if p.is_dir()]
-    complete = sum(all((d / name).is_file() for name in PER_STUDENT) for d in dirs)
-    problems = len(json.loads((dirs[0] / "variant.json").read_text())["problems"]) if dirs else 0
+    """A sanity line: every student's handout and key directories hold the five files."""
+    ids = [p.name for p in (out / "keys").iterdir() if p.is_dir()] if (out / "keys").is_dir() else []
+    complete = sum(all((out / name.format(i)).is_file() for name in PER_STUDENT) for i in ids)
+    problems = len(json.loads((out / "keys" / ids[0] / "variant.json").read_text())["problems"]) if ids else 0
     size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     return f"{complete}/{students} student dirs complete, {problems} problems each, {size / 2**20:.1f} MiB written"
 

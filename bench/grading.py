@@ -51,13 +51,13 @@ def make_class(tmp: Path, students: int) -> tuple[Path, Path, dict[str, int]]:
     counts = {"key (correct)": 0, "digits rotated (wrong)": 0, "blank": 0}
     for n in range(students):
         student = f"student{n:04d}"
-        key = (class_dir / student / "key.toml").read_text()
+        key = (class_dir / "keys" / student / "key.toml").read_text()
         if n % 10 < 6:
             text, sort = key, "key (correct)"
         elif n % 10 < 9:
             text, sort = wrong_sheet(key), "digits rotated (wrong)"
         else:
-            text, sort = (class_dir / student / "answers.toml").read_text(), "blank"
+            text, sort = (class_dir / "handouts" / student / "answers.toml").read_text(), "blank"
         (submissions / f"{student}.toml").write_text(text)
         counts[sort] += 1
     return class_dir, submissions, counts
@@ -103,7 +103,7 @@ def breakdown(class_dir: Path, submissions: Path, students: int) -> list[list[ob
     for n in range(students):
         student = f"student{n:04d}"
         t0 = time.perf_counter()
-        variant = WorksheetVariant.load(class_dir / student / "variant.json")
+        variant = WorksheetVariant.load(class_dir / "keys" / student / "variant.json")
         t1 = time.perf_counter()
         answers = read_sheet(submissions / f"{student}.toml")
         t2 = time.perf_counter()
