@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "grade": ("problemgen.cli.grade:grade_command", "Grade answer sheets against frozen variants."),
     "task": ("problemgen.cli.code:task_group", "List and show coding tasks."),
     "grade-code": ("problemgen.cli.code:grade_code_command", "Grade submitted code in the sandbox."),
+    "export": ("problemgen.cli.export:export_group", "Package a grader for Gradescope, GitHub Classroom, PrairieLearn."),
     "quiz": ("problemgen.cli.quiz:quiz_command", "Practise in the terminal with instant feedback."),
     "progress": ("problemgen.cli.quiz:progress_command", "Show (or reset) your quiz progress."),
 }

@@ -3,7 +3,8 @@
 Both graders (answer sheets and student code) produce a :class:`Report` of :class:`CheckResult` rows;
 this module is the only place that knows the output formats, so a CI system sees the same structure
 whichever grader ran. Rendering is deterministic (no timestamps, stable order) so a re-grade of the same
-submission produces identical bytes.
+submission produces identical bytes — except JUnit's ``timestamp`` and ``hostname``, which its strict
+format requires (see :func:`junit_stamp`).
 
 Statuses: answer parts use ``correct`` / ``wrong`` / ``invalid``; the code grader uses its own
 (``OK``, ``WRONG``, ``CRASH``, ``TIMEOUT``…). Statuses meaning "could not be checked" (see
@@ -14,6 +15,7 @@ status is a JUnit *failure*.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 
 FORMATS = ("text", "json", "junit", "gradescope", "md")
@@ -228,48 +230,97 @@ def _junit_counts(results: list[CheckResult]) -> dict[str, str]:
     return {"tests": str(len(results)), "failures": str(failures), "errors": str(errors), "skipped": "0"}
 
 
+def junit_stamp() -> tuple[str, str]:
+    """(timestamp, hostname) for JUnit: the strict Ant-style format requires both on every testsuite.
+
+    They are the only non-deterministic bytes problemgen writes, and only in JUnit, because the
+    format demands them. The timestamp is the start of this grading process (UTC, to the second; every
+    report of one class run shares it), or ``$SOURCE_DATE_EPOCH`` when set, for reproducible builds.
+    """
+    import datetime
+    import socket
+
+    global _JUNIT_STARTED
+    if _JUNIT_STARTED is None:
+        epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+        when = (datetime.datetime.fromtimestamp(int(epoch), datetime.timezone.utc) if epoch.isdigit()
+                else datetime.datetime.now(datetime.timezone.utc))
+        _JUNIT_STARTED = when.strftime("%Y-%m-%dT%H:%M:%S")
+    return _JUNIT_STARTED, socket.gethostname() or "localhost"
+
+
+_JUNIT_STARTED: str | None = None
+
+
 def render_junit(report: Report) -> str:
     """JUnit XML as CI systems read it: testsuites > testsuite (one per problem) > testcase (one per part).
 
     A wrong part is a ``<failure>``, an invalid (unparseable) one an ``<error>``; points go into
-    ``<properties>`` because JUnit itself has no notion of partial credit.
+    ``<properties>`` because JUnit itself has no notion of partial credit. Every testsuite carries what
+    the strict Ant-style schema requires (``name``, ``timestamp``, ``hostname``, ``tests``, ``failures``,
+    ``errors``, ``time``, and ``package`` and ``id`` inside ``<testsuites>``; ``properties``,
+    ``system-out`` and ``system-err`` children) and what Jenkins reads (``skipped``, per-case
+    ``classname`` and ``time``). Checks are not timed one by one, so ``time`` is 0. The totals on
+    ``<testsuites>`` are for the consumers that read them there (Jenkins, GitLab, junitparser).
     """
     import xml.etree.ElementTree as ET  # only JUnit output needs it: keep grading start-up light
 
-    root = ET.Element("testsuites", {"name": _xml_text(report.title), **_junit_counts(list(report.results))})
+    timestamp, hostname = junit_stamp()
+    root = ET.Element("testsuites", {"name": _xml_text(report.title), **_junit_counts(list(report.results)),
+                                     "time": "0"})
     root.attrib.pop("skipped")
-    for group, results in report.groups():
-        suite = ET.SubElement(root, "testsuite", {"name": _xml_text(group or "checks"), **_junit_counts(results)})
+    for index, (group, results) in enumerate(report.groups()):
+        suite = ET.SubElement(root, "testsuite", {
+            "name": _xml_text(group or "checks"), **_junit_counts(results), "time": "0",
+            "timestamp": timestamp, "hostname": _xml_text(hostname), "id": str(index), "package": "problemgen",
+        })
         props = ET.SubElement(suite, "properties")
         ET.SubElement(props, "property", {"name": "points", "value": _pts(sum(r.score for r in results))})
         ET.SubElement(props, "property", {"name": "max_points", "value": _pts(sum(r.max_score for r in results))})
         for r in results:
-            case = ET.SubElement(suite, "testcase", {"classname": _xml_text(f"problemgen.{group or 'checks'}"),
-                                                     "name": _xml_text(r.name)})
-            if r.passed:
-                continue
-            tag = "error" if _is_error(r) else "failure"
-            message = r.feedback.splitlines()[0] if r.feedback else r.status
-            child = ET.SubElement(case, tag, {"message": _xml_text(message), "type": r.status})
-            detail = [f"status: {r.status}", f"points: {_pts(r.score)}/{_pts(r.max_score)}"]
-            if r.mistake:
-                detail.append(f"misconception: {r.mistake}")
-            if r.feedback:
-                detail.append(r.feedback)
-            child.text = _xml_text("\n".join(detail))
+            _junit_case(suite, group, r)
+        ET.SubElement(suite, "system-out").text = _xml_text("\n".join(_junit_notes(report))) if index == 0 else ""
+        ET.SubElement(suite, "system-err").text = ""
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _junit_case(suite, group: str, r: CheckResult) -> None:
+    import xml.etree.ElementTree as ET
+
+    case = ET.SubElement(suite, "testcase", {"classname": _xml_text(f"problemgen.{group or 'checks'}"),
+                                             "name": _xml_text(r.name), "time": "0"})
+    if r.passed:
+        return
+    tag = "error" if _is_error(r) else "failure"
+    message = r.feedback.splitlines()[0] if r.feedback else r.status
+    child = ET.SubElement(case, tag, {"message": _xml_text(message), "type": r.status})
+    detail = [f"status: {r.status}", f"points: {_pts(r.score)}/{_pts(r.max_score)}"]
+    if r.mistake:
+        detail.append(f"misconception: {r.mistake}")
+    if r.feedback:
+        detail.append(r.feedback)
+    child.text = _xml_text("\n".join(detail))
+
+
+def _junit_notes(report: Report) -> list[str]:
+    """The report-wide lines (error, warnings) that belong to no check: the first suite's system-out."""
+    notes = [f"error: {report.meta['error']}"] if report.meta.get("error") else []
+    return notes + [f"warning: {w}" for w in _warnings(report)]
 
 
 # ------------------------------------------------------------------------------------------ Gradescope
 
 
-def render_gradescope(report: Report) -> str:
+def render_gradescope(report: Report, hidden_visibility: str = "hidden") -> str:
     """Gradescope autograder ``results.json``: top-level points and one test per check.
 
     Scores are in points (Gradescope sums them against the assignment's total); hidden checks get
-    ``"visibility": "hidden"``. ``status`` is Gradescope's optional passed/failed marker.
+    ``hidden_visibility`` (``hidden`` unless an export chooses e.g. ``after_due_date``). ``status`` is
+    Gradescope's optional passed/failed marker.
     """
+    if hidden_visibility not in GRADESCOPE_VISIBILITY:
+        raise ValueError(f"unknown Gradescope visibility {hidden_visibility!r}")
     tests = []
     for r in report.results:
         output = f"{r.status}: {r.feedback}" if r.feedback else r.status
@@ -279,7 +330,7 @@ def render_gradescope(report: Report) -> str:
             "max_score": _round(r.max_score),
             "status": "passed" if r.passed else "failed",
             "output": output,
-            "visibility": "visible" if r.visible else "hidden",
+            "visibility": "visible" if r.visible else hidden_visibility,
         })
     summary = [f"{report.title}: {_pts(report.points)}/{_pts(report.max_points)} points"]
     if report.meta.get("error"):

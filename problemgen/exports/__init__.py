@@ -1,0 +1,77 @@
+"""Exports: package problemgen's graders for the platforms courses already grade on.
+
+Owns one module per platform (``gradescope``, ``github_classroom``, ``prairielearn``…) and the helpers
+they share: packing the running problemgen into a wheel (``wheel``), writing zips and directories
+byte for byte the same for the same inputs (``bundle``), matching platform users to roster ids
+(``roster``), and the grading that runs *on* the platform for one submission (``autograde``).
+
+May import ``problemgen.documents``, ``sheets``, ``classes``, ``code``, ``model`` and ``errors``;
+never ``reference`` (answers are frozen in the variants) and never the CLI.
+
+One list of everything: every module of this package that defines ``EXPORT`` (an :class:`Export`) is
+an export, found by :func:`all_exports`; ``problemgen export`` builds its subcommands from that list.
+Adding a platform is one module here (its ``EXPORT``) plus its tests.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from problemgen.errors import ProblemgenError
+
+
+@dataclass(frozen=True)
+class Option:
+    """One command-line option of an export, described without click (the CLI turns it into one).
+
+    ``kind`` is ``text``, ``path`` (any path), ``file`` (an existing file), ``dir`` (an existing
+    directory) or ``choice`` (one of ``choices``); ``flag`` options are booleans.
+    """
+
+    name: str  # the long option, e.g. "--class"
+    dest: str  # the keyword the export's build function receives
+    help: str
+    kind: str = "text"
+    required: bool = False
+    default: Any = None
+    choices: tuple[str, ...] = ()
+    short: str | None = None
+
+
+@dataclass(frozen=True)
+class Export:
+    """An export: its subcommand name, help (with an ``Example:`` block), options and build function.
+
+    ``build(**options)`` writes the export and returns a short text for the terminal; user errors are
+    :class:`ProblemgenError`.
+    """
+
+    name: str
+    summary: str
+    help: str
+    options: tuple[Option, ...]
+    build: Callable[..., str]
+    extra: dict = field(default_factory=dict)
+
+
+def all_exports() -> dict[str, Export]:
+    """Every export of this package, by name, in module order (modules without ``EXPORT`` are helpers)."""
+    found: dict[str, Export] = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        export = getattr(module, "EXPORT", None)
+        if isinstance(export, Export):
+            found[export.name] = export
+    return found
+
+
+def get_export(name: str) -> Export:
+    exports = all_exports()
+    if name not in exports:
+        raise ProblemgenError(f"unknown export {name!r}; choose from {', '.join(exports)}")
+    return exports[name]

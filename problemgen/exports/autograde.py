@@ -1,0 +1,195 @@
+"""Grading one submission on a platform: the part of an export that runs where the students submit.
+
+Every export bakes a ``problemgen-export.json`` (see :data:`CONFIG`) next to its entry script. Two modes:
+
+- ``sheets``: the frozen variants of a class (``keys/<student>/variant.json``, the keys never leave the
+  export), a map from the platform's user field to roster ids, and the variant id of every student.
+  The submitter's sheet is graded against the submitter's own variant; a submitter not on the roster,
+  a missing or unreadable sheet, or a sheet of another variant gives score 0 and says why.
+- ``task``: a coding task, the hidden-test secret and the minimum sandbox isolation. The uploaded
+  ``.py`` file that defines the task's function is graded in the sandbox.
+
+Whatever the student uploaded, these functions return a :class:`Report`, never raise: the platform
+must always receive a result. Platform modules turn the report into their own files
+(``python -m problemgen.exports.autograde PLATFORM --root ROOT`` runs one).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import sys
+from pathlib import Path
+
+from problemgen.errors import ProblemgenError
+from problemgen.sheets.reports import Report
+
+CONFIG = "problemgen-export.json"
+SCHEMA = "problemgen.export/1"
+SHEET_NAME = "answers.toml"
+MAX_PY_FILES = 50
+
+
+def failure(title: str, message: str, **meta) -> Report:
+    """A score-0 report that explains itself (no checks ran)."""
+    return Report(title=title, results=(), meta={"error": message, **meta})
+
+
+def load_config(source: Path) -> dict:
+    path = source / CONFIG
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ProblemgenError(f"{path}: the export's configuration is missing or unreadable ({exc})") from exc
+    if not isinstance(config, dict) or config.get("schema") != SCHEMA:
+        raise ProblemgenError(f"{path}: not a problemgen export configuration ({SCHEMA})")
+    return config
+
+
+# ------------------------------------------------------------------------------------------ answer sheets
+
+
+def identify(config: dict, identities: list[str]) -> list[str]:
+    """Roster ids of the given platform identities (e-mails, ids, logins), in order, without repeats."""
+    from problemgen.exports.roster import normalise
+
+    found: list[str] = []
+    for value in identities:
+        student = config["match"].get(normalise(value))
+        if student and student not in found:
+            found.append(student)
+    return found
+
+
+def find_sheet(submission: Path) -> Path | None:
+    """``answers.toml`` at the top of the submission, else the only ``.toml`` file uploaded."""
+    direct = submission / SHEET_NAME
+    if direct.is_file():
+        return direct
+    tomls = sorted(p for p in submission.rglob("*.toml") if p.is_file() and not p.is_symlink())
+    return tomls[0] if len(tomls) == 1 else None
+
+
+def grade_sheet_submission(source: Path, submission: Path, identities: list[str], who: str = "") -> Report:
+    """Grade the submitted answer sheet against the submitter's own frozen variant; never raises."""
+    try:
+        config = load_config(source)
+        return _grade_sheet(config, source, submission, identities, who)
+    except Exception as exc:  # noqa: BLE001 - the platform must always receive a result
+        return failure("problemgen", f"the autograder could not grade this submission: {exc}")
+
+
+def _grade_sheet(config: dict, source: Path, submission: Path, identities: list[str], who: str) -> Report:
+    from problemgen.documents.variantfile import WorksheetVariant
+    from problemgen.sheets.answersheet import read_sheet
+    from problemgen.sheets.grading import grade_answers
+
+    title = config.get("title", "problemgen")
+    students = identify(config, identities)
+    if not students:
+        return failure(title, f"{who or 'this submitter'} is not on the class roster (matched by "
+                              f"{config['match_by']}); ask your instructor to check the roster")
+    sheet = find_sheet(submission)
+    if sheet is None:
+        return failure(title, f"no {SHEET_NAME} in the submission: upload the answers.toml of your worksheet")
+    answers = read_sheet(sheet)
+    sheet_variant = str(answers.meta.get("variant") or "") if answers.error is None else ""
+    variants = config["variants"]  # student id -> variant id
+    if sheet_variant and sheet_variant not in {variants[s] for s in students}:
+        return failure(title, f"this sheet is for worksheet variant {sheet_variant[:80]!r}, not yours "
+                              f"({variants[students[0]]}): fill in and upload your own answers.toml")
+    student = next((s for s in students if variants[s] == sheet_variant), students[0])
+    variant = WorksheetVariant.load(source / "keys" / student / "variant.json")
+    return grade_answers(variant, answers, student=student, source=sheet.name)
+
+
+# ------------------------------------------------------------------------------------------ code
+
+
+def defining_files(submission: Path, function: str) -> tuple[list[Path], list[Path]]:
+    """(files defining ``function`` at top level, all ``.py`` files) among the uploaded files.
+
+    Files are read as text and parsed, never imported; files that do not parse define nothing.
+    """
+    files = sorted(p for p in submission.rglob("*.py")
+                   if p.is_file() and not p.is_symlink() and "__pycache__" not in p.parts)[:MAX_PY_FILES]
+    defining = []
+    for path in files:
+        try:
+            tree = ast.parse(path.read_bytes())
+        except (SyntaxError, ValueError, OSError):
+            continue
+        if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == function for n in tree.body):
+            defining.append(path)
+    return defining, files
+
+
+def grade_code_submission(source: Path, submission: Path, who: str = "") -> Report:
+    """Grade the uploaded file that defines the task's function, in the sandbox; never raises.
+
+    Below the configured isolation nothing runs and the report says so (score 0): an instructor
+    who asked for ``seccomp`` must not get grades from a weaker sandbox.
+    """
+    try:
+        config = load_config(source)
+        return _grade_code(config, submission, who)
+    except Exception as exc:  # noqa: BLE001 - the platform must always receive a result
+        return failure("problemgen", f"the autograder could not grade this submission: {exc}")
+
+
+def _grade_code(config: dict, submission: Path, who: str) -> Report:
+    from problemgen.code.grade import grade_submission, make_plan
+    from problemgen.code.sandbox import IsolationError, Limits, Sandbox, rank
+    from problemgen.code.tasks import get_task
+
+    task = get_task(config["task"])
+    function = task.functions[0]
+    defining, files = defining_files(submission, function)
+    if len(defining) != 1:
+        uploaded = ", ".join(p.name for p in files) or "no .py file"
+        if not defining and len(files) == 1:
+            defining = files  # one file: grade it, so a syntax error is reported as such
+        else:
+            where = "none of them" if not defining else "several: " + ", ".join(p.name for p in defining)
+            return failure(task.name, f"the task needs a function {function}() in one uploaded .py file; "
+                                      f"uploaded: {uploaded}; defining it: {where}", task=task.name)
+    plan = make_plan(task, secret=config["secret"])
+    limits = Limits(case_timeout=float(config.get("timeout", 5.0)))
+    minimum = config.get("min_isolation", "process")
+    try:
+        with Sandbox(limits, jobs=1, min_level=minimum) as sandbox:
+            level = sandbox.probe().isolation
+            if rank(level) < rank(minimum):
+                raise IsolationError(f"sandbox isolation is {level!r}, below the required {minimum!r}")
+            report = grade_submission(plan, defining[0], sandbox, student=who or defining[0].stem)
+    except IsolationError as exc:
+        return failure(task.name, f"not graded: {exc}; nothing was run (tell your instructor)", task=task.name)
+    return hide_secret_checks(report)
+
+
+def hide_secret_checks(report: Report) -> Report:
+    """Only the public examples are visible checks; hidden cases and properties come from the secret."""
+    from dataclasses import replace
+
+    results = tuple(replace(r, visible=r.group == "public") for r in report.results)
+    return replace(report, results=results)
+
+
+# ------------------------------------------------------------------------------------------ entry point
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m problemgen.exports.autograde PLATFORM --root ROOT``: grade one submission, write results."""
+    import argparse
+    import importlib
+
+    parser = argparse.ArgumentParser(prog="python -m problemgen.exports.autograde")
+    parser.add_argument("platform", choices=("gradescope", "github_classroom", "prairielearn"))
+    parser.add_argument("--root", type=Path, required=True, help="the platform's working root")
+    args = parser.parse_args(argv)
+    module = importlib.import_module(f"problemgen.exports.{args.platform}")
+    return module.run(args.root)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

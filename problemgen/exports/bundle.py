@@ -1,0 +1,97 @@
+"""The files of an export, written as a zip or into a directory: same inputs, same bytes.
+
+An export is built in memory as a :class:`Bundle` (relative path -> bytes, executable or not) and then
+written once. Zips get sorted entries, a fixed 1980-01-01 timestamp and explicit Unix modes, so an
+instructor can diff two exports and a re-export of the same class gives an identical file.
+Nothing is written outside the path the user named; a non-empty output directory is refused unless
+``force`` (then only the bundle's own files are replaced).
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from problemgen.errors import ProblemgenError
+
+ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+
+
+@dataclass
+class Bundle:
+    """Files by relative POSIX path; ``executable`` holds the paths that get mode 0755."""
+
+    files: dict[str, bytes] = field(default_factory=dict)
+    executable: set[str] = field(default_factory=set)
+
+    def add(self, path: str, data: bytes | str, *, executable: bool = False) -> None:
+        if path.startswith("/") or ".." in path.split("/"):
+            raise ValueError(f"bundle paths are relative and stay inside: {path!r}")
+        self.files[path] = data.encode("utf-8") if isinstance(data, str) else data
+        if executable:
+            self.executable.add(path)
+
+    def add_json(self, path: str, data: object) -> None:
+        self.add(path, json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+
+    def mode(self, path: str) -> int:
+        return 0o755 if path in self.executable else 0o644
+
+
+def write_zip(bundle: Bundle, target: str | Path) -> Path:
+    """Write the bundle as a deterministic zip at ``target`` (an existing file of that name is replaced)."""
+    target = Path(target)
+    if target.is_dir():
+        raise ProblemgenError(f"{target}: is a directory; name the .zip file to write")
+    if not target.parent.is_dir():
+        raise ProblemgenError(f"{target.parent}: directory not found")
+    try:
+        with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path in sorted(bundle.files):
+                info = zipfile.ZipInfo(path, ZIP_DATE)
+                info.external_attr = (0o100000 | bundle.mode(path)) << 16
+                info.compress_type = zipfile.ZIP_DEFLATED
+                info.create_system = 3  # Unix, so the modes above are honoured when unpacked
+                archive.writestr(info, bundle.files[path])
+    except OSError as exc:
+        raise ProblemgenError(f"{target}: cannot write ({exc.strerror})") from exc
+    return target
+
+
+def write_directory(bundle: Bundle, target: str | Path, *, force: bool = False) -> Path:
+    """Write the bundle under ``target``; refuses a non-empty directory unless ``force``."""
+    root = Path(target)
+    if root.exists() and not root.is_dir():
+        raise ProblemgenError(f"{root}: exists and is not a directory")
+    if root.is_dir() and any(root.iterdir()) and not force:
+        raise ProblemgenError(f"{root}: directory is not empty; use --force to replace the files the export writes")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        resolved = root.resolve()
+        for path in sorted(bundle.files):
+            file = root / path
+            file.parent.mkdir(parents=True, exist_ok=True)
+            if file.is_symlink() or not file.parent.resolve().is_relative_to(resolved):
+                raise ProblemgenError(f"refusing to write {file}: it is a link or leads outside {root}")
+            file.write_bytes(bundle.files[path])
+            file.chmod(bundle.mode(path))
+    except OSError as exc:
+        raise ProblemgenError(f"{root}: cannot write the export ({exc.strerror})") from exc
+    return root
+
+
+def unpack_zip(archive: str | Path, target: str | Path) -> None:
+    """Unpack an export zip keeping its modes, as the platforms do (used by tests and local trials)."""
+    target = Path(target)
+    with zipfile.ZipFile(archive) as zipped:
+        for info in zipped.infolist():
+            path = target / info.filename
+            if not path.resolve().is_relative_to(target.resolve()):
+                raise ProblemgenError(f"{info.filename}: leads outside {target}")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(zipped.read(info))
+            mode = (info.external_attr >> 16) & 0o777
+            if mode:
+                path.chmod(mode)

@@ -1,0 +1,115 @@
+"""What the platform exports share: their common options and reading the class set or task to export.
+
+A class set is read as ``problemgen worksheet --roster`` wrote it: the students of its manifest, each
+with a frozen ``variant.json`` under ``keys/<id>/`` (or, in class sets written before keys were kept
+apart from handouts, ``<id>/``). The variants are copied into the export as they are; they hold the
+keys, so an export of a class is as secret as the class's key directory.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from problemgen.code.sandbox.isolation import LEVELS
+from problemgen.errors import ProblemgenError
+from problemgen.exports import Option
+from problemgen.exports.autograde import CONFIG, SCHEMA
+from problemgen.exports.bundle import Bundle
+from problemgen.exports.wheel import Wheel, build_wheel, read_wheel
+
+SECRET_ENV = "PROBLEMGEN_GRADER_SECRET"
+
+OUTPUT_FILE = Option("--output", "output", "The file to write.", kind="path", required=True, short="-o")
+OUTPUT_DIR = Option("--output", "output", "The directory to write (created; must be empty unless --force).",
+                    kind="path", required=True, short="-o")
+FORCE = Option("--force", "force", "Replace the export's files in a non-empty output directory.", kind="flag",
+               default=False)
+TASK = Option("--task", "task", "A coding task (see `problemgen task list`).")
+CLASS = Option("--class", "class_dir", "A class set from `problemgen worksheet --roster`.", kind="dir")
+SECRET = Option("--secret-env", "secret_env", "Environment variable holding the hidden-test secret.",
+                default=SECRET_ENV)
+MIN_ISOLATION = Option("--min-isolation", "min_isolation", "Grade nothing below this sandbox level.",
+                       kind="choice", choices=LEVELS, default="process")
+TIMEOUT = Option("--timeout", "timeout", "Seconds per test of student code.", kind="float", default=5.0)
+WHEEL = Option("--wheel", "wheel", "Ship this problemgen wheel instead of packing the running problemgen.",
+               kind="file")
+
+
+@dataclass(frozen=True)
+class ClassSet:
+    title: str
+    students: tuple[str, ...]
+    variant_files: dict[str, bytes]  # student id -> variant.json bytes
+    variant_ids: dict[str, str]  # student id -> variant id
+
+
+def variant_path(class_dir: Path, student: str) -> Path:
+    """Where the class set keeps a student's frozen variant (keys apart from handouts, or the older flat layout)."""
+    for candidate in (class_dir / "keys" / student / "variant.json", class_dir / student / "variant.json"):
+        if candidate.is_file():
+            return candidate
+    raise ProblemgenError(f"{class_dir}: no variant.json for student {student!r} (looked in keys/{student}/ and {student}/)")
+
+
+def read_class(class_dir: str | Path) -> ClassSet:
+    from problemgen.classes.sheet_class import roster
+    from problemgen.documents.variantfile import WorksheetVariant
+
+    class_dir = Path(class_dir)
+    title, students = roster(class_dir)
+    files, ids = {}, {}
+    for student in students:
+        path = variant_path(class_dir, student)
+        ids[student] = WorksheetVariant.load(path).variant_id
+        files[student] = path.read_bytes()
+    return ClassSet(title, tuple(students), files, ids)
+
+
+def read_task(name: str | None):
+    from problemgen.code.tasks import get_task
+
+    if not name:
+        raise ProblemgenError("give --task NAME (see `problemgen task list`)")
+    return get_task(name)
+
+
+def read_secret(env_var: str) -> str:
+    """The hidden-test secret from the named environment variable; exports are reproducible, so it is required."""
+    secret = os.environ.get(env_var, "").strip()
+    if len(secret) < 16:
+        raise ProblemgenError(
+            f"environment variable {env_var} must hold the hidden-test secret (16 characters or more), e.g. "
+            f"export {env_var}=$(python3 -c 'import secrets; print(secrets.token_hex(32))')")
+    return secret
+
+
+def one_of(task: str | None, class_dir: Path | None) -> str:
+    """``task`` or ``class``: exactly one of --task and --class."""
+    if (task is None) == (class_dir is None):
+        raise ProblemgenError("give exactly one of --task NAME (code) or --class CLASS_DIR (answer sheets)")
+    return "task" if task is not None else "class"
+
+
+def the_wheel(path: Path | None) -> Wheel:
+    return read_wheel(path) if path is not None else build_wheel()
+
+
+def task_config(task, secret: str, min_isolation: str, timeout: float, **extra) -> dict:
+    return {"schema": SCHEMA, "mode": "task", "task": task.name, "title": task.title, "secret": secret,
+            "min_isolation": min_isolation, "timeout": float(timeout), **extra}
+
+
+def class_config(klass: ClassSet, match_by: str, match: dict[str, str], **extra) -> dict:
+    return {"schema": SCHEMA, "mode": "sheets", "title": klass.title, "match_by": match_by, "match": match,
+            "variants": klass.variant_ids, **extra}
+
+
+def add_grader_files(bundle: Bundle, prefix: str, config: dict, klass: ClassSet | None, wheel: Wheel | None) -> None:
+    """The configuration, the frozen variants (class mode) and the wheel, under ``prefix``."""
+    bundle.add_json(f"{prefix}{CONFIG}", config)
+    for student, data in (klass.variant_files.items() if klass else ()):
+        bundle.add(f"{prefix}keys/{student}/variant.json", data)
+    if wheel is not None:
+        bundle.add(f"{prefix}{wheel.filename}", wheel.data)

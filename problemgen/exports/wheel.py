@@ -1,0 +1,165 @@
+"""Pack the running problemgen into a wheel, so a platform installs exactly the code that exported.
+
+Gradescope's ``setup.sh`` and the GitHub workflow install problemgen from this wheel (its dependencies
+— numpy, sympy, click, jinja2 — come from PyPI when the platform builds its image; nothing is
+downloaded while grading). The wheel is written here rather than by ``pip wheel`` because the running
+problemgen may be a source checkout (tests, development) or an installed distribution, and a pure-Python
+wheel is only a zip with three metadata files: building it needs no network, no ``wheel`` package and
+no build isolation, and the same code gives the same bytes.
+
+- From a checkout (``pyproject.toml`` next to the ``problemgen`` package): the packages, package
+  directories and package data that ``pyproject.toml`` declares, as setuptools would install them.
+- From an installed distribution: the files its ``RECORD`` lists (byte code and install markers left out).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import importlib.metadata
+import tomllib
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import problemgen
+from problemgen.errors import ProblemgenError
+from problemgen.exports.bundle import ZIP_DATE
+
+WHEEL_TEXT = "Wheel-Version: 1.0\nGenerator: problemgen.exports.wheel\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+_SKIP_INSTALLED = {"RECORD", "INSTALLER", "REQUESTED", "direct_url.json", "WHEEL"}
+
+
+@dataclass(frozen=True)
+class Wheel:
+    filename: str
+    data: bytes
+
+
+def build_wheel() -> Wheel:
+    """A wheel of the running problemgen (checkout or installed distribution)."""
+    checkout = Path(problemgen.__file__).resolve().parents[1]
+    if _is_checkout(checkout):
+        name, version, files = _checkout_files(checkout)
+    else:
+        name, version, files = _installed_files()
+    return Wheel(f"{name}-{version}-py3-none-any.whl", _pack(name, version, files))
+
+
+def _is_checkout(root: Path) -> bool:
+    pyproject = root / "pyproject.toml"
+    if not pyproject.is_file():
+        return False
+    return _read_pyproject(pyproject).get("project", {}).get("name") == "problemgen"
+
+
+def _read_pyproject(path: Path) -> dict:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ProblemgenError(f"{path}: cannot read ({exc})") from exc
+
+
+# ------------------------------------------------------------------------------------------ checkout
+
+
+def _checkout_files(root: Path) -> tuple[str, str, dict[str, bytes]]:
+    config = _read_pyproject(root / "pyproject.toml")
+    project, tool = config["project"], config.get("tool", {}).get("setuptools", {})
+    package_dirs, package_data = tool.get("package-dir", {}), tool.get("package-data", {})
+    files: dict[str, bytes] = {}
+    for package in tool.get("packages", []):
+        source = root / package_dirs.get(package, package.replace(".", "/"))
+        target = package.replace(".", "/")
+        for path in sorted(source.glob("*.py")):
+            files[f"{target}/{path.name}"] = path.read_bytes()
+        for pattern in package_data.get(package, []):
+            for path in sorted(source.glob(pattern)):
+                if path.is_file() and "__pycache__" not in path.parts:
+                    files[f"{target}/{path.relative_to(source).as_posix()}"] = path.read_bytes()
+    dist_info = f"{project['name']}-{project['version']}.dist-info"
+    files[f"{dist_info}/METADATA"] = _metadata(project, root).encode("utf-8")
+    scripts = project.get("scripts", {})
+    if scripts:
+        lines = ["[console_scripts]", *(f"{k} = {v}" for k, v in sorted(scripts.items()))]
+        files[f"{dist_info}/entry_points.txt"] = ("\n".join(lines) + "\n").encode("utf-8")
+    return project["name"], project["version"], files
+
+
+def _metadata(project: dict, root: Path) -> str:
+    """Core metadata 2.1 from ``[project]`` (the fields pip reads to install and resolve)."""
+    lines = ["Metadata-Version: 2.1", f"Name: {project['name']}", f"Version: {project['version']}"]
+    if project.get("description"):
+        lines.append(f"Summary: {project['description']}")
+    if project.get("requires-python"):
+        lines.append(f"Requires-Python: {project['requires-python']}")
+    if isinstance(project.get("license"), dict) and project["license"].get("text"):
+        lines.append(f"License: {project['license']['text']}")
+    lines += [f"Requires-Dist: {dep}" for dep in project.get("dependencies", [])]
+    for extra, deps in sorted(project.get("optional-dependencies", {}).items()):
+        lines.append(f"Provides-Extra: {extra}")
+        lines += [f'Requires-Dist: {dep}; extra == "{extra}"' for dep in deps]
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------------------------------ installed
+
+
+def _installed_files() -> tuple[str, str, dict[str, bytes]]:
+    try:
+        dist = importlib.metadata.distribution("problemgen")
+    except importlib.metadata.PackageNotFoundError:
+        raise ProblemgenError("cannot find problemgen's sources or its installed distribution to pack") from None
+    files: dict[str, bytes] = {}
+    for entry in dist.files or []:
+        parts = entry.parts
+        if parts[0] in ("..", "/") or "__pycache__" in parts or entry.suffix == ".pyc":
+            continue
+        if parts[0].endswith(".dist-info") and parts[-1] in _SKIP_INSTALLED:
+            continue
+        files["/".join(parts)] = Path(dist.locate_file(entry)).read_bytes()
+    if "problemgen/__init__.py" not in files:
+        raise ProblemgenError("the installed problemgen lists no package files (an editable install?); "
+                              "export from its source checkout instead")
+    return dist.metadata["Name"], dist.version, files
+
+
+# ------------------------------------------------------------------------------------------ packing
+
+
+def _record_hash(data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"sha256={digest}"
+
+
+def _pack(name: str, version: str, files: dict[str, bytes]) -> bytes:
+    """The wheel zip: files sorted, WHEEL and RECORD added, fixed timestamps."""
+    import io
+
+    dist_info = f"{name}-{version}.dist-info"
+    files = {**files, f"{dist_info}/WHEEL": WHEEL_TEXT.encode()}
+    record = [f"{path},{_record_hash(data)},{len(data)}" for path, data in sorted(files.items())]
+    files[f"{dist_info}/RECORD"] = ("\n".join([*record, f"{dist_info}/RECORD,,"]) + "\n").encode()
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(files):
+            info = zipfile.ZipInfo(path, ZIP_DATE)
+            info.external_attr = 0o100644 << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, files[path])
+    return buffer.getvalue()
+
+
+def read_wheel(path: str | Path) -> Wheel:
+    """A wheel given by the user (``--wheel``): checked to be a problemgen wheel, used as it is."""
+    path = Path(path)
+    if not (path.name.startswith("problemgen-") and path.name.endswith(".whl")):
+        raise ProblemgenError(f"{path}: expected a problemgen-<version>-….whl file")
+    try:
+        data = path.read_bytes()
+        with zipfile.ZipFile(path) as archive:
+            if "problemgen/__init__.py" not in archive.namelist():
+                raise ProblemgenError(f"{path}: this wheel holds no problemgen package")
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise ProblemgenError(f"{path}: not a readable wheel ({exc})") from exc
+    return Wheel(path.name, data)
