@@ -43,7 +43,7 @@ def test_reference_imports_only_numpy_sympy_and_stdlib():
 @pytest.mark.parametrize(
     "module",
     ["problemgen/documents", "problemgen/sheets", "problemgen/answers", "problemgen/classes",
-     "problemgen/practice", "problemgen/code/sandbox"],
+     "problemgen/practice", "problemgen/code/sandbox", "problemgen/exports"],
 )
 def test_presentation_and_grading_never_import_reference(module):
     target = ROOT / module

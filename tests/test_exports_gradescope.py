@@ -1,0 +1,277 @@
+"""``problemgen export gradescope``: the zip, unpacked as Gradescope unpacks it and run as Gradescope runs it.
+
+Each end-to-end test lays out ROOT/source (the zip), ROOT/submission (the student's files) and
+ROOT/submission_metadata.json, runs ROOT/source/run_autograder with $PROBLEMGEN_AUTOGRADER_ROOT=ROOT,
+and validates ROOT/results/results.json against a JSON Schema written from Gradescope's autograder
+specification (results.json: top-level score/output/visibility, tests[] with score, max_score, name,
+status passed|failed, output, output_format, visibility hidden|after_due_date|after_published|visible).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import jsonschema
+import numpy as np
+import pytest
+
+from exports_platform import (
+    GRADER_SECRET, HOSTILE_SHEET, SOLUTIONS, make_class, platform_env, read_json, run_script, student_file,
+)
+from problemgen.cli import main
+from problemgen.exports.bundle import unpack_zip
+
+VISIBILITY = {"enum": ["hidden", "after_due_date", "after_published", "visible"]}
+FORMAT = {"enum": ["text", "html", "simple_format", "md", "ansi"]}
+GRADESCOPE_RESULTS = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "anyOf": [{"required": ["score"]}, {"required": ["tests"]}],
+    "properties": {
+        "score": {"type": "number"},
+        "execution_time": {"type": "number"},
+        "output": {"type": "string"},
+        "output_format": FORMAT,
+        "test_output_format": FORMAT,
+        "visibility": VISIBILITY,
+        "stdout_visibility": VISIBILITY,
+        "extra_data": {"type": "object"},
+        "tests": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "score": {"type": "number"},
+                    "max_score": {"type": "number", "minimum": 0},
+                    "status": {"enum": ["passed", "failed"]},
+                    "name": {"type": "string"},
+                    "number": {"type": "string"},
+                    "output": {"type": "string"},
+                    "output_format": FORMAT,
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                    "visibility": VISIBILITY,
+                    "extra_data": {"type": "object"},
+                },
+                "additionalProperties": False,
+            },
+        },
+    },
+    "additionalProperties": False,
+}
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux")
+
+
+@pytest.fixture(scope="module")
+def klass(tmp_path_factory):
+    return make_class(tmp_path_factory.mktemp("gradescope-class"))
+
+
+@pytest.fixture(scope="module")
+def sheets_zip(klass, tmp_path_factory):
+    class_dir, roster = klass
+    target = tmp_path_factory.mktemp("gs") / "autograder.zip"
+    assert cli(["export", "gradescope", "--class", str(class_dir), "--roster", str(roster), "-o", str(target)]) == 0
+    return target
+
+
+@pytest.fixture(scope="module")
+def code_zip(tmp_path_factory):
+    target = tmp_path_factory.mktemp("gs-code") / "softmax.zip"
+    os.environ["PROBLEMGEN_TEST_GRADER_SECRET"] = GRADER_SECRET
+    args = ["export", "gradescope", "--task", "softmax", "--secret-env", "PROBLEMGEN_TEST_GRADER_SECRET", "-o", str(target)]
+    assert cli(args) == 0
+    return target
+
+
+def cli(args: list[str]) -> int:
+    with pytest.raises(SystemExit) as exit_info:
+        main(args)
+    return exit_info.value.code
+
+
+def autograde(archive: Path, tmp: Path, files: dict[str, bytes], users: list[dict] | None) -> dict:
+    """Run the autograder on one submission as Gradescope would; return the validated results.json."""
+    root = tmp / "autograder"
+    shutil.rmtree(root, ignore_errors=True)
+    (root / "submission").mkdir(parents=True)
+    unpack_zip(archive, root / "source")
+    for name, data in files.items():
+        (root / "submission" / name).write_bytes(data)
+    if users is not None:
+        (root / "submission_metadata.json").write_text(json.dumps({"id": 1, "users": users}), encoding="utf-8")
+    done = run_script(root / "source" / "run_autograder", platform_env(PROBLEMGEN_AUTOGRADER_ROOT=str(root)), tmp)
+    assert done.returncode == 0, done.stderr
+    results = read_json(root / "results" / "results.json")
+    jsonschema.validate(results, GRADESCOPE_RESULTS)
+    return results
+
+
+ADA = [{"email": "ada@uni.edu", "id": 11, "name": "Ada"}]
+
+
+def total(results: dict) -> float:
+    return sum(t["max_score"] for t in results["tests"])
+
+
+# ------------------------------------------------------------------------------------------ the zip
+
+
+def test_the_sheets_zip_holds_the_scripts_variants_and_wheel_but_no_handouts(sheets_zip):
+    import zipfile
+
+    with zipfile.ZipFile(sheets_zip) as archive:
+        names = set(archive.namelist())
+        modes = {i.filename: (i.external_attr >> 16) & 0o777 for i in archive.infolist()}
+    assert {"setup.sh", "run_autograder", "INSTRUCTOR.md", "problemgen-export.json"} <= names
+    assert {f"keys/s00{i}/variant.json" for i in (1, 2, 3)} <= names
+    assert any(re.fullmatch(r"problemgen-[\w.]+-py3-none-any\.whl", n) for n in names)
+    assert not any(n.endswith(("worksheet.md", "answer_key.md", "key.toml")) for n in names)
+    assert modes["setup.sh"] == modes["run_autograder"] == 0o755
+
+
+def test_the_same_class_exports_to_the_same_bytes(klass, sheets_zip, tmp_path):
+    class_dir, roster = klass
+    again = tmp_path / "again.zip"
+    assert cli(["export", "gradescope", "--class", str(class_dir), "--roster", str(roster), "-o", str(again)]) == 0
+    assert again.read_bytes() == sheets_zip.read_bytes()
+
+
+def test_setup_installs_from_the_shipped_wheel(sheets_zip, tmp_path):
+    unpack_zip(sheets_zip, tmp_path)
+    setup = (tmp_path / "setup.sh").read_text()
+    wheel = next(tmp_path.glob("problemgen-*.whl")).name
+    assert f"pip\" install ./{wheel}" in setup and "problemgen-venv" in setup
+    assert "python3.11" in setup  # older Gradescope images get a new enough Python
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--task", "softmax", "--class", "."], "exactly one of --task"),
+    (["--class", "."], "needs --roster"),
+    (["--task", "no_such_task"], "no_such_task"),
+])
+def test_bad_requests_are_one_error_line(args, message, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("PROBLEMGEN_GRADER_SECRET", GRADER_SECRET)
+    assert cli(["export", "gradescope", *args, "-o", str(tmp_path / "x.zip")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err and err.count("\n") == 1
+    assert not (tmp_path / "x.zip").exists()
+
+
+def test_a_task_export_needs_the_secret(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("PROBLEMGEN_GRADER_SECRET", raising=False)
+    assert cli(["export", "gradescope", "--task", "softmax", "-o", str(tmp_path / "x.zip")]) == 2
+    assert "PROBLEMGEN_GRADER_SECRET" in capsys.readouterr().err
+
+
+def test_a_roster_without_the_match_column_is_refused(klass, tmp_path, capsys):
+    class_dir, roster = klass
+    code = cli(["export", "gradescope", "--class", str(class_dir), "--roster", str(roster), "--match-by", "sid",
+                "-o", str(tmp_path / "x.zip")])
+    assert code == 2 and "no column 'sid'" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------------ answer sheets
+
+
+@pytest.mark.slow
+def test_the_key_sheet_scores_the_maximum(klass, sheets_zip, tmp_path):
+    class_dir, _ = klass
+    results = autograde(sheets_zip, tmp_path, {"answers.toml": student_file(class_dir, "s001", "key.toml").read_bytes()}, ADA)
+    assert results["tests"] and all(t["status"] == "passed" for t in results["tests"])
+    assert results["score"] == pytest.approx(total(results)) and results["score"] > 0
+
+
+@pytest.mark.slow
+def test_the_submitter_is_matched_by_the_chosen_column(klass, tmp_path):
+    class_dir, roster = klass
+    archive = tmp_path / "by-github.zip"
+    assert cli(["export", "gradescope", "--class", str(class_dir), "--roster", str(roster), "--match-by", "github",
+                "-o", str(archive)]) == 0
+    sheet = {"answers.toml": student_file(class_dir, "s002", "key.toml").read_bytes()}
+    results = autograde(archive, tmp_path, sheet, [{"email": "bob@uni.edu", "sid": "BOBBY", "name": "Bob"}])
+    assert results["score"] == pytest.approx(total(results)) and results["score"] > 0
+
+
+@pytest.mark.slow
+def test_a_blank_sheet_scores_zero_with_a_test_per_part(klass, sheets_zip, tmp_path):
+    class_dir, _ = klass
+    blank = student_file(class_dir, "s001", "answers.toml").read_bytes()
+    results = autograde(sheets_zip, tmp_path, {"answers.toml": blank}, ADA)
+    assert results["score"] == 0 and results["tests"]
+    assert all(t["status"] == "failed" and "no answer" in t["output"] for t in results["tests"])
+
+
+@pytest.mark.slow
+def test_another_students_sheet_scores_zero_and_says_why(klass, sheets_zip, tmp_path):
+    class_dir, _ = klass
+    results = autograde(sheets_zip, tmp_path, {"answers.toml": student_file(class_dir, "s002", "key.toml").read_bytes()}, ADA)
+    assert results["score"] == 0 and results["tests"] == []
+    assert "not yours" in results["output"] and "s002" not in results["output"]
+
+
+@pytest.mark.slow
+def test_a_hostile_sheet_scores_zero_and_the_run_finishes(sheets_zip, tmp_path):
+    results = autograde(sheets_zip, tmp_path, {"answers.toml": HOSTILE_SHEET}, ADA)
+    assert results["score"] == 0
+    assert "\x1b" not in json.dumps(results, ensure_ascii=False)
+    assert not (tmp_path / "autograder" / "source" / "pwned").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("files, users, message", [
+    ({"answers.toml": b""}, [{"email": "mallory@elsewhere.org", "id": 9}], "not on the class roster"),
+    ({"answers.toml": b""}, None, "not on the class roster"),
+    ({"notes.txt": b"my answers are on paper"}, ADA, "no answers.toml"),
+])
+def test_submissions_that_cannot_be_graded_score_zero_with_an_explanation(sheets_zip, tmp_path, files, users, message):
+    results = autograde(sheets_zip, tmp_path, files, users)
+    assert results["score"] == 0 and message in results["output"]
+
+
+# ------------------------------------------------------------------------------------------ code
+
+
+def softmax_source(mutated: bool = False) -> bytes:
+    source = (SOLUTIONS / "softmax.py").read_text()
+    if mutated:  # the global-sum misconception: normalise over the whole array, not each slice
+        source = source.replace("np.sum(e, axis=axis, keepdims=True)", "np.sum(e)")
+    return source.encode()
+
+
+@pytest.mark.slow
+def test_an_honest_submission_scores_the_maximum_and_hidden_tests_show_after_the_due_date(code_zip, tmp_path):
+    files = {"my_softmax.py": softmax_source(), "notes.py": b"TODO = 'tidy up'\n"}
+    results = autograde(code_zip, tmp_path, files, ADA)
+    assert results["score"] == pytest.approx(total(results)) and results["score"] > 0
+    visibility = {t["name"]: t["visibility"] for t in results["tests"]}
+    assert {v for n, v in visibility.items() if n.startswith("public/")} == {"visible"}
+    assert {v for n, v in visibility.items() if not n.startswith("public/")} == {"after_due_date"}
+
+
+@pytest.mark.slow
+def test_a_buggy_submission_loses_points_and_never_sees_hidden_values(code_zip, tmp_path):
+    from problemgen.code.grade import make_plan
+    from problemgen.code.tasks import get_task
+
+    results = autograde(code_zip, tmp_path, {"softmax.py": softmax_source(mutated=True)}, ADA)
+    assert 0 <= results["score"] < total(results)
+    assert any(t["status"] == "failed" for t in results["tests"] if not t["name"].startswith("public/"))
+    text = json.dumps(results)
+    plan = make_plan(get_task("softmax"), secret=GRADER_SECRET)
+    hidden_values = [np.asarray(c.expected, float).ravel() for c in plan.cases if c.group == "hidden"]
+    hidden_values += [np.asarray(a, float).ravel() for c in plan.cases if c.group == "hidden"
+                      for a in c.call.args if isinstance(a, np.ndarray)]
+    shown = [f"{v:.4f}" for array in hidden_values for v in array if np.isfinite(v) and abs(v) > 1e-3]
+    assert shown and not [s for s in shown if s in text]
+
+
+@pytest.mark.slow
+def test_a_submission_without_the_function_scores_zero_and_names_what_was_uploaded(code_zip, tmp_path):
+    results = autograde(code_zip, tmp_path, {"a.py": b"def helper():\n    pass\n", "b.py": b"x = 2\n"}, ADA)
+    assert results["score"] == 0 and "softmax" in results["output"] and "a.py, b.py" in results["output"]
