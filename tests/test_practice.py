@@ -13,8 +13,12 @@ from problemgen.model.core import ProblemgenError
 from problemgen.practice.rules import (
     FAILURE,
     SUCCESS,
+    WHEEL_SPIN_AFTER,
+    apply_offer,
     choose_next,
     grade_of,
+    mistake_history,
+    resumable,
     load_curriculum,
     next_seed,
     parse_curriculum,
@@ -22,7 +26,7 @@ from problemgen.practice.rules import (
     summary,
     unit_state,
 )
-from problemgen.practice.progress import ItemRecord
+from problemgen.practice.progress import AnswerRecord, ItemRecord
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
 DAY = timedelta(days=1)
@@ -77,7 +81,7 @@ def test_a_wrong_answer_restarts_the_streak_but_hints_and_skips_do_not():
     assert h.state().progress == 1
     h.add("correct", hints=2).add("skipped").add("another")
     assert h.state().progress == 1 and not h.state().mastered
-    h.add("correct").add("correct")
+    h.add("correct").add("correct", kind="a.two")
     assert h.state().mastered
 
 
@@ -97,15 +101,16 @@ def test_units_unlock_in_order_when_prerequisites_are_mastered():
     h = History()
     rows = {r["id"]: r for r in summary(CURRICULUM, h.items, h.now, AVAILABLE)}
     assert [rows[u]["status"] for u in "abc"] == ["learning", "locked", "locked"]
-    h.add("correct").add("correct").add("correct")
+    h.add("correct").add("correct", kind="a.two").add("correct")
     rows = {r["id"]: r for r in summary(CURRICULUM, h.items, h.now, AVAILABLE)}
     assert [rows[u]["status"] for u in "abc"] == ["mastered", "learning", "locked"]
     assert choose_next(CURRICULUM, h.items, h.now, AVAILABLE).unit.id == "b"
 
 
-def test_a_locked_topic_is_refused_naming_what_to_master_first():
-    with pytest.raises(ProblemgenError, match=r"'b' is locked: master a first"):
-        choose_next(CURRICULUM, [], T0, AVAILABLE, topic="b")
+def test_a_locked_topic_is_practised_with_a_notice_naming_what_to_master_first():
+    choice = choose_next(CURRICULUM, [], T0, AVAILABLE, topic="b")
+    assert choice.unit.id == "b" and "'b' is still locked (master a first)" in choice.notice
+    assert choose_next(CURRICULUM, [], T0, AVAILABLE, topic="a").notice == ""
 
 
 def test_an_unknown_topic_gets_a_suggestion():
@@ -116,7 +121,7 @@ def test_an_unknown_topic_gets_a_suggestion():
 
 def test_a_prerequisite_without_installed_kinds_does_not_gate():
     available = {k: v for k, v in AVAILABLE.items() if k != "b.one"}
-    h = History().add("correct").add("correct").add("correct")
+    h = History().add("correct").add("correct", kind="a.two").add("correct")
     assert choose_next(CURRICULUM, h.items, h.now, available).unit.id == "c"
 
 
@@ -156,7 +161,7 @@ def test_difficulty_is_clamped_to_what_the_kind_offers():
 
 
 def test_leitner_review_moves_up_on_recall_and_back_to_box_one_on_a_miss():
-    h = History().add("correct").add("correct").add("correct")
+    h = History().add("correct").add("correct", kind="a.two").add("correct")
     mastered = h.now
     h.add("correct", at=mastered + timedelta(hours=2))  # practice before the due date: no change
     assert (h.state().box, h.state().due) == (1, mastered + DAY)
@@ -168,7 +173,7 @@ def test_leitner_review_moves_up_on_recall_and_back_to_box_one_on_a_miss():
 
 
 def test_due_review_is_chosen_before_learning_a_new_unit():
-    h = History().add("correct").add("correct").add("correct")
+    h = History().add("correct").add("correct", kind="a.two").add("correct")
     later = h.now + 2 * DAY
     choice = choose_next(CURRICULUM, h.items, later, AVAILABLE)
     assert choice.unit.id == "a" and choice.review and choice.reason == "review"
@@ -176,7 +181,7 @@ def test_due_review_is_chosen_before_learning_a_new_unit():
 
 
 def test_summary_shows_the_review_schedule():
-    h = History().add("correct").add("correct").add("correct")
+    h = History().add("correct").add("correct", kind="a.two").add("correct")
     rows = summary(CURRICULUM, h.items, h.now + 2 * DAY, AVAILABLE)
     assert rows[0]["status"] == "review due" and rows[0]["next_review"] == "2026-03-02T09:03:00Z"
 
@@ -263,3 +268,90 @@ def test_state_invariants_hold_for_any_history(events):
         if state.mastered:
             assert 1 <= state.box <= len(CURRICULUM.intervals_days) and state.due > state.mastered_at
         was_mastered = state.mastered
+
+
+def test_a_unit_is_not_mastered_until_every_kind_has_been_answered_right_unaided():
+    h = History()
+    for _ in range(6):
+        h.add("correct", kind="a.one")
+    state = h.state()
+    assert state.progress == 3 and not state.mastered and state.missing == ("a.two",)
+    assert choose_next(CURRICULUM, h.items, h.now, AVAILABLE).kind == "a.two"  # the missing skill first
+    h.add("correct", kind="a.two", hints=1)  # with a hint: the skill is seen, not mastered
+    assert not h.state().mastered and h.state().skills["a.two"].status == "seen"
+    h.add("correct", kind="a.two")
+    assert h.state().mastered
+
+
+def test_summary_lists_each_skill_as_mastered_seen_or_unseen_with_accuracy():
+    h = History().add("correct", kind="a.one").add("wrong", kind="a.one")
+    skills = {s["kind"]: s for s in summary(CURRICULUM, h.items, h.now, AVAILABLE)[0]["skills"]}
+    assert skills["a.one"]["status"] == "mastered" and skills["a.one"]["accuracy"] == 0.5
+    assert skills["a.two"] == {"kind": "a.two", "status": "unseen", "shown": 0, "answered": 0,
+                               "correct": 0, "accuracy": None}
+    h.add("skipped", kind="a.two")
+    skills = {s["kind"]: s for s in summary(CURRICULUM, h.items, h.now, AVAILABLE)[0]["skills"]}
+    assert skills["a.two"]["status"] == "seen"
+
+
+def test_an_uninstalled_kind_does_not_block_mastery():
+    h = History().add("correct").add("correct").add("correct")
+    rows = summary(CURRICULUM, h.items, h.now, {k: v for k, v in AVAILABLE.items() if k != "a.two"})
+    assert rows[0]["status"] == "mastered"
+
+
+def test_wheel_spinning_offers_an_example_an_easier_level_and_the_prerequisite():
+    h = History().add("correct").add("correct", kind="a.two").add("correct")  # unit a mastered
+    for n in range(WHEEL_SPIN_AFTER):
+        choice = choose_next(CURRICULUM, h.items, h.now, AVAILABLE, kind="b.one", difficulty=2)
+        assert choice.offers == ()
+        h.add("wrong" if n % 2 else "skipped", kind="b.one", difficulty=2)
+    choice = choose_next(CURRICULUM, h.items, h.now, AVAILABLE, kind="b.one", difficulty=2)
+    assert choice.offers == ("example", "easier", "prerequisite")
+    assert apply_offer(choice, "example", CURRICULUM, h.items, h.now, AVAILABLE).example
+    assert apply_offer(choice, "easier", CURRICULUM, h.items, h.now, AVAILABLE).difficulty == 1
+    back = apply_offer(choice, "prerequisite", CURRICULUM, h.items, h.now, AVAILABLE)
+    assert back.unit.id == "a" and back.offers == ()
+    h.add("skipped", kind="b.one")  # took the worked example: no new offer until the next 8
+    assert choose_next(CURRICULUM, h.items, h.now, AVAILABLE, kind="b.one").offers == ()
+    h.add("correct", kind="b.one")
+    assert h.state("b").skills["b.one"].stuck == 0
+
+
+def test_an_offer_not_on_the_table_is_refused():
+    choice = choose_next(CURRICULUM, [], T0, AVAILABLE)
+    with pytest.raises(ProblemgenError, match="not on offer"):
+        apply_offer(choice, "easier", CURRICULUM, [], T0, AVAILABLE)
+
+
+def test_free_practice_fixes_the_kind_and_the_difficulty():
+    choice = choose_next(CURRICULUM, [], T0, AVAILABLE, kind="a.two", difficulty=3)
+    assert (choice.unit.id, choice.kind, choice.difficulty, choice.notice) == ("a", "a.two", 3, "")
+    assert choose_next(CURRICULUM, [], T0, AVAILABLE, kind="b.one", difficulty=3).difficulty == 2
+    with pytest.raises(ProblemgenError, match="unknown kind 'a.too'.*did you mean 'a.two'"):
+        choose_next(CURRICULUM, [], T0, AVAILABLE, kind="a.too")
+
+
+def test_mistake_history_counts_each_misconception_and_says_when_it_was_overcome():
+    h = History().add("wrong", kind="a.one", mistake="no_scaling").add("wrong", kind="a.two", mistake="transposed")
+    answers = [AnswerRecord(1, "x", "1", "wrong", 0.0, "no_scaling", T0),
+               AnswerRecord(1, "x", "2", "wrong", 0.0, "no_scaling", T0),
+               AnswerRecord(2, "x", "3", "wrong", 0.0, "transposed", T0)]
+    h.add("correct", kind="a.one")
+    rows = {r["mistake"]: r for r in mistake_history(h.items, answers)}
+    assert rows["no_scaling"]["count"] == 2 and rows["no_scaling"]["overcome"]
+    assert rows["transposed"]["kinds"] == ["a.two"] and not rows["transposed"]["overcome"]
+
+
+def test_an_item_left_unfinished_is_the_one_to_resume():
+    h = History().add("correct").add("quit")
+    assert resumable(h.items) is h.items[-1]
+    h.add("skipped")
+    assert resumable(h.items) is None
+
+
+def test_skip_leaves_the_skill_even_while_a_misconception_is_practised():
+    h = History().add("wrong", kind="a.two", mistake="no_scaling").add("skipped", kind="a.two")
+    assert choose_next(CURRICULUM, h.items, h.now, AVAILABLE).kind == "a.two"  # without leave: stays
+    choice = choose_next(CURRICULUM, h.items, h.now, AVAILABLE, leave="a.two")
+    assert choice.kind == "a.one" and choice.target is None

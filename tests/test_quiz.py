@@ -77,7 +77,7 @@ class Script:
         """The problem on screen and the part being asked (the first not yet answered right)."""
         store = self.session.store
         last = store.items()[-1]
-        problem = toy_problem(last.kind, last.seed, last.difficulty)
+        problem = self.session.services.generate(last.kind, last.seed, last.difficulty)
         done = {a.part for a in store.answers(last.id) if a.status == "correct"}
         return problem, next(p for p in problem.parts if p.key not in done)
 
@@ -120,7 +120,7 @@ def test_a_right_answer_is_confirmed_and_recorded(store):
 
 
 def test_a_wrong_answer_names_the_misconception_and_the_next_item_targets_it(store):
-    code, script = run(store, slip, "skip", "quit")
+    code, script = run(store, slip, right, "quit")
     assert "✗ Wrong." in script.text
     assert f"Known mistake: {describe('no_scaling')}." in script.text
     assert "Try again" in script.text
@@ -209,14 +209,21 @@ def test_end_of_input_is_a_clean_quit_and_ctrl_c_exits_130(store):
 
 def test_a_mastered_unit_comes_back_for_review_when_due(store):
     run(store, right, right, right, "quit")
-    code, script = run(store, right, "quit", clock=lambda: T0 + timedelta(days=1, hours=1))
+    code, script = run(store, right, right, "quit", clock=lambda: T0 + timedelta(days=1, hours=1))
+    assert "Resuming the problem you left:" in script.text  # the first session quit at a problem
     assert "Review of a mastered unit (Leitner box 1)." in script.text
     assert "Review passed; next review on 2026-03-05." in script.text
 
 
-def test_a_locked_topic_is_refused_before_anything_is_stored(store):
-    with pytest.raises(ProblemgenError, match="locked: master sums first"):
-        run(store, "quit", topic="products")
+def test_a_locked_topic_is_practised_with_a_notice(store):
+    code, script = run(store, right, "quit", topic="products")
+    assert "Note: unit 'products' is still locked (master sums first); practising it anyway." in script.text
+    assert store.items()[0].kind == "toy.product" and store.items()[0].outcome == "correct"
+
+
+def test_an_unknown_topic_is_refused_before_anything_is_stored(store):
+    with pytest.raises(ProblemgenError, match="unknown topic"):
+        run(store, "quit", topic="nothing")
     assert store.session_count() == 0
 
 
@@ -239,7 +246,7 @@ def test_help_lists_every_command(store):
 
 def test_a_missed_review_goes_back_to_box_one_and_says_so(store):
     run(store, right, right, right, "quit")
-    code, script = run(store, slip, "skip", "quit", clock=lambda: T0 + timedelta(days=1, hours=1))
+    code, script = run(store, right, slip, right, "quit", clock=lambda: T0 + timedelta(days=1, hours=1))
     assert "Review missed: back to box 1; next review on 2026-03-03." in script.text
     assert "watch for this mistake" in script.text  # and the next item practises the slip
 
@@ -296,7 +303,7 @@ def test_practice_after_a_slip_picks_a_variant_that_can_show_the_same_slip(store
 
     fake = services()
     fake.generate = generate
-    script = Script(slip, "skip", "quit")
+    script = Script(slip, right, "quit")
     script.session = QuizSession(store, CURRICULUM, Console(script.read, script.out.append), fake,
                                  clock=lambda: T0, seed=11)
     script.session.run()
@@ -315,3 +322,53 @@ def test_solution_names_are_read_from_the_shipped_fragment():
     from problemgen.practice.quiz import solution_names
 
     assert {"S", "scaled", "A"} <= solution_names("attention.weights")
+
+
+def test_progress_mistakes_lists_each_misconception_and_whether_it_was_overcome(store):
+    import io
+
+    from problemgen.practice.quiz import run_progress
+
+    run(store, slip, right, "quit")
+    out = io.StringIO()
+    assert run_progress(db=str(store.path), mistakes=True, stdout=out, env={}) == 0
+    assert f"{describe('no_scaling')}: once, not yet overcome" in out.getvalue()
+    assert "in toy.sum" in out.getvalue()
+
+
+def test_skip_leaves_the_skill_even_while_its_misconception_is_practised(store):
+    code, script = run(store, slip, right, "skip", "quit")
+    items = store.items()
+    assert items[1].target == "no_scaling" and items[1].outcome == "skipped"
+    assert items[2].kind != items[1].kind
+
+
+def test_practise_again_is_a_new_variant_with_a_different_answer(store):
+    """Most seeds of this fake give the same numbers: the redo must still not repeat the answer."""
+    def generate(kind, seed, difficulty):
+        return replace(toy_problem(kind, seed if seed % 5 == 0 else 0, difficulty), seed=seed)
+
+    fake = services()
+    fake.generate = generate
+    script = Script(slip, right, "quit")
+    script.session = QuizSession(store, CURRICULUM, Console(script.read, script.out.append), fake,
+                                 clock=lambda: T0, seed=11)
+    script.session.run()
+    first, second = store.items()[:2]
+    a, b = generate(first.kind, first.seed, first.difficulty), generate(second.kind, second.seed, second.difficulty)
+    assert second.kind == first.kind and a.parts[0].value != b.parts[0].value
+
+
+def test_quitting_mid_item_keeps_answered_parts_and_resumes_the_same_variant(store):
+    code, script = run(store, "skip", right, "quit")  # toy.pair: part 1 answered, then quit
+    pair = store.items()[-1]
+    assert pair.kind == "toy.pair" and pair.outcome == "quit"
+    code, script = run(store, right, "quit")
+    assert "Resuming the problem you left:" in script.text and f"s{pair.seed}" in script.text
+    assert store.items()[1].id == pair.id and store.items()[1].outcome == "correct"
+    assert "Part 2 of 2" in script.text and "Part 1 of 2" not in script.text
+
+
+def test_show_reprints_the_problem(store):
+    code, script = run(store, "show", "quit")
+    assert script.text.count("[prompt] a = ") == 2

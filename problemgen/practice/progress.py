@@ -258,6 +258,11 @@ class ProgressStore:
         with self._transaction():
             self._set_outcome(item_id, outcome, now, None)
 
+    def reopen_item(self, item_id: int) -> None:
+        """Open again an item the student quit (or that a dead process left open), to resume it."""
+        self._write("UPDATE items SET outcome = NULL, finished_at = NULL"
+                    " WHERE id = ? AND (outcome IS NULL OR outcome = 'quit')", (item_id,))
+
     def _set_outcome(self, item_id: int, outcome: str, now: datetime, mistake: str | None) -> None:
         if outcome not in OUTCOMES:
             raise ValueError(f"unknown outcome {outcome!r}")

@@ -27,8 +27,11 @@ from problemgen.practice.rules import (
     UnitState,
     all_states,
     answer_outcome,
+    apply_offer,
     choose_next,
     draw_variant,
+    last_of_kind,
+    resumable,
     unit_unlocked,
 )
 from problemgen.practice.progress import ProgressStore, default_db_path, from_text, utc_now
@@ -37,12 +40,18 @@ from problemgen.documents.terminal import math_to_unicode, style, use_colour
 COMMANDS: dict[str, str] = {
     "hint": "a hint; ask again for a more specific one (an item answered after a hint does not count toward mastery)",
     "solution": "the worked solution of this variant (ends the item; it counts as not known)",
-    "skip": "leave this problem and go to the next one",
+    "show": "print the current problem again",
+    "skip": "leave this problem, and this skill for now, and go to the next one",
     "another": "a different, never-seen variant of the same skill",
     "quit": "save and leave (your progress is kept; run the quiz again to resume)",
     "help": "list these commands",
 }
 COMMAND_HELP = "\n".join(f"  {name:<9} {text}" for name, text in COMMANDS.items())
+OFFER_TEXT = {
+    "example": "see a worked example of a new variant, then try again",
+    "easier": "practise this skill at an easier difficulty",
+    "prerequisite": "go back to the prerequisite unit for a while",
+}
 NOW_ENV = "PROBLEMGEN_NOW"
 """If set (ISO time, e.g. ``2026-03-01T09:00:00Z``), the quiz and ``progress`` use it as the clock."""
 
@@ -57,6 +66,7 @@ class Console:
     read: Callable[[str], str]
     write: Callable[[str], None]
     colour: bool = False
+    interactive: bool = False  # a person at a terminal: pause after a worked solution
 
     def say(self, text: str = "", role: str = "") -> None:
         self.write(style(text, role, self.colour) + "\n")
@@ -81,7 +91,19 @@ def terminal_console(stdin=None, stdout=None, env: Mapping[str, str] | None = No
         write(line if line.endswith("\n") else line + "\n")  # echo: the transcript reads like a session
         return line.rstrip("\r\n")
 
-    return Console(read, write, colour=interactive and use_colour(stdout, env))
+    if interactive:
+        enable_line_editing()
+    return Console(read, write, colour=interactive and use_colour(stdout, env), interactive=interactive)
+
+
+def enable_line_editing() -> bool:
+    """Arrow keys, line editing and history at the prompt: importing ``readline`` makes ``input()``
+    use it (absent on some platforms, e.g. Windows without pyreadline; then the prompt stays plain)."""
+    try:
+        import readline  # noqa: F401  (the import itself hooks input())
+    except ImportError:
+        return False
+    return True
 
 
 @dataclass
@@ -145,6 +167,7 @@ class ItemState:
     part: AnswerPart | None = None
     hints: int = 0
     failed: bool = False
+    done: set[str] = field(default_factory=set)  # parts answered right (kept when resuming)
 
 
 class QuizSession:
@@ -152,45 +175,136 @@ class QuizSession:
 
     def __init__(self, store: ProgressStore, curriculum: Curriculum, console: Console, services: Services,
                  *, clock: Callable[[], datetime] = utc_now, seed: int | None = None,
-                 topic: str | None = None) -> None:
+                 topic: str | None = None, kind: str | None = None, difficulty: int | None = None) -> None:
         self.store, self.curriculum, self.console, self.services = store, curriculum, console, services
-        self.clock, self.topic = clock, topic
+        self.clock, self.topic, self.kind, self.difficulty = clock, topic, kind, difficulty
         self.seed = store.base_seed() if seed is None else seed
         self.session_id = 0
         self.current_unit: str | None = None
+        self.leave: str | None = None  # the kind just skipped
 
     # -- top level ----------------------------------------------------------------------------
 
     def run(self) -> int:
         """Ask items until the student quits or input ends; return the exit code."""
-        choice = choose_next(self.curriculum, self.store.items(), self.clock(), self.services.available,
-                             self.topic)  # validates --topic before anything is written
+        choice = self._next()  # validates --topic / --kind before anything is written
         self.session_id = self.store.start_session(self.seed, self.topic, self.clock())
         self.console.say("problemgen quiz: type your answer at the > prompt, or one of: "
                          + ", ".join(COMMANDS) + ".", "dim")
         try:
+            self._resume()
             while True:
+                if choice.offers:
+                    choice = self._offer(choice)
                 self._ask_choice(choice)
-                choice = choose_next(self.curriculum, self.store.items(), self.clock(),
-                                     self.services.available, self.topic)
+                choice = self._next()
         except Quit as stop:
             self.console.say(f"Progress saved in {self.store.path}. See it with `problemgen progress`.")
             return stop.args[0] if stop.args else 0
 
+    def _next(self) -> Choice:
+        return choose_next(self.curriculum, self.store.items(), self.clock(), self.services.available,
+                           self.topic, kind=self.kind, difficulty=self.difficulty, leave=self.leave)
+
+    def _states(self) -> dict[str, UnitState]:
+        return all_states(self.curriculum, self.store.items(), self.services.available)
+
     def _ask_choice(self, choice: Choice) -> None:
         """Ask variants of ``choice`` until one ends without ``another``."""
         self._announce(choice)
-        before = all_states(self.curriculum, self.store.items())
+        before = self._states()
+        if choice.example:
+            self._example(choice)
+            return
         while True:
             item = self._start_item(choice)
             ending = self._ask_item(item)
             if ending != "another":
                 break
             self.console.say("Another variant of the same skill:", "dim")
+        self._finish(choice, item, ending, before)
+
+    def _finish(self, choice: Choice, item: ItemState, ending: str, before: Mapping[str, UnitState]) -> None:
+        self.leave = choice.kind if ending == "skipped" else None
         self._report(choice, item, ending, before)
+        if ending == "revealed":
+            self._pause()
+
+    def _pause(self) -> None:
+        """After a worked solution, let the student read it before the next problem appears."""
+        if not self.console.interactive:
+            return
+        try:
+            line = self.console.read("Press Enter for the next problem (or type quit) ")
+        except (EOFError, KeyboardInterrupt):
+            raise Quit(0) from None
+        if line.strip().lower() in ("quit", "exit"):
+            raise Quit(0)
+
+    def _resume(self) -> None:
+        """Show again the variant the student left unfinished, asking only the parts not yet answered."""
+        last = resumable(self.store.items())
+        if last is None or last.kind not in self.services.available or (self.kind and last.kind != self.kind):
+            return
+        unit = self.curriculum.unit_of_kind(last.kind)
+        if unit is None or (self.topic and self.curriculum.resolve_topic(self.topic) is not unit):
+            return
+        choice = Choice(unit, last.kind, last.difficulty, last.review, last.target, "resume")
+        problem = self.services.generate(last.kind, last.seed, last.difficulty)
+        self.store.reopen_item(last.id)
+        done = {a.part for a in self.store.answers(last.id) if a.status == "correct"}
+        self.console.say()
+        self.console.say("Resuming the problem you left:", "dim")
+        self._announce(choice)
+        before = self._states()
+        item = ItemState(choice, problem, last.id, hints=last.hints, done=done)
+        self._show(problem)
+        self._finish(choice, item, self._ask_item(item), before)
+
+    def _offer(self, choice: Choice) -> Choice:
+        """Wheel-spinning: say so, and let the student pick another way in (Enter keeps going)."""
+        skill = self._states()[choice.unit.id].skills[choice.kind]
+        self.console.say()
+        self.console.say(f"{skill.stuck} tries at this skill without a right answer yet — that happens. "
+                         "Another way in may help:", "warn")
+        for number, offer in enumerate(choice.offers, 1):
+            self.console.say(f"  {number}. {OFFER_TEXT[offer]}")
+        self.console.say("  Enter: keep practising as before", "dim")
+        while True:
+            try:
+                line = self.console.read("choose> ").strip().lower()
+            except (EOFError, KeyboardInterrupt):
+                raise Quit(0) from None
+            if line in ("quit", "exit"):
+                raise Quit(0)
+            if not line:
+                return choice
+            picked = next((o for n, o in enumerate(choice.offers, 1) if line in (str(n), o)), None)
+            if picked:
+                return apply_offer(choice, picked, self.curriculum, self.store.items(), self.clock(),
+                                   self.services.available)
+            self.console.say(f"Type a number from 1 to {len(choice.offers)}, or press Enter.", "dim")
+
+    def _example(self, choice: Choice) -> None:
+        """A worked example: a new variant shown with its solution (stored as skipped: it is not an
+        answer, and it is never shown again)."""
+        problem = self._draw(choice)
+        item_id = self.store.start_item(
+            self.session_id, unit=choice.unit.id, kind=choice.kind, seed=problem.seed,
+            difficulty=problem.difficulty, variant_id=problem.variant_id, review=False, target=None,
+            now=self.clock())
+        self.console.say()
+        self.console.say("Worked example:", "bold")
+        self._show(problem)
+        self.console.say(self.services.render(problem, "solution").rstrip())
+        self.store.finish_item(item_id, "skipped", self.clock())
+        if self.console.interactive:
+            self._pause()
 
     def _announce(self, choice: Choice) -> None:
-        unit, state = choice.unit, all_states(self.curriculum, self.store.items())[choice.unit.id]
+        unit, state = choice.unit, self._states()[choice.unit.id]
+        if choice.notice:
+            self.console.say(f"Note: {choice.notice}.", "warn")
         if choice.unit.id != self.current_unit:
             self.current_unit = choice.unit.id
             self.console.say()
@@ -214,12 +328,18 @@ class QuizSession:
             target=choice.target, now=self.clock(),
         )
         self.console.say()
-        self.console.say(f"── {problem.title} · variant {problem.variant_id} ──", "bold")
-        self.console.say(self.services.render(problem, "prompt").rstrip())
+        self._show(problem)
         return ItemState(choice, problem, item_id)
 
+    def _show(self, problem: Problem) -> None:
+        self.console.say(f"── {problem.title} · variant {problem.variant_id} ──", "bold")
+        self.console.say(self.services.render(problem, "prompt").rstrip())
+
     def _draw(self, choice: Choice) -> Problem:
-        return draw_variant(choice, self.seed, set(self.store.seen(choice.kind)), self.services.generate)
+        last = last_of_kind(self.store.items(), choice.kind)
+        previous = last and self.services.generate(last.kind, last.seed, last.difficulty)
+        return draw_variant(choice, self.seed, set(self.store.seen(choice.kind)), self.services.generate,
+                            previous)
 
     # -- one item -----------------------------------------------------------------------------
 
@@ -227,6 +347,8 @@ class QuizSession:
         """Ask every part in turn; return how the item ended (correct/wrong/skipped/another/revealed)."""
         parts = item.problem.parts
         for number, part in enumerate(parts, 1):
+            if part.key in item.done:
+                continue
             label = f"Part {number} of {len(parts)}: " if len(parts) > 1 else "Answer: "
             self.console.say(f"{label}{part.label or part.key} — {self.services.describe(part)}", "accent")
             item.part = part
@@ -241,7 +363,7 @@ class QuizSession:
             command = line.strip().lower()
             if not command:
                 continue
-            if command in ("hint", "solution", "skip", "another", "help", "quit", "exit"):
+            if command in ("hint", "solution", "show", "skip", "another", "help", "quit", "exit"):
                 ending = self._command(item, command)
                 if ending:
                     return ending
@@ -261,6 +383,8 @@ class QuizSession:
         """Run a prompt command; return an ending when it ends the item, None to keep asking."""
         if command == "help":
             self.console.say(COMMAND_HELP)
+        elif command == "show":
+            self._show(item.problem)
         elif command == "hint":
             self._hint(item)
         elif command == "solution":
@@ -284,6 +408,7 @@ class QuizSession:
         self.store.record_answer(item.item_id, part.key, line, result.status, result.score, result.mistake,
                                  self.clock(), outcome=decided)
         if result.status == "correct":
+            item.done.add(part.key)
             self.console.say("✓ Correct.", "good")
             return True
         if result.status == "invalid":
@@ -318,7 +443,7 @@ class QuizSession:
     # -- after an item ------------------------------------------------------------------------
 
     def _report(self, choice: Choice, item: ItemState, ending: str, before: Mapping[str, UnitState]) -> None:
-        after = all_states(self.curriculum, self.store.items())
+        after = self._states()
         unit, old, new = choice.unit, before[choice.unit.id], after[choice.unit.id]
         if ending == "correct" and item.hints:
             self.console.say("Right, with a hint: this one does not count toward mastery.", "dim")
@@ -444,7 +569,8 @@ def _day(moment: datetime | None) -> str:
 
 
 def run_quiz(topic: str | None = None, db: str | None = None, seed: int | None = None,
-             *, stdin=None, stdout=None, env: Mapping[str, str] | None = None) -> int:
+             *, kind: str | None = None, difficulty: int | None = None,
+             stdin=None, stdout=None, env: Mapping[str, str] | None = None) -> int:
     """``problemgen quiz``: open the store, build the session and run it; return the exit code."""
     from problemgen.practice.rules import load_curriculum
 
@@ -454,38 +580,43 @@ def run_quiz(topic: str | None = None, db: str | None = None, seed: int | None =
     console = terminal_console(stdin, stdout, env)
     with ProgressStore(db or default_db_path(env)) as store:
         session = QuizSession(store, load_curriculum(), console, default_services(),
-                              clock=clock_from_env(env), seed=seed, topic=topic)
+                              clock=clock_from_env(env), seed=seed, topic=topic, kind=kind,
+                              difficulty=difficulty)
         return session.run()
 
 
 def run_progress(db: str | None = None, as_json: bool = False, reset: bool = False,
-                 *, stdout=None, env: Mapping[str, str] | None = None) -> int:
+                 *, mistakes: bool = False, stdout=None, env: Mapping[str, str] | None = None) -> int:
     """``problemgen progress``: print (or reset) the stored progress; return the exit code.
 
     A missing progress file is shown as "nothing yet" and is not created (only the quiz creates it)."""
     import json
     from pathlib import Path
 
-    from problemgen.practice.rules import load_curriculum, summary
+    from problemgen.practice.rules import load_curriculum, mistake_history, summary
 
     env = os.environ if env is None else env
     stdout = stdout or sys.stdout
     path = Path(db) if db else default_db_path(env)
-    items = []
+    items, answers = [], []
     if path.exists():
         with ProgressStore(path) as store:
             if reset:
                 store.reset()
-            items = store.items()
+            items, answers = store.items(), store.answers()
     if reset:
         stdout.write(f"Progress reset: {path}\n")
         return 0
     now = clock_from_env(env)()
     curriculum = load_curriculum()
     rows = summary(curriculum, items, now, _installed_kinds())
+    history = mistake_history(items, answers)
     if as_json:
-        payload = {"db": str(path), "now": now.strftime("%Y-%m-%dT%H:%M:%SZ"), "units": rows}
+        payload = {"db": str(path), "now": now.strftime("%Y-%m-%dT%H:%M:%SZ"), "units": rows,
+                   "mistakes": history}
         stdout.write(json.dumps(payload, indent=2, sort_keys=True) + "\n")
+    elif mistakes:
+        stdout.write(format_mistakes(history, str(path)))
     else:
         stdout.write(format_progress(rows, str(path), now, curriculum.intervals_days))
     return 0
@@ -504,12 +635,37 @@ def format_progress(rows: list[dict], path: str, now: datetime, intervals: tuple
     for row in rows:
         lines.append(f"  {row['id']:<12} {_status_text(row):<34} {row['answered']:>8} {row['correct']:>8}  "
                      f"{(row['next_review'] or '—')[:10]}")
+        if row["status"] not in ("locked", "not installed") or row["answered"]:
+            lines += [_skill_line(skill) for skill in row["skills"]]
     days = ", ".join(str(d) for d in intervals)
     default = _default_rule_text()
     lines += ["", f"Mastery: {default}."]
     lines += [f"  except {row['id']}: {row['rule']}." for row in rows if row["rule"] != default]
     lines += [f"Mastered units come back for review after {days} days (Leitner boxes 1–{len(intervals)});",
               "a missed review goes back to box 1. Units unlock when their prerequisites are mastered.", ""]
+    return "\n".join(lines)
+
+
+def _skill_line(skill: dict) -> str:
+    """One skill under its unit: ✓ mastered (right unaided at least once), · seen, blank unseen."""
+    mark = {"mastered": "✓", "seen": "·"}.get(skill["status"], " ")
+    accuracy = "" if skill["accuracy"] is None else f"{skill['correct']}/{skill['answered']} right"
+    return f"      {mark} {skill['kind']:<30} {skill['status']:<9} {accuracy}".rstrip()
+
+
+def format_mistakes(history: list[dict], path: str) -> str:
+    """``progress --mistakes``: each misconception shown, how often, where, and if overcome since."""
+    from problemgen.misconceptions.catalogue import describe
+
+    lines = [f"Mistakes ({path})", ""]
+    if not history:
+        return "\n".join(lines + ["  No known misconception shown yet.", ""])
+    for row in history:
+        state = "overcome since" if row["overcome"] else "not yet overcome"
+        times = "once" if row["count"] == 1 else f"{row['count']} times"
+        lines.append(f"  {describe(row['mistake'])}: {times}, {state} (last {row['last_at'][:10]})")
+        lines.append(f"      in {', '.join(row['kinds'])}")
+    lines += ["", "Overcome: a later unaided right answer on the same kind of problem.", ""]
     return "\n".join(lines)
 
 

@@ -10,7 +10,10 @@ How one finished item counts (``grade_of``):
 - failure: a wrong answer to any part (a later correction does not undo it), or the solution shown;
 - neutral: skipped, swapped for ``another`` variant, quit, interrupted, or right after a hint.
 
-Mastery of a unit (the rule is per unit in ``curriculum.toml``):
+Mastery of a unit needs both (the count rule is per unit in ``curriculum.toml``):
+
+- every kind (skill) of the unit answered right unaided at least once, so a streak over a few kinds
+  never masters a unit whose other skills the student has not even seen; and
 
 - ``streak = N``: N successes in a row (neutral items neither count nor break the run). Variants are
   never repeated, so the N are always distinct variants;
@@ -24,21 +27,32 @@ hint) sends it back to box 1. Practice before the due date does not move it.
 Difficulty is a staircase per unit: start at 1, one level up after two successes in a row, one level
 down after a failure. After a failure the next items of the unit stay on the same kind (the skill that
 failed), naming the misconception matched, until the student gets that kind right unaided.
+While a unit is being learned, skills not yet answered right come first.
+
+Wheel-spinning: after ``WHEEL_SPIN_AFTER`` attempts at one skill without an unaided success, the next
+choice carries ``offers`` (a worked example, an easier difficulty, the prerequisite unit) for the front
+end to propose; ``apply_offer`` turns the student's pick into the next choice.
+
+Free practice: ``choose_next`` also takes a fixed ``kind`` and a fixed ``difficulty``; a locked unit
+may be practised, with a ``notice`` saying so (its answers count for that unit as usual).
 """
 
 from __future__ import annotations
 
 import tomllib
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from problemgen.model.core import Problem, ProblemgenError
-from problemgen.practice.progress import ItemRecord
+from problemgen.practice.progress import AnswerRecord, ItemRecord
 
 DEFAULT_INTERVALS_DAYS = (1, 3, 7, 16, 35)
+WHEEL_SPIN_AFTER = 8
+"""Attempts at one skill without an unaided success before the quiz offers another way in."""
+OFFERS = ("example", "easier", "prerequisite")
 MAX_LEVEL = 3
 STEP_UP_AFTER = 2
 SEED_SPACE = 1_000_000
@@ -185,6 +199,8 @@ def _parse_rule(raw: dict, where: str) -> MasteryRule:
 
 
 SUCCESS, FAILURE = "success", "failure"
+ATTEMPT_OUTCOMES = ("correct", "wrong", "revealed", "skipped")
+"""Outcomes that were an attempt at the skill (``another`` and ``quit`` leave before trying)."""
 
 
 def grade_of(item: ItemRecord) -> str | None:
@@ -204,6 +220,40 @@ def recalled(item: ItemRecord) -> bool | None:
 
 
 @dataclass(frozen=True)
+class SkillState:
+    """One kind of a unit as the student has met it: ``mastered`` once answered right unaided,
+    ``seen`` once shown, else ``unseen``; ``stuck`` counts attempts since the last unaided success."""
+
+    kind: str
+    status: str = "unseen"
+    shown: int = 0
+    answered: int = 0  # counted items (success or failure)
+    correct: int = 0  # unaided successes
+    stuck: int = 0
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.correct / self.answered if self.answered else None
+
+
+def skill_states(kinds: Iterable[str], items: Iterable[ItemRecord]) -> dict[str, SkillState]:
+    """The state of each kind in ``kinds`` from the history (items of other kinds are ignored)."""
+    counts = {k: [0, 0, 0, 0] for k in kinds}  # shown, answered, correct, stuck
+    for item in items:
+        if item.kind not in counts:
+            continue
+        row, grade = counts[item.kind], grade_of(item)
+        row[0] += 1
+        row[1] += grade is not None
+        if grade == SUCCESS:
+            row[2], row[3] = row[2] + 1, 0
+        elif item.outcome in ATTEMPT_OUTCOMES:
+            row[3] += 1
+    return {k: SkillState(k, "mastered" if c else ("seen" if s else "unseen"), s, a, c, st)
+            for k, (s, a, c, st) in counts.items()}
+
+
+@dataclass(frozen=True)
 class UnitState:
     """Everything the quiz and ``progress`` show about one unit, derived from its history."""
 
@@ -218,20 +268,32 @@ class UnitState:
     level: int = 1
     focus_kind: str | None = None
     focus_mistake: str | None = None
+    skills: Mapping[str, SkillState] = field(default_factory=dict)
 
     @property
     def mastered(self) -> bool:
         return self.mastered_at is not None
 
+    @property
+    def missing(self) -> tuple[str, ...]:
+        """Skills not yet answered right unaided: mastery waits for them whatever the streak."""
+        return tuple(k for k, s in self.skills.items() if s.status != "mastered")
+
     def is_due(self, now: datetime) -> bool:
         return self.due is not None and self.due <= now
 
 
-def unit_state(unit: Unit, items: Iterable[ItemRecord], intervals: tuple[int, ...]) -> UnitState:
-    """Replay the unit's history (oldest first) through the rules in the module docstring."""
+def unit_state(unit: Unit, items: Iterable[ItemRecord], intervals: tuple[int, ...],
+               kinds: Iterable[str] | None = None) -> UnitState:
+    """Replay the unit's history (oldest first) through the rules in the module docstring.
+
+    ``kinds`` are the skills mastery requires (default: all of the unit's kinds; the quiz passes the
+    installed ones, so a kind that is not installed cannot block mastery)."""
+    items = list(items)
+    required = tuple(unit.kinds if kinds is None else kinds)
     rule = unit.rule
     answered = correct = streak = run = 0
-    level, box, window = 1, 0, []
+    level, box, window, solved = 1, 0, [], set()
     mastered_at = due = None
     focus_kind = focus_mistake = None
     for item in items:
@@ -248,6 +310,7 @@ def unit_state(unit: Unit, items: Iterable[ItemRecord], intervals: tuple[int, ..
         window = (window + [grade])[-rule.window:] if rule.window else []
         if grade == SUCCESS:
             correct += 1
+            solved.add(item.kind)
             streak, run = streak + 1, run + 1
             if run == STEP_UP_AFTER:
                 level, run = min(MAX_LEVEL, level + 1), 0
@@ -257,19 +320,23 @@ def unit_state(unit: Unit, items: Iterable[ItemRecord], intervals: tuple[int, ..
             streak, run, level = 0, 0, max(1, level - 1)
             focus_kind, focus_mistake = item.kind, item.mistake
         progress = window.count(SUCCESS) if rule.window else streak
-        if mastered_at is None and progress >= rule.count:
+        if mastered_at is None and progress >= rule.count and solved.issuperset(required):
             mastered_at, box = when, 1
             due = when + timedelta(days=intervals[0])
     progress = window.count(SUCCESS) if rule.window else streak
     return UnitState(unit.id, answered, correct, min(progress, rule.count), rule.count, mastered_at,
-                     box, due, level, focus_kind, focus_mistake)
+                     box, due, level, focus_kind, focus_mistake, skill_states(required, items))
 
 
-def all_states(curriculum: Curriculum, items: list[ItemRecord]) -> dict[str, UnitState]:
+def all_states(curriculum: Curriculum, items: list[ItemRecord],
+               available: Mapping[str, tuple[int, ...]] | None = None) -> dict[str, UnitState]:
+    """``unit_state`` of every unit; with ``available``, mastery requires only the installed kinds."""
     by_unit: dict[str, list[ItemRecord]] = {u.id: [] for u in curriculum.units}
     for item in items:
         by_unit.setdefault(item.unit, []).append(item)
-    return {u.id: unit_state(u, by_unit[u.id], curriculum.intervals_days) for u in curriculum.units}
+    return {u.id: unit_state(u, by_unit[u.id], curriculum.intervals_days,
+                             None if available is None else _kinds_of(u, available))
+            for u in curriculum.units}
 
 
 # ------------------------------------------------------------------------------- next item
@@ -277,7 +344,8 @@ def all_states(curriculum: Curriculum, items: list[ItemRecord]) -> dict[str, Uni
 
 @dataclass(frozen=True)
 class Choice:
-    """What to ask next and why (the quiz prints ``reason``)."""
+    """What to ask next and why (the front end prints ``reason`` and ``notice``, and proposes
+    ``offers`` when the student is stuck on the skill)."""
 
     unit: Unit
     kind: str
@@ -285,33 +353,87 @@ class Choice:
     review: bool = False
     target: str | None = None
     reason: str = ""
+    notice: str = ""
+    offers: tuple[str, ...] = ()
+    example: bool = False  # show a worked example of a new variant instead of asking it
 
 
 def choose_next(curriculum: Curriculum, items: list[ItemRecord], now: datetime,
-                available: Mapping[str, tuple[int, ...]], topic: str | None = None) -> Choice:
+                available: Mapping[str, tuple[int, ...]], topic: str | None = None, *,
+                kind: str | None = None, difficulty: int | None = None, leave: str | None = None) -> Choice:
     """Pick the unit, kind and difficulty of the next item.
 
     ``available`` maps each registered kind to its difficulties; kinds not in it are ignored. With a
-    ``topic`` the unit is fixed (and must be unlocked). Without one: stay on a unit whose last answer
-    failed, else a due review, else the first unlocked unit not yet mastered, else the next review.
+    ``topic`` (or a ``kind``) the unit is fixed; a locked one is practised with a notice. Without one:
+    stay on a unit whose last answer failed, else a due review, else the first unlocked unit not yet
+    mastered, else the next review. ``difficulty`` replaces the staircase level. ``leave`` is a kind
+    the student just skipped: it is not chosen again next (even to practise a misconception) when the
+    unit has another kind.
     """
-    states = all_states(curriculum, items)
+    states = all_states(curriculum, items, available)
     usable = [u for u in curriculum.units if _kinds_of(u, available)]
     if not usable:
         raise ProblemgenError("no unit of the curriculum has a registered problem kind")
     unlocked = [u for u in usable if unit_unlocked(u, curriculum, states, available)]
-    if topic is not None:
+    notice = ""
+    if kind is not None:
+        unit = _unit_of_available_kind(curriculum, kind, available)
+    elif topic is not None:
         unit = curriculum.resolve_topic(topic)
+    if kind is not None or topic is not None:
         if unit not in usable:
             raise ProblemgenError(f"unit {unit.id!r} has no problem kinds installed yet")
         if unit not in unlocked:
             missing = [r for r in unit.requires if not states[r].mastered]
-            raise ProblemgenError(f"unit {unit.id!r} is locked: master {', '.join(missing)} first "
-                                  "(`problemgen progress` shows where you are)")
+            notice = (f"unit {unit.id!r} is still locked (master {', '.join(missing)} first); "
+                      "practising it anyway")
         reason = "practice"
     else:
-        unit, reason = _pick_unit(unlocked, states, items, now)
-    return _pick_item(unit, states[unit.id], items, now, available, reason)
+        unit, reason = _pick_unit(unlocked, states, items, now, leave)
+    choice = _pick_item(unit, states[unit.id], items, now, available, reason, kind, leave)
+    if difficulty is not None:
+        choice = replace(choice, difficulty=pick_difficulty(difficulty, available[choice.kind]))
+    return replace(choice, notice=notice, offers=stuck_offers(choice, states[unit.id], available))
+
+
+def _unit_of_available_kind(curriculum: Curriculum, kind: str,
+                            available: Mapping[str, tuple[int, ...]]) -> Unit:
+    unit = curriculum.unit_of_kind(kind)
+    if unit is None or kind not in available:
+        from problemgen.model.registry import suggest
+
+        names = [k for k in curriculum.all_kinds() if k in available]
+        raise ProblemgenError(f"unknown kind {kind!r}{suggest(kind, names)} (`problemgen list` shows them)")
+    return unit
+
+
+def stuck_offers(choice: Choice, state: UnitState, available: Mapping[str, tuple[int, ...]]) -> tuple[str, ...]:
+    """The ways in to offer when the chosen skill has had ``WHEEL_SPIN_AFTER`` (then 2×, 3×, …)
+    attempts without an unaided success; empty otherwise."""
+    skill = state.skills.get(choice.kind)
+    if skill is None or skill.stuck == 0 or skill.stuck % WHEEL_SPIN_AFTER:
+        return ()
+    offers = ["example"]
+    if any(d < choice.difficulty for d in available[choice.kind]):
+        offers.append("easier")
+    if choice.unit.requires:
+        offers.append("prerequisite")
+    return tuple(offers)
+
+
+def apply_offer(choice: Choice, offer: str, curriculum: Curriculum, items: list[ItemRecord],
+                now: datetime, available: Mapping[str, tuple[int, ...]]) -> Choice:
+    """The next choice after the student takes ``offer`` (one of ``choice.offers``)."""
+    if offer not in choice.offers:
+        raise ProblemgenError(f"{offer!r} is not on offer (offers: {', '.join(choice.offers) or 'none'})")
+    if offer == "example":
+        return replace(choice, example=True, offers=(), reason="worked example")
+    if offer == "easier":
+        lower = max(d for d in available[choice.kind] if d < choice.difficulty)
+        return replace(choice, difficulty=lower, offers=(), reason="an easier variant")
+    prerequisite = choice.unit.requires[-1]
+    back = choose_next(curriculum, items, now, available, prerequisite)
+    return replace(back, offers=(), reason=f"back to the prerequisite {prerequisite!r}")
 
 
 def unit_unlocked(unit: Unit, curriculum: Curriculum, states: Mapping[str, UnitState],
@@ -321,9 +443,9 @@ def unit_unlocked(unit: Unit, curriculum: Curriculum, states: Mapping[str, UnitS
 
 
 def _pick_unit(unlocked: list[Unit], states: Mapping[str, UnitState], items: list[ItemRecord],
-               now: datetime) -> tuple[Unit, str]:
+               now: datetime, leave: str | None = None) -> tuple[Unit, str]:
     graded = [i for i in items if grade_of(i) is not None]
-    if graded and grade_of(graded[-1]) == FAILURE:
+    if graded and grade_of(graded[-1]) == FAILURE and graded[-1].kind != leave:
         last = next((u for u in unlocked if u.id == graded[-1].unit), None)
         if last is not None and states[last.id].focus_kind:
             return last, "practice again"
@@ -338,8 +460,11 @@ def _pick_unit(unlocked: list[Unit], states: Mapping[str, UnitState], items: lis
 
 
 def _pick_item(unit: Unit, state: UnitState, items: list[ItemRecord], now: datetime,
-               available: Mapping[str, tuple[int, ...]], reason: str) -> Choice:
-    kinds = _kinds_of(unit, available)
+               available: Mapping[str, tuple[int, ...]], reason: str, fixed: str | None = None,
+               leave: str | None = None) -> Choice:
+    kinds = [fixed] if fixed else _kinds_of(unit, available)
+    if leave in kinds and len(kinds) > 1:
+        kinds.remove(leave)
     target = None
     if state.focus_kind in kinds:
         kind, target = state.focus_kind, state.focus_mistake
@@ -349,7 +474,8 @@ def _pick_item(unit: Unit, state: UnitState, items: list[ItemRecord], now: datet
         for item in items:
             if item.unit == unit.id and item.kind in counts:
                 counts[item.kind] += 1
-        kind = min(kinds, key=lambda k: (counts[k], kinds.index(k)))
+        missing = set(state.missing) if not state.mastered else set()
+        kind = min(kinds, key=lambda k: (k not in missing, counts[k], kinds.index(k)))
     review = state.is_due(now)
     if review:
         reason = "review"
@@ -376,21 +502,25 @@ def next_seed(base_seed: int, kind: str, difficulty: int, seen: set[tuple[int, i
 
 
 def draw_variant(choice: Choice, base_seed: int, seen: set[tuple[int, int]],
-                 generate: Callable[[str, int, int], Problem]) -> Problem:
-    """A never-shown variant of the chosen kind; when a misconception is targeted, the first of the
-    next few unseen seeds whose variant lists that mistake (a variant without it cannot test it).
+                 generate: Callable[[str, int, int], Problem], previous: Problem | None = None) -> Problem:
+    """A never-shown variant of the chosen kind whose answers differ from ``previous`` (the last variant
+    of that kind: "practise again" must never be the answer just seen); when a misconception is
+    targeted, the first of the next few such variants that lists that mistake (a variant without it
+    cannot test it).
 
     Shared by every front end (terminal quiz, web) so they draw the same variants for the same store."""
     seen = set(seen)
-    first = None
-    for _ in range(TARGET_TRIES if choice.target else 1):
+    fallback = problem = None
+    for _ in range(TARGET_TRIES):
         seed = next_seed(base_seed, choice.kind, choice.difficulty, seen)
-        problem = generate(choice.kind, seed, choice.difficulty)
-        if any(m.name == choice.target for part in problem.parts for m in part.mistakes):
-            return problem
-        first = first or problem
         seen.add((seed, choice.difficulty))
-    return first
+        problem = generate(choice.kind, seed, choice.difficulty)
+        if previous is not None and same_answers(problem, previous):
+            continue
+        if not choice.target or any(m.name == choice.target for part in problem.parts for m in part.mistakes):
+            return problem
+        fallback = fallback or problem
+    return fallback or problem
 
 
 def answer_outcome(status: str, already_failed: bool, last_part: bool) -> str | None:
@@ -405,13 +535,31 @@ def answer_outcome(status: str, already_failed: bool, last_part: bool) -> str | 
     return None
 
 
+def last_of_kind(items: list[ItemRecord], kind: str) -> ItemRecord | None:
+    """The most recent item of ``kind``: a new variant must not repeat its answers."""
+    return next((i for i in reversed(items) if i.kind == kind), None)
+
+
+def same_answers(a: Problem, b: Problem) -> bool:
+    """True when two variants have the same keys part by part (a "new" variant that would let the
+    student repeat the answer just seen)."""
+    return [(p.key, repr(p.value)) for p in a.parts] == [(p.key, repr(p.value)) for p in b.parts]
+
+
+def resumable(items: list[ItemRecord]) -> ItemRecord | None:
+    """The last item when the student left it unfinished (quit, or the process died): resume it."""
+    if items and items[-1].outcome in (None, "quit"):
+        return items[-1]
+    return None
+
+
 # ---------------------------------------------------------------------------------- summary
 
 
 def summary(curriculum: Curriculum, items: list[ItemRecord], now: datetime,
             available: Mapping[str, tuple[int, ...]]) -> list[dict]:
     """One plain dict per unit, in curriculum order: what ``problemgen progress`` shows."""
-    states = all_states(curriculum, items)
+    states = all_states(curriculum, items, available)
     rows = []
     for unit in curriculum.units:
         state = states[unit.id]
@@ -428,8 +576,39 @@ def summary(curriculum: Curriculum, items: list[ItemRecord], now: datetime,
             "progress": state.progress, "needed": state.needed, "answered": state.answered,
             "correct": state.correct, "difficulty": state.level, "box": state.box,
             "mastered_at": _iso(state.mastered_at), "next_review": _iso(state.due),
+            "skills": [_skill_row(s) for s in state.skills.values()],
         })
     return rows
+
+
+def _skill_row(skill: SkillState) -> dict:
+    accuracy = skill.accuracy
+    return {"kind": skill.kind, "status": skill.status, "shown": skill.shown, "answered": skill.answered,
+            "correct": skill.correct, "accuracy": None if accuracy is None else round(accuracy, 3)}
+
+
+def mistake_history(items: list[ItemRecord], answers: Iterable[AnswerRecord]) -> list[dict]:
+    """The misconceptions the student showed: how often, on which kinds, when last, and whether they
+    have been overcome since (an unaided success on one of those kinds after the last occurrence).
+    Most frequent first."""
+    kind_of = {i.id: i.kind for i in items}
+    seen: dict[str, dict] = {}
+    for answer in answers:
+        if not answer.mistake or answer.item_id not in kind_of:
+            continue
+        row = seen.setdefault(answer.mistake, {"mistake": answer.mistake, "count": 0, "kinds": [],
+                                               "last_item": 0, "last_at": None})
+        row["count"] += 1
+        kind = kind_of[answer.item_id]
+        if kind not in row["kinds"]:
+            row["kinds"].append(kind)
+        row["last_item"] = max(row["last_item"], answer.item_id)
+        row["last_at"] = _iso(answer.at)
+    for row in seen.values():
+        row["overcome"] = any(i.id > row["last_item"] and i.kind in row["kinds"] and grade_of(i) == SUCCESS
+                              for i in items)
+        del row["last_item"]
+    return sorted(seen.values(), key=lambda r: (-r["count"], r["mistake"]))
 
 
 def _iso(moment: datetime | None) -> str | None:
