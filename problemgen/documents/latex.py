@@ -74,11 +74,11 @@ def compile_pdf(tex_source: str, name: str = "document") -> bytes:
 
 def compile_with_log(tex_source: str, name: str = "document") -> tuple[bytes, str]:
     """(PDF bytes, the log of the last pdflatex run): the log tells layout checks which lines overflow."""
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
+        raise ProblemgenError(f"invalid document name {name!r}")
     executable = pdflatex_path()
     if executable is None:
         raise ProblemgenError(INSTALL_HINT)
-    if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
-        raise ProblemgenError(f"invalid document name {name!r}")
     with tempfile.TemporaryDirectory(prefix="problemgen-tex-") as tmp:
         source = Path(tmp) / f"{name}.tex"
         source.write_text(tex_source, encoding="utf-8")
