@@ -51,7 +51,7 @@ def test_a_missing_variant_file_names_the_path(tmp_path):
 
 
 def test_shipped_data_directories_are_found(tmp_path):
-    from problemgen.documents.resources import banks_dir, templates_dir
+    from problemgen.resources import banks_dir, templates_dir
 
     assert (templates_dir() / "problems" / "attention.weights.j2").is_file()
     assert (banks_dir() / "curriculum.toml").is_file()

@@ -59,7 +59,7 @@ def every_kind_bank(tmp_path):
     (A kind without a fragment is the registry contract's concern; here we check what reaches LaTeX.)
     """
     from problemgen.model.registry import all_kinds
-    from problemgen.documents.resources import templates_dir
+    from problemgen.resources import templates_dir
 
     entries = [
         f'[[problems]]\nkind = "{spec.name}"\ndifficulty = {level}\n'

@@ -34,6 +34,7 @@ from typing import Any
 
 from problemgen.model.core import ProblemgenError
 from problemgen.model.registry import all_kinds, get_kind, suggest
+from problemgen.resources import banks_dir
 
 MAX_BANK_BYTES = 1024 * 1024
 MAX_PROBLEMS = 500
@@ -100,8 +101,6 @@ class BankIssue:
 
 def shipped_banks() -> list[Path]:
     """The worksheet recipes shipped with problemgen (the curriculum and concept files are not recipes)."""
-    from problemgen.documents.resources import banks_dir
-
     not_recipes = {"concepts.toml", "curriculum.toml"}
     return sorted(p for p in banks_dir().glob("*.toml") if p.name not in not_recipes)
 

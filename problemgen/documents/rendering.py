@@ -21,6 +21,7 @@ import jinja2
 
 from problemgen.model.core import AnswerPart, Problem, ProblemgenError
 from problemgen.answers.formatting import format_number, tolerance_text  # noqa: F401 - re-exported
+from problemgen.resources import templates_dir
 
 FORMATS = ("md", "tex", "text")
 
@@ -127,8 +128,6 @@ def _filters(fmt: str) -> dict:
 
 def builtin_templates_dir() -> Path:
     """Directory of the templates shipped with the package (works for non-editable installs)."""
-    from problemgen.documents.resources import templates_dir
-
     return templates_dir()
 
 

@@ -133,7 +133,7 @@ _UNIT_KEYS = {"id", "title", "kinds", "requires", "mastery", "hint", "hints"}
 def load_curriculum(path: str | Path | None = None) -> Curriculum:
     """Read and validate ``curriculum.toml`` (the shipped one by default)."""
     if path is None:
-        from problemgen.documents.resources import banks_dir
+        from problemgen.resources import banks_dir
 
         path = banks_dir() / "curriculum.toml"
     path = Path(path)

@@ -24,6 +24,7 @@ import numpy as np
 from problemgen.model.core import AnswerPart, Draft, ProblemgenError
 from problemgen.misconceptions.catalogue import CATALOGUE, mistake
 from problemgen.model.registry import register
+from problemgen.resources import banks_dir
 
 OPTION_IDS = "abcdefgh"
 BANK_FILE = "concepts.toml"
@@ -300,8 +301,6 @@ def load_bank(path: str | Path | None = None) -> ConceptBank:
 
 @functools.lru_cache(maxsize=1)
 def _shipped_bank() -> ConceptBank:
-    from problemgen.documents.resources import banks_dir
-
     return load_bank(banks_dir() / BANK_FILE)
 
 

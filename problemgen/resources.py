@@ -4,6 +4,8 @@ In the repository they sit at the top level (the house plan's layout); an instal
 them as ``problemgen.templates`` and ``problemgen.question_banks`` (see pyproject's package-dir). When
 the source tree shadows the installed package (running tests from a checkout), the package lookup
 fails and the top-level directories next to ``problemgen/`` are used instead.
+
+A leaf module (imports nothing of the project): generators, documents and practice all read shipped data.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-_REPO_ROOT = Path(__file__).resolve().parents[2]
+_REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def _data_dir(package: str, repo_name: str) -> Path:
