@@ -96,7 +96,7 @@ def breakdown(class_dir: Path, submissions: Path, students: int) -> list[list[ob
     """Median microseconds per sheet of each step of grading one student."""
     from problemgen.sheets import grading
     from problemgen.sheets.answersheet import read_sheet
-    from problemgen.documents.variantfile import WorksheetVariant
+    from problemgen.model.variantfile import WorksheetVariant
 
     steps: dict[str, list[float]] = {"WorksheetVariant.load (variant.json)": [], "read_sheet (TOML)": [],
                                      "grade_answers (20 problems)": []}

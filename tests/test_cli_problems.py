@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from problemgen.model import registry, selfcheck
+from problemgen import selfcheck
+from problemgen.model import registry
 from problemgen.cli import main
 from problemgen.problems import index
 

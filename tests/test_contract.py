@@ -15,7 +15,8 @@ from dataclasses import replace
 
 import pytest
 
-from problemgen.model import registry, selfcheck
+from problemgen import selfcheck
+from problemgen.model import registry
 from problemgen.model.core import AnswerPart, Mistake, values_match
 from problemgen.misconceptions.catalogue import mistake
 

@@ -11,7 +11,7 @@ from problemgen.model import registry
 from problemgen.documents.banks import shipped_banks
 from problemgen.sheets.answersheet import key_sheet, key_value, toml_value
 from problemgen.sheets.grading import grade_part, grade_sheet
-from problemgen.documents.variantfile import SheetProblem, WorksheetVariant
+from problemgen.model.variantfile import SheetProblem, WorksheetVariant
 
 KINDS = sorted(spec.name if hasattr(spec, "name") else str(spec) for spec in registry.all_kinds())
 SEEDS = (0, 1, 2)

@@ -8,7 +8,7 @@ import pytest
 
 from problemgen.model import registry
 from problemgen.model.core import ProblemgenError
-from problemgen.documents.variantfile import SCHEMA, SheetProblem, WorksheetVariant
+from problemgen.model.variantfile import SCHEMA, SheetProblem, WorksheetVariant
 
 
 def sample() -> WorksheetVariant:

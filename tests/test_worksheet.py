@@ -11,7 +11,7 @@ import pytest
 
 from problemgen.documents import worksheet
 from problemgen.model.core import ProblemgenError
-from problemgen.documents.variantfile import SheetProblem, WorksheetVariant
+from problemgen.model.variantfile import SheetProblem, WorksheetVariant
 from problemgen.documents.worksheet import WorksheetJob
 
 SECRET_ENV = "PROBLEMGEN_TEST_SECRET"

@@ -30,7 +30,7 @@ def test_shipped_bank_renders_markdown_and_latex_with_every_part_answered_in_the
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
 def test_shipped_bank_key_sheet_scores_full_marks_and_the_blank_sheet_none(path, tmp_path):
     from problemgen.sheets.grading import grade_sheet
-    from problemgen.documents.variantfile import WorksheetVariant
+    from problemgen.model.variantfile import WorksheetVariant
 
     out = tmp_path / "out"
     worksheet.write_worksheet(WorksheetJob(path, out))

@@ -15,7 +15,7 @@ import pytest
 from problemgen.documents import latex, worksheet
 from problemgen.model.core import AnswerPart, Problem
 from problemgen.misconceptions.catalogue import mistake
-from problemgen.documents.variantfile import SheetProblem, WorksheetVariant
+from problemgen.model.variantfile import SheetProblem, WorksheetVariant
 from problemgen.documents.worksheet import DocumentRenderer, WorksheetJob
 
 pytestmark = pytest.mark.skipif(

@@ -93,7 +93,7 @@ def find_submission(submissions_dir: Path, student: str) -> Path | None:
 
 def grade_student(class_dir: str | Path, submissions_dir: str | Path, student: str) -> StudentResult:
     """Grade one student's submission against their own frozen variant; never raises for bad input."""
-    from problemgen.documents.variantfile import WorksheetVariant
+    from problemgen.model.variantfile import WorksheetVariant
 
     try:
         sheet = find_submission(Path(submissions_dir), student)

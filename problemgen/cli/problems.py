@@ -1,7 +1,7 @@
 """``problemgen list``, ``show`` and ``check``: thin click wrappers over the problem library.
 
 ``list`` reads the static kind index (no numpy, sympy or jinja2); ``show`` generates and renders one
-variant; ``check`` runs the variant contract of :mod:`problemgen.model.selfcheck` and exits 1 on failures.
+variant; ``check`` runs the variant contract of :mod:`problemgen.selfcheck` and exits 1 on failures.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def check_command(ctx: click.Context, kinds: tuple[str, ...], seeds: int, topic:
       problemgen check attention.weights masks.causal --seeds 200
       problemgen check --topic scaling
     """
-    from problemgen.model import selfcheck
+    from problemgen import selfcheck
 
     results = selfcheck.check_kinds(kinds, seeds, topic=topic)
     for failure in (f for failures in results.values() for f in failures):

@@ -32,7 +32,7 @@ from typing import Callable
 
 from problemgen.documents.banks import SAFE_ID, Bank, BankItem, load_bank
 from problemgen.model.core import Problem, ProblemgenError
-from problemgen.documents.variantfile import SheetProblem, WorksheetVariant
+from problemgen.model.variantfile import SheetProblem, WorksheetVariant
 
 FORMATS = ("md", "tex", "pdf")
 """Document formats; Markdown is always written, ``tex`` and ``pdf`` on request."""

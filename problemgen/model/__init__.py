@@ -1,6 +1,6 @@
-"""The problem model: what a variant is, how kinds are registered and how every kind checks itself.
+"""The problem model: what a variant is, how kinds are registered, and the frozen variant file.
 
 Owns ``Problem``, ``AnswerPart`` and ``Mistake`` (core), the ``@register`` registry and ``generate``, and
-the self-check contract run by ``problemgen check``. May import: ``problemgen.errors``,
-``problemgen.answers`` and ``problemgen.misconceptions`` (never documents, sheets, code, practice or the CLI).
+``variant.json`` (variantfile). The self-check contract that renders and grades every kind sits above
+the stages it checks, in :mod:`problemgen.selfcheck`. May import: ``problemgen.errors`` only.
 """

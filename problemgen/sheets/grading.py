@@ -47,6 +47,7 @@ from typing import Any, Callable
 
 from problemgen.sheets.answersheet import BadValue, NonFinite, check_ascii, key_value, parse_value, read_sheet, toml_value
 from problemgen.model.core import AnswerPart, ProblemgenError, _flatten, numbers_close
+from problemgen.model.variantfile import WorksheetVariant
 from problemgen.answers.formatting import tolerance_text
 from problemgen.sheets.reports import CheckResult, Report
 
@@ -699,8 +700,6 @@ def grade_sheet(variant, path: str | Path, *, student: str | None = None) -> Rep
 
 def grade_file(answers: str | Path, variant_path: str | Path) -> Report:
     """Single mode of ``problemgen grade``: load the frozen variant, grade one sheet."""
-    from problemgen.documents.variantfile import WorksheetVariant
-
     return grade_sheet(WorksheetVariant.load(variant_path), answers)
 
 

@@ -16,6 +16,9 @@ least half of the seeds give distinct params, or at least 25 distinct variants i
 
 ``check_kind`` returns the failures as data; the CLI (``problemgen check``) prints them and the test
 suite (``tests/test_contract.py``) runs the same contract over every registered kind.
+
+It sits above the stages it checks (it renders with ``documents`` and grades with ``sheets``), so it is
+not part of ``problemgen.model``: the model must not depend on its own users.
 """
 
 from __future__ import annotations
@@ -27,7 +30,11 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
+from problemgen.documents.rendering import builtin_templates_dir, format_number, render_block
+from problemgen.misconceptions.catalogue import CATALOGUE
+from problemgen.model import registry
 from problemgen.model.core import AnswerPart, Mistake, Problem, ProblemgenError, values_match
+from problemgen.sheets.grading import grade_part, key_value
 
 GARBAGE = "@@"
 FORMATS = ("md", "tex", "text")
@@ -58,8 +65,6 @@ class Failure:
 
 def check_kind(kind: str, seeds: int | Iterable[int] = 50) -> list[Failure]:
     """Run the contract for one kind over ``seeds`` (a count, or explicit seed numbers)."""
-    from problemgen.model import registry
-
     spec = registry.get_kind(kind)
     seed_list = list(range(seeds)) if isinstance(seeds, int) else list(seeds)
     failures = _check_template_source(kind)
@@ -86,8 +91,6 @@ def check_kinds(
     kinds: Iterable[str] | None = None, seeds: int | Iterable[int] = 50, *, topic: str | None = None
 ) -> dict[str, list[Failure]]:
     """``check_kind`` for each named kind (default: every registered kind, or every kind of ``topic``)."""
-    from problemgen.model import registry
-
     names = list(kinds or ()) or [spec.name for spec in registry.all_kinds(topic)]
     if topic is not None:
         names = [name for name in names if registry.get_kind(name).topic == topic]
@@ -102,8 +105,6 @@ def check_kinds(
 
 def check_part(part: AnswerPart) -> list[str]:
     """The grading promises of one answer part; returns what broke, in words."""
-    from problemgen.sheets.grading import grade_part, key_value
-
     problems = [*_check_spec(part)]
     key = key_value(part)
     result = grade_part(part, key)
@@ -138,8 +139,6 @@ def garbage_like(raw):
 
 def _check_spec(part: AnswerPart) -> list[str]:
     """Structural checks: catalogued mistake tags, well-formed choice options."""
-    from problemgen.misconceptions.catalogue import CATALOGUE
-
     problems = [f"mistake tag {m.name!r} is not in the catalogue" for m in part.mistakes if m.name not in CATALOGUE]
     if part.type == "choice":
         ids = [o.get("id") for o in part.spec.get("options", [])]
@@ -219,8 +218,6 @@ def _map_first(value, change):
 
 
 def _determinism(problem: Problem) -> list[str]:
-    from problemgen.model import registry
-
     again = registry.generate(problem.kind, problem.seed, problem.difficulty, **problem.overrides)
     problems = []
     if again != problem:
@@ -232,8 +229,6 @@ def _determinism(problem: Problem) -> list[str]:
 
 
 def _render(problem: Problem) -> list[str]:
-    from problemgen.documents.rendering import format_number, render_block
-
     problems = []
     for fmt in FORMATS:
         for block in ("prompt", "solution"):
@@ -277,8 +272,6 @@ def _unbalanced_dollars(text: str) -> bool:
 
 def _check_template_source(kind: str) -> list[Failure]:
     """Prose outside math in the fragment source must avoid LaTeX specials and Markdown-only markup."""
-    from problemgen.documents.rendering import builtin_templates_dir
-
     path = builtin_templates_dir() / "problems" / f"{kind}.j2"
     if not path.is_file():
         return [Failure(kind, "template", f"missing template fragment {path.name}")]
