@@ -254,7 +254,7 @@ def test_grade_code_exits_3_when_isolation_is_below_the_minimum(tmp_path, monkey
     from click.testing import CliRunner
 
     from problemgen.cli import cli
-    from problemgen.code import service
+    from problemgen.classes import grade_code as service
 
     class WeakSandbox(Sandbox):
         def __init__(self, limits, jobs=1, min_level="process"):

@@ -1,4 +1,4 @@
-"""`problemgen task ...` and `problemgen grade-code`: option parsing only; the work is in problemgen.code.service."""
+"""`problemgen task ...` and `problemgen grade-code`: option parsing only; the work is in problemgen.code.tasks.listing and problemgen.classes.grade_code."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def list_command() -> None:
     Example:
       problemgen task list
     """
-    from problemgen.code.service import list_tasks
+    from problemgen.code.tasks.listing import list_tasks
 
     click.echo(list_tasks(), nl=False)
 
@@ -46,7 +46,7 @@ def show_command(name: str, starter: Path | None) -> None:
     Example:
       problemgen task show scaled_dot_product_attention --starter attention.py
     """
-    from problemgen.code.service import show_task, write_starter
+    from problemgen.code.tasks.listing import show_task, write_starter
 
     click.echo(show_task(name), nl=False)
     if starter is not None:
@@ -82,7 +82,7 @@ def grade_code_command(submission: Path, task_name: str, public_only: bool, fmt:
     3 sandbox isolation below --min-isolation (nothing was run).
     """
     from problemgen.code.sandbox import IsolationError, Limits
-    from problemgen.code.service import GradeRequest, grade_code
+    from problemgen.classes.grade_code import GradeRequest, grade_code
 
     request = GradeRequest(submission, task_name, public_only, fmt, output, jobs, min_isolation, fail_under,
                            Limits(case_timeout=timeout))  # fmt: skip

@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterable, Iterator, Sequence
 
-from problemgen.model.core import ProblemgenError
+from problemgen.errors import ProblemgenError
 from problemgen.code.sandbox import isolation, wire
 from problemgen.code.sandbox.output import CappedBuffer, clip
 from problemgen.code.sandbox.staging import StagedSubmission

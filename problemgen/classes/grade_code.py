@@ -1,4 +1,8 @@
-"""The library behind ``problemgen task ...`` and ``problemgen grade-code``: each command is one call here."""
+"""The library behind ``problemgen grade-code``: one submission file or a class directory, in the sandbox.
+
+It lives with the class pipeline because a directory of submissions is graded as a class; one file is
+the same plan run once.
+"""
 
 from __future__ import annotations
 
@@ -6,67 +10,15 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
-from problemgen.model.core import ProblemgenError
+from problemgen.errors import ProblemgenError
 from problemgen.sheets.reports import FORMATS, render
 from problemgen.code.sandbox import Limits, Sandbox, rank
 from problemgen.code.sandbox.runner import IsolationError
-from problemgen.code.tasks import all_tasks, get_task
+from problemgen.code.tasks import get_task
 from problemgen.classes.code_class import grade_class, progress_bar, write_outputs
 from problemgen.code.grade import grade_submission, make_plan
 
 EXIT_OK, EXIT_BELOW, EXIT_ISOLATION = 0, 1, 3
-
-
-def list_tasks() -> str:
-    tasks = all_tasks()
-    width = max(len(name) for name in tasks)
-    return "".join(f"{name:<{width}}  {task.summary}\n" for name, task in tasks.items())
-
-
-def show_task(name: str) -> str:
-    """The spec followed by the public examples (inputs and expected outputs)."""
-    task = get_task(name)
-    lines = [task.spec.rstrip(), "", "## Public examples", ""]
-    for case in task.public_cases():
-        lines.append(f"### {case.name}: {case.about}")
-        lines.append("")
-        lines.append("```")
-        lines.append(f"{case.call.function}({_arguments(case.call.args, case.call.kwargs)})")
-        lines.append(f"# expected: {_value(case.expected)}")
-        lines.append("```")
-        lines.append("")
-    lines.append(f"Start from the template: problemgen task show {name} --starter {name}.py")
-    return "\n".join(lines) + "\n"
-
-
-def _arguments(args: tuple, kwargs: dict) -> str:
-    shown = [_value(a) for a in args] + [f"{k}={_value(v)}" for k, v in kwargs.items()]
-    return ", ".join(shown)
-
-
-def _value(value: object) -> str:
-    if isinstance(value, np.ndarray):
-        if value.size <= 24:
-            return "np.array(" + np.array2string(value, separator=", ", precision=6).replace("\n", " ") + ")"
-        return f"<array of shape {value.shape}>"
-    if isinstance(value, (tuple, list)):
-        return "(" + ", ".join(_value(v) for v in value) + ")"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k!r}: {_value(v)}" for k, v in value.items()) + "}"
-    return repr(value)
-
-
-def write_starter(name: str, path: Path) -> str:
-    task = get_task(name)
-    if path.exists():
-        raise ProblemgenError(f"{path}: already exists; choose another file name")
-    try:
-        path.write_text(task.starter, encoding="utf-8")
-    except OSError as exc:
-        raise ProblemgenError(f"{path}: cannot write the starter ({exc.strerror})") from exc
-    return f"wrote {path}\n"
 
 
 @dataclass(frozen=True)
