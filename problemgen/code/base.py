@@ -111,20 +111,5 @@ class Task:
 PUBLIC_SEED = 20240611
 
 
-def keep_distinct(expected: Any, variants: list[Variant], rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL) -> tuple[Variant, ...]:
-    """Variants whose output differs from the expected one beyond tolerance (others teach nothing)."""
-    from problemgen.code.compare import same_value
-
-    kept, seen = [], []
-    for variant in variants:
-        if variant.value is None or same_value(variant.value, expected, rtol, atol):
-            continue
-        if any(same_value(variant.value, other, rtol, atol) for other in seen):
-            continue  # two misconceptions giving the same output: the first (more common) one names it
-        kept.append(variant)
-        seen.append(variant.value)
-    return tuple(kept)
-
-
 def fmt_shape(shape: tuple[int, ...]) -> str:
     return "(" + ", ".join(str(d) for d in shape) + ")"

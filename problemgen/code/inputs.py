@@ -3,7 +3,7 @@
 A test whose softmax saturates (one weight ~1, the rest ~0) passes an implementation that forgot
 the 1/√d_k scaling: both give the same one-hot rows. So attention inputs are drawn with moderate
 scores, checked, and redrawn when a row is close to one-hot; and every variant kept for a case
-must differ from the right answer beyond tolerance (``base.keep_distinct``).
+must differ from the right answer beyond tolerance (``keep_distinct``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from problemgen.code.base import Variant, keep_distinct
+from problemgen.code.base import DEFAULT_ATOL, DEFAULT_RTOL, Variant
+from problemgen.code.compare import same_value
 
 
 class Unusable(ValueError):
@@ -96,3 +97,15 @@ def agree(a: np.ndarray, b: np.ndarray, failure: str) -> str:
     if a.size == 0 or float(np.ptp(a)) <= 1e-12:
         return "the outputs are constant, so this law cannot be confirmed"
     return "" if np.allclose(a, b, rtol=1e-6, atol=1e-9) else failure
+
+def keep_distinct(expected: Any, variants: list[Variant], rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL) -> tuple[Variant, ...]:
+    """Variants whose output differs from the expected one beyond tolerance (others teach nothing)."""
+    kept, seen = [], []
+    for variant in variants:
+        if variant.value is None or same_value(variant.value, expected, rtol, atol):
+            continue
+        if any(same_value(variant.value, other, rtol, atol) for other in seen):
+            continue  # two misconceptions giving the same output: the first (more common) one names it
+        kept.append(variant)
+        seen.append(variant.value)
+    return tuple(kept)

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from problemgen.model.core import ProblemgenError
-from problemgen.model.registry import all_kinds, get_kind, suggest
+from problemgen.model.registry import all_kinds, generate, get_kind, suggest
 from problemgen.resources import banks_dir
 
 MAX_BANK_BYTES = 1024 * 1024
@@ -329,8 +329,7 @@ def check_bank(
 
 
 def _try_items(items: list[BankItem], check: _Checker, templates: str | None) -> None:
-    from problemgen.model.registry import generate
-    from problemgen.documents.rendering import environment
+    from problemgen.documents.rendering import environment  # lazy: checking a bank file need not load jinja2
 
     loader = environment("md", templates).loader
     for index, item in enumerate(items):

@@ -22,6 +22,7 @@ import jinja2
 from problemgen.model.core import AnswerPart, Problem, ProblemgenError
 from problemgen.answers.formatting import format_number, tolerance_text  # noqa: F401 - re-exported
 from problemgen.resources import templates_dir
+from problemgen.documents.terminal import to_unicode
 
 FORMATS = ("md", "tex", "text")
 
@@ -179,8 +180,6 @@ def render_block(problem: Problem, block: str, fmt: str = "md", user_dir: str | 
     context = template.new_context(problem_context(problem))
     text = "".join(template.blocks[block](context)).strip() + "\n"
     if fmt == "text":  # the shared fragments hold $…$ math: turn it into readable Unicode
-        from problemgen.documents.terminal import to_unicode
-
         text = to_unicode(text)
     return text
 

@@ -19,10 +19,10 @@ import functools
 import importlib
 import inspect
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
-from problemgen.model.core import Draft, Problem, ProblemgenError, Redraw, to_jsonable, values_match
+from problemgen.model.core import Draft, Mistake, Problem, ProblemgenError, Redraw, to_jsonable, values_match
 
 MAX_ATTEMPTS = 200
 TOPIC_MODULES = (
@@ -176,10 +176,6 @@ def _freeze(spec: KindSpec, seed: int, difficulty: int, overrides: dict, draft: 
 
 
 def _freeze_part(part):
-    from dataclasses import replace
-
-    from problemgen.model.core import Mistake
-
     mistakes = tuple(Mistake(m.name, to_jsonable(m.value), m.hint) for m in part.mistakes)
     return replace(part, value=to_jsonable(part.value), spec=to_jsonable(part.spec), mistakes=mistakes)
 

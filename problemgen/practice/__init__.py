@@ -1,5 +1,6 @@
 """Practice: mastery and spacing rules, the SQLite progress store and the quiz front end.
 
-May import: ``problemgen.model``, ``problemgen.answers``, ``problemgen.documents``, ``problemgen.sheets``
-and ``problemgen.errors`` — never ``reference``.
+May import: ``problemgen.model``, ``problemgen.answers``, ``problemgen.misconceptions``,
+``problemgen.problems`` (the kind index), ``problemgen.documents``, ``problemgen.sheets``,
+``problemgen.resources`` and ``problemgen.errors`` — never ``reference``.
 """

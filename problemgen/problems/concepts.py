@@ -23,7 +23,7 @@ import numpy as np
 
 from problemgen.model.core import AnswerPart, Draft, ProblemgenError
 from problemgen.misconceptions.catalogue import CATALOGUE, mistake
-from problemgen.model.registry import register
+from problemgen.model.registry import register, suggest
 from problemgen.resources import banks_dir
 
 OPTION_IDS = "abcdefgh"
@@ -120,8 +120,6 @@ class ConceptBank:
 
     def find(self, section: str, question_id: str):
         """The question with this id in ``section`` ("choice" or "short"), with a did-you-mean error."""
-        from problemgen.model.registry import suggest
-
         questions = {q.id: q for q in getattr(self, section)}
         if question_id not in questions:
             raise ProblemgenError(
@@ -191,9 +189,7 @@ class _Reader:
         if value is None:
             return None
         if value not in CATALOGUE:
-            from problemgen.model.registry import suggest
-
-            raise self.fail(f"{what}: unknown misconception {value!r}{suggest(str(value), sorted(CATALOGUE))}", qid)
+                raise self.fail(f"{what}: unknown misconception {value!r}{suggest(str(value), sorted(CATALOGUE))}", qid)
         return value
 
     def choice(self, table: dict, index: int) -> ChoiceQuestion:

@@ -22,14 +22,14 @@ FIELDS = ("name", "topic", "title", "summary", "difficulties")
 
 def load() -> list[dict]:
     """The indexed kinds, sorted by name (no generator module is imported)."""
-    from problemgen.problems._index import KINDS
+    from problemgen.problems._index import KINDS  # lazy: only listing needs the index
 
     return [dict(zip(FIELDS, row)) for row in KINDS]
 
 
 def build() -> list[dict]:
     """The same entries computed from the live registry (imports every generator module)."""
-    from problemgen.model import registry
+    from problemgen.model import registry  # lazy: imports every generator (numpy); listing must not
 
     return [
         {"name": s.name, "topic": s.topic, "title": s.title, "summary": s.summary, "difficulties": list(s.difficulties)}
@@ -52,7 +52,7 @@ def listing(topic: str | None = None, *, as_json: bool = False) -> str:
     if topic is not None:
         topics = sorted({e["topic"] for e in entries})
         if topic not in topics:
-            from problemgen.model.registry import suggest
+            from problemgen.model.registry import suggest  # lazy: the registry costs start-up time
 
             raise ProblemgenError(f"unknown topic {topic!r}{suggest(topic, topics)}; topics: {', '.join(topics)}")
         entries = [e for e in entries if e["topic"] == topic]

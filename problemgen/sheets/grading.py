@@ -151,7 +151,7 @@ def _text(raw: str, what: str = "answer") -> str:
 
 def _mathparse():
     """SymPy is imported only when an answer needs it (numbers as TOML values never do)."""
-    from problemgen.answers import mathparse
+    from problemgen.answers import mathparse  # lazy: mathparse imports sympy (start-up cost)
 
     return mathparse
 

@@ -18,6 +18,8 @@ import json
 import os
 from dataclasses import dataclass, field
 
+from problemgen.misconceptions.catalogue import describe
+
 FORMATS = ("text", "json", "junit", "gradescope", "md")
 ERROR_STATUSES = frozenset({"invalid", "error", "timeout", "crash", "memory", "import_error", "bad_output",
                             "no_result"})
@@ -356,8 +358,6 @@ def class_summary(outcome) -> dict:
     ``outcome`` is a ``classgrade.ClassResult``. Misconceptions count students (not answers): "7 of 30"
     means 7 of the 30 students with a readable sheet made that mistake at least once.
     """
-    from problemgen.misconceptions.catalogue import describe
-
     graded = [s for s in outcome.students if s.report is not None and s.status == "graded"]
     scores = sorted(s.score for s in graded)
     questions: dict[str, dict] = {}

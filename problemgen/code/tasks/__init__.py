@@ -18,7 +18,7 @@ from problemgen.code.base import Task
 
 
 def _load() -> dict[str, Task]:
-    from problemgen.code.tasks import attention, block, counting, layers, multihead
+    from problemgen.code.tasks import attention, block, counting, layers, multihead  # lazy: task modules need numpy and reference
 
     tasks = [
         attention.SOFTMAX, attention.SDPA, attention.CAUSAL, attention.PADDING, multihead.MHA, multihead.CROSS,
