@@ -96,3 +96,74 @@ def test_norm_variants_use_the_wrong_statistic():
 def test_describe_falls_back_to_the_tag_for_unknown_names():
     assert mc.describe("mask_after_softmax").startswith("mask applied after the softmax")
     assert mc.describe("something_else") == "something_else"
+
+
+# --------------------------------------------------------------------------- the catalogue as one package
+
+
+def test_core_imports_the_catalogue_data_without_numpy_or_a_cycle():
+    import subprocess
+    import sys
+
+    code = ("import sys, problemgen.model.core as core; "
+            "print('numpy' in sys.modules, 'problemgen.misconceptions.catalogue' in sys.modules, "
+            "core.Mistake.from_dict({'name': 'no_scaling', 'value': 1}).hint.startswith('Attention computed'))")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "False", "True"]
+
+
+def test_sheets_and_tasks_read_the_same_entry():
+    from problemgen.misconceptions.entries import CATALOGUE, title_and_hint
+
+    assert mc.CATALOGUE is CATALOGUE
+    assert title_and_hint("w_o_transposed") == (CATALOGUE["w_o_transposed"].title, CATALOGUE["w_o_transposed"].hint)
+    assert mc.mistake("w_o_transposed", 0).hint.endswith(CATALOGUE["w_o_transposed"].hint)
+
+
+# --------------------------------------------------------------------------- the newer buggy computations
+
+
+def test_softmax_in_base_two_and_scores_times_sqrt_dk(qkv):
+    q, k, v = qkv
+    x = np.array([[1.0, 2.0, 4.0]])
+    assert np.allclose(A.softmax_base(x), 2.0**x / (2.0**x).sum())
+    _, w = A.attention_scale_multiplied(q, k, v)
+    assert np.allclose(w, plain_softmax(q @ k.T * 2))
+
+
+def test_rms_without_eps_and_layer_norm_with_both_slips():
+    x = np.array([[0.001, -0.002, 0.0015], [1.0, 2.0, 4.0]])
+    assert np.allclose(N.rms_norm_no_eps(x), x / np.sqrt((x**2).mean(-1, keepdims=True)))
+    both = (x - x.mean(-1, keepdims=True)) / (x.std(-1, ddof=1, keepdims=True) + 1e-5)
+    assert np.allclose(N.layer_norm_unbiased_eps_outside(x), both)
+
+
+def test_sinusoidal_frequency_from_the_column_and_float32():
+    from problemgen.misconceptions import positional as PE
+
+    P, d = 6, 8
+    doubled = np.array([[np.sin(p / 10000 ** (2 * j / d)) if j % 2 == 0 else np.cos(p / 10000 ** (2 * j / d))
+                         for j in range(d)] for p in range(P)])  # fmt: skip
+    assert np.allclose(PE.sinusoidal(P, d, exponent="column_doubled"), doubled)
+    single = PE.sinusoidal(512, 64, dtype=np.float32)
+    import reference
+
+    exact = reference.sinusoidal_encoding(512, 64)
+    assert not np.allclose(single, exact, rtol=1e-5, atol=1e-6) and np.allclose(single, exact, atol=1e-3)
+
+
+def test_a_cache_step_mask_built_for_the_new_tokens_only_hides_the_cache():
+    mask = M.cache_mask_new_tokens_only(2, 3)
+    assert mask.tolist() == [[False, False, False, True, False], [False, False, False, True, True]]
+    assert M.causal_upper_triangle(3).tolist() == np.triu(np.ones((3, 3), dtype=bool)).tolist()
+
+
+def test_gqa_tiling_and_heads_split_on_the_wrong_axis():
+    from problemgen.misconceptions import multihead as MH
+
+    kv = np.arange(2.0).reshape(1, 2, 1, 1)  # (B, h_kv=2, S=1, d=1)
+    assert MH.repeat_kv(kv, 2).ravel().tolist() == [0, 0, 1, 1]
+    assert MH.repeat_kv(kv, 2, tile=True).ravel().tolist() == [0, 1, 0, 1]
+    x = np.arange(6.0).reshape(1, 1, 6)  # (B, L, h*d) with h=2, d=3
+    assert MH.split_heads(x, 2, how="wrong_axis")[0, :, 0].tolist() == [[0, 2, 4], [1, 3, 5]]
+    assert np.array_equal(MH.merge_heads(MH.split_heads(x, 2, how="wrong_axis"), how="wrong_axis"), x)

@@ -21,10 +21,10 @@ from problemgen.code.sandbox import Limits, Sandbox
 from problemgen.code.tasks import all_tasks, get_task
 from problemgen.classes.code_class import grade_class, gradebook, write_outputs
 from problemgen.code.grade import grade_submission, make_plan
+from problemgen.code.mutation import solution_source
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux")
 
-FIXTURES = Path(__file__).parent / "fixtures" / "code"
 STATUSES = {"OK", "WRONG", "BAD_OUTPUT", "NO_RESULT", "TIMEOUT", "MEMORY", "CRASH", "IMPORT_ERROR", "BANNED_API"}
 CLI = [sys.executable, "-m", "problemgen"]
 
@@ -36,7 +36,7 @@ def sandbox():
 
 
 def solution(task: str) -> str:
-    return (FIXTURES / "solutions" / f"{task}.py").read_text(encoding="utf-8")
+    return solution_source(task)
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:

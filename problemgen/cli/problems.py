@@ -53,21 +53,29 @@ def show_command(kind: str, seed: int, difficulty: int | None, solution: bool, f
 @click.argument("kinds", nargs=-1)
 @click.option("--seeds", type=click.IntRange(min=1), default=50, show_default=True, help="Seeds per kind.")
 @click.option("--topic", help="Check only the kinds of this topic.")
+@click.option("--code/--no-code", "code", default=None,
+              help="Also run the coding tasks' mutation contract (default: when no kind or topic is named).")
 @click.pass_context
-def check_command(ctx: click.Context, kinds: tuple[str, ...], seeds: int, topic: str | None) -> None:
-    """Self-check generated variants of every kind (exit 1 on any failure).
+def check_command(ctx: click.Context, kinds: tuple[str, ...], seeds: int, topic: str | None, code: bool | None) -> None:
+    """Self-check generated variants of every kind, and every coding task's mutants (exit 1 on any failure).
 
     \b
     Examples:
       problemgen check
       problemgen check attention.weights masks.causal --seeds 200
-      problemgen check --topic scaling
+      problemgen check --topic scaling --no-code
     """
     from problemgen import selfcheck
 
     results = selfcheck.check_kinds(kinds, seeds, topic=topic)
-    for failure in (f for failures in results.values() for f in failures):
-        click.echo(str(failure))
-    click.echo(selfcheck.summary(results, seeds))
-    if any(results.values()):
+    failures = [str(f) for fs in results.values() for f in fs]
+    summary = [selfcheck.summary(results, seeds)]
+    if code if code is not None else not (kinds or topic):
+        from problemgen.code import mutation
+
+        code_results = mutation.check_tasks()
+        failures += [str(f) for fs in code_results.values() for f in fs]
+        summary.append(mutation.summary(code_results))
+    click.echo("".join(line + "\n" for line in failures + summary), nl=False)
+    if failures:
         ctx.exit(1)

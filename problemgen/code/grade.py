@@ -157,13 +157,17 @@ def _uniform(plan: Plan, sandbox: Sandbox, title: str, status: str, feedback: st
 class _CaseVerdict:
     status: str
     feedback: str
-    failed_stages: tuple[str, ...] = ()
+    failed_stages: tuple[str, ...] = ()  # stages compared and found wrong
     mistake: str | None = None
+    unknown_stages: tuple[str, ...] = ()  # stages the call covered but that could not be compared (it raised)
 
 
 def _case_verdict(case: Case, outcome: Outcome) -> _CaseVerdict:
-    if outcome.status != RETURNED:
-        return _CaseVerdict(outcome.status, outcome.message, case.stages or (case.call.function,))
+    if outcome.status != RETURNED:  # nothing came back: no stage of this call was compared
+        feedback = outcome.message
+        if case.stages:
+            feedback = feedback.rstrip(".") + "; nothing was returned, so no stage of this call could be compared"
+        return _CaseVerdict(outcome.status, feedback, (), None, case.stages)
     verdict = compare.judge(case, outcome.value)
     if verdict.status == compare.OK:
         return _CaseVerdict(compare.OK, "")
@@ -178,15 +182,29 @@ def _case_verdict(case: Case, outcome: Outcome) -> _CaseVerdict:
 
 
 def _first_diverging_stages(plan: Plan, verdicts: list[_CaseVerdict]) -> dict[str, str]:
-    """input_id -> the earliest stage (in the task's stage order) that failed for that input."""
-    order = {stage: i for i, stage in enumerate(plan.task.stage_order)}
+    """input_id -> the earliest stage (in the task's stage order) that was compared and found wrong.
+
+    A stage is claimed only when every stage before it was compared: when a call raised before an
+    earlier stage could be checked, nothing is claimed for that input (the crash itself is reported).
+    """
+    order = plan.task.stage_order
     if not order:
         return {}
-    failed: dict[str, set[str]] = {}
+    wrong: dict[str, set[str]] = {}
+    unknown: dict[str, set[str]] = {}
     for case, verdict in zip(plan.cases, verdicts):
         if case.input_id and verdict.status != compare.OK:
-            failed.setdefault(case.input_id, set()).update(verdict.failed_stages)
-    return {key: min(stages, key=lambda s: order.get(s, len(order))) for key, stages in failed.items()}
+            wrong.setdefault(case.input_id, set()).update(verdict.failed_stages)
+            unknown.setdefault(case.input_id, set()).update(verdict.unknown_stages)
+    first = {}
+    for key, stages in wrong.items():
+        for stage in order:
+            if stage in stages:
+                first[key] = stage
+                break
+            if stage in unknown[key]:
+                break
+    return first
 
 
 def _case_result(case: Case, verdict: _CaseVerdict, first_stage: str | None) -> CheckResult:

@@ -64,6 +64,8 @@ def _softmax_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
             _softmax_case("public/vector", "public", np.array([1.0, 2.0, 3.0]), -1, "a vector of 3"),
             _softmax_case("public/rows", "public", np.array([[0.0, 1.0], [2.0, 2.0], [-1.0, 3.0]]), -1, "3 rows of 2"),
             _softmax_case("public/columns", "public", np.array([[0.0, 1.0], [2.0, 2.0], [-1.0, 3.0]]), 0, "axis=0 of a 3x2"),
+            _softmax_case("public/large", "public", np.array([[1000.0, 1001.0, 999.0], [-1000.0, -1002.0, -1001.0]]), -1,
+                          "values near +1000 and -1000 (exp overflows or underflows without the max subtraction)"),
         ]
     cases = []
     for i in range(6):

@@ -174,7 +174,9 @@ def _draw(rng, B: int, L: int, h: int, d_k: int, mask):
 def _cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
     if not hidden:
         x, p = _draw(np.random.default_rng(3), 1, 3, 2, 2, ref.causal_mask(3))
-        return _cases_for("public/1", "public", x, p, 2, ref.causal_mask(3), "B=1, L=3, d_model=4, 2 heads, causal mask")
+        x2, p2 = _draw(np.random.default_rng(4), 2, 3, 2, 2, None)  # mask=None: a block that masks anyway fails here
+        return (_cases_for("public/1", "public", x, p, 2, ref.causal_mask(3), "B=1, L=3, d_model=4, 2 heads, causal mask")
+                + _cases_for("public/2", "public", x2, p2, 2, None, "B=2, L=3, d_model=4, 2 heads, no mask"))
     cases = []
     for i, (B, L, h, causal) in enumerate([(2, 4, 2, True), (1, 5, 3, True), (2, 3, 2, False)]):
         d_k = int(rng.integers(2, 4))

@@ -10,6 +10,7 @@ import reference as ref
 from problemgen.code.sandbox import Call
 from problemgen.code import inputs as I
 from problemgen.misconceptions import attention as A
+from problemgen.misconceptions import masks as M
 from problemgen.misconceptions import multihead as MH
 from problemgen.misconceptions.catalogue import safely
 from problemgen.code.tasks.attention import CONVENTIONS
@@ -293,7 +294,10 @@ def kv_step(x_new, p, h, cache_k, cache_v, *, mask_mode="bottom-right", append=T
     keys = np.concatenate([cache_k, k], axis=-2) if append else k  # (B, h, T+t, d_k)
     values = np.concatenate([cache_v, v], axis=-2) if append else v  # (B, h, T+t, d_k)
     t, total = q.shape[-2], keys.shape[-2]
-    mask = None if mask_mode == "none" else ref.causal_mask(t, total, align=mask_mode)  # (t, T+t)
+    if mask_mode == "new_only":  # the new tokens' (t, t) causal mask, cached keys blocked
+        mask = M.cache_mask_new_tokens_only(t, total - t)  # (t, T+t)
+    else:
+        mask = None if mask_mode == "none" else ref.causal_mask(t, total, align=mask_mode)  # (t, T+t)
     heads, _ = A.attention(q, keys, values, mask, scale=scale)  # (B, h, t, d_k)
     concat = ref.merge_heads(heads)  # (B, t, d_model)
     return (ref.project(concat, p["w_o"]) if w_o else concat), keys, values
@@ -306,6 +310,7 @@ def _kv_case(name: str, group: str, x_new, p, h: int, cache_k, cache_v, about: s
     made = safely({
         "causal_wrong_alignment": lambda: kv_step(x_new, p, h, cache_k, cache_v, mask_mode="top-left"),
         "causal_missing": lambda: kv_step(x_new, p, h, cache_k, cache_v, mask_mode="none"),
+        "cache_mask_new_tokens_only": lambda: kv_step(x_new, p, h, cache_k, cache_v, mask_mode="new_only"),
         "cache_not_appended": lambda: kv_step(x_new, p, h, cache_k, cache_v, append=False),
         "no_scaling": lambda: kv_step(x_new, p, h, cache_k, cache_v, scale=1.0),
         "missing_w_o": lambda: kv_step(x_new, p, h, cache_k, cache_v, w_o=False),
@@ -330,8 +335,10 @@ def _kv_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
         public = np.random.default_rng(5)
         x0, p0, k0, v0 = _kv_inputs(public, 1, 0, 3, 2, 2)
         x1, p1, k1, v1 = _kv_inputs(public, 1, 3, 1, 2, 2)
+        x2, p2, k2, v2 = _kv_inputs(public, 1, 3, 2, 2, 2)  # the case a mask built for the new tokens only gets wrong
         return [_kv_case("public/prefill", "public", x0, p0, 2, k0, v0, "empty cache, 3 new tokens, 2 heads"),
-                _kv_case("public/one-token", "public", x1, p1, 2, k1, v1, "3 cached tokens, 1 new token, 2 heads")]  # fmt: skip
+                _kv_case("public/one-token", "public", x1, p1, 2, k1, v1, "3 cached tokens, 1 new token, 2 heads"),
+                _kv_case("public/cached-and-new", "public", x2, p2, 2, k2, v2, "3 cached tokens, 2 new tokens, 2 heads")]  # fmt: skip
     cases = []
     for i, (B, T, t, h) in enumerate([(2, 4, 1, 2), (1, 3, 3, 2), (2, 0, 4, 3), (3, 5, 2, 2), (1, 6, 1, 4)]):
         d_k = int(rng.integers(2, 5))
