@@ -5,7 +5,8 @@ process belongs to the student, so nothing it sends afterwards is believed by th
 "these bytes were offered as the result of case i". Expected values never exist in this process:
 the fork server that forked us has never seen them.
 
-File descriptors after setup: 0 = /dev/null, 1/2 = capture pipes, 3 = result frames, 4 = inputs.
+File descriptors after setup: 0 = /dev/null, 1/2 = capture pipes, 3 = result frames, 4 = inputs,
+and until the fork server has checked our credentials: 5 = "confined" to it, 6 = its "go" to us.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import traceback
 
 from problemgen.code.sandbox import isolation, wire
 
-RESULT_FD, INPUT_FD = 3, 4
+RESULT_FD, INPUT_FD, READY_FD, GO_FD = 3, 4, 5, 6
 _exit = os._exit  # bound early: the submission may replace os._exit
 
 
@@ -28,11 +29,12 @@ class MissingFunction(Exception):
 
 
 def main(config: dict, fds: list[int], allow: isolation.ReadAllowlist) -> None:
-    """Never returns."""
+    """Never returns. ``fds``: inputs, results, stdout, stderr, then ready and go of the handshake."""
     try:
         _setup_process(fds, config["submission_dir"])
         limits = isolation.ChildLimits(**config["limits"])
         done = isolation.confine(allow, config["submission_dir"], limits, tuple(config.get("disable", ())))
+        _handshake()
         _send(wire.CONFINED, 0, json.dumps(done.as_dict(), sort_keys=True).encode())
         if isolation.rank(done.level) < isolation.rank(config["min_level"]):
             _exit(0)  # fail closed: no student code below the demanded level
@@ -52,19 +54,29 @@ def main(config: dict, fds: list[int], allow: isolation.ReadAllowlist) -> None:
 
 def _setup_process(fds: list[int], directory: str) -> None:
     os.setsid()  # own session and process group: the grader kills the group as a whole
-    inputs, results, out, err = (fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in fds)
+    inputs, results, out, err, ready, go = (fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in fds)
     for fd in fds:
         os.close(fd)
     devnull = os.open("/dev/null", os.O_RDONLY)
-    for source, target in ((devnull, 0), (out, 1), (err, 2), (results, RESULT_FD), (inputs, INPUT_FD)):
+    targets = ((devnull, 0), (out, 1), (err, 2), (results, RESULT_FD), (inputs, INPUT_FD), (ready, READY_FD), (go, GO_FD))
+    for source, target in targets:
         os.dup2(source, target)
-    os.closerange(INPUT_FD + 1, 1 << 16)
+    os.closerange(GO_FD + 1, 1 << 16)
     sys.stdin = open(0, "r", closefd=False)
     sys.stdout = open(1, "w", buffering=1, closefd=False, errors="backslashreplace")
     sys.stderr = open(2, "w", buffering=1, closefd=False, errors="backslashreplace")
     os.chdir(directory)
     os.environ.clear()
     os.environ.update({"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": directory})
+
+
+def _handshake() -> None:
+    """Tell the fork server we are confined, and wait until it has read our credentials from /proc."""
+    os.write(READY_FD, b"c")
+    os.close(READY_FD)
+    if os.read(GO_FD, 1) != b"g":
+        _exit(0)  # the fork server refused (or vanished): no student code
+    os.close(GO_FD)
 
 
 def _send(kind: int, case: int, payload: bytes = b"") -> None:

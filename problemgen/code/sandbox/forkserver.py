@@ -8,7 +8,10 @@ never runs student code itself. Forking it costs a few milliseconds instead of r
 
 Protocol (SOCK_SEQPACKET, JSON messages, one run at a time):
   grader -> server  {"op": "run", "config": {...}} with fds [inputs_r, results_w, stdout_w, stderr_w]
-  server -> grader  {"event": "started", "pid": n}
+  server -> grader  {"event": "started", "pid": n, "credentials": {...} | null}
+                    (sent once the child is confined and its /proc/<pid>/status has been read)
+  server -> grader  {"event": "tampered", "what": "..."}   instead of "started": our own limits or
+                    scheduling changed since start-up; the server exits and the grader starts a new one
   grader -> server  {"op": "kill"}            (optional, at any time during the run)
   server -> grader  {"event": "exited", "exit_code"|"signal": n, "cpu": s, "maxrss_kb": k, "escapees": e}
 The server is a child subreaper: anything the run left behind is reparented here and killed
@@ -20,10 +23,13 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import resource
 import select
 import signal
 import socket
 import sys
+
+HANDSHAKE_SECONDS = 10.0  # confinement is our own code: far longer than it ever takes
 
 MAX_MESSAGE = 1 << 16
 PRELOAD = (
@@ -39,18 +45,25 @@ def main(fd: int) -> None:
     for name in PRELOAD:
         __import__(name)
     _warm_blas()
-    from problemgen.code.sandbox import child, isolation
+    from problemgen.code.sandbox import child, isolation, privileges
 
-    allow = isolation.build_allowlist()
+    allow = isolation.server_allowlist()
     ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    _send(sock, {"event": "ready", "pid": os.getpid(), "drop_uid": allow.drop_uid})
+    baseline = own_state()
+    _send(sock, {"event": "ready", "pid": os.getpid(), "drop_uid": allow.drop_uid, "notes": list(allow.notes)})
     while True:
         message, fds = _receive(sock)
         if message is None:
             break
         if message.get("op") == "run" and len(fds) == 4:
-            _serve_run(sock, message["config"], fds, allow, child)
+            changed = _changes(baseline, own_state())
+            if changed:  # a child reached us after all: never fork from a tampered server
+                for fd in fds:
+                    os.close(fd)
+                _send(sock, {"event": "tampered", "what": changed})
+                break
+            _serve_run(sock, message["config"], fds, allow, child, privileges)
         else:
             for extra in fds:
                 os.close(extra)
@@ -67,15 +80,41 @@ def _warm_blas() -> None:
     np.linalg.norm(a)
 
 
-def _serve_run(sock: socket.socket, config: dict, fds: list[int], allow, child) -> None:
+def own_state() -> dict[str, object]:
+    """What a process of the same uid could change about us: resource limits and scheduling."""
+    state: dict[str, object] = {
+        name: resource.getrlimit(getattr(resource, name)) for name in sorted(dir(resource)) if name.startswith("RLIMIT_")
+    }
+    state["nice"] = os.getpriority(os.PRIO_PROCESS, 0)
+    state["scheduler"] = os.sched_getscheduler(0)
+    state["affinity"] = sorted(os.sched_getaffinity(0))
+    return state
+
+
+def _changes(baseline: dict[str, object], now: dict[str, object]) -> str:
+    return ", ".join(f"{key} {baseline[key]} -> {now.get(key)}" for key in baseline if now.get(key) != baseline[key])
+
+
+def _serve_run(sock: socket.socket, config: dict, fds: list[int], allow, child, privileges) -> None:
+    ready_r, ready_w = os.pipe()
+    go_r, go_w = os.pipe()
     pid = os.fork()
     if pid == 0:
         sock.close()
-        child.main(config, fds, allow)  # never returns
+        for fd in (ready_r, go_w):
+            os.close(fd)
+        child.main(config, [*fds, ready_w, go_r], allow)  # never returns
         os._exit(70)
-    for fd in fds:
+    for fd in (*fds, ready_w, go_r):
         os.close(fd)
-    _send(sock, {"event": "started", "pid": pid})
+    credentials = _verify_child(pid, ready_r, go_w, privileges)
+    _send(sock, {"event": "started", "pid": pid, "credentials": credentials})
+    if credentials is not None:
+        try:
+            os.write(go_w, b"g")
+        except OSError:
+            pass
+    os.close(go_w)
     killed = _wait_or_kill(sock, pid)
     _, status, usage = os.wait4(pid, 0)
     escapees = _kill_descendants()
@@ -86,6 +125,23 @@ def _serve_run(sock: socket.socket, config: dict, fds: list[int], allow, child) 
     else:
         report["exit_code"] = os.waitstatus_to_exitcode(status)
     _send(sock, report)
+
+
+def _verify_child(pid: int, ready_r: int, go_w: int, privileges) -> dict | None:
+    """Wait for the child to confine itself, then read its credentials as the kernel reports them.
+
+    The child is blocked on ``go`` meanwhile, so what we read is its state before any student code.
+    None when it died or never got there (then it is killed and never told to go on).
+    """
+    try:
+        ready, _, _ = select.select([ready_r], [], [], HANDSHAKE_SECONDS)
+        confined = bool(ready) and os.read(ready_r, 1) == b"c"
+    finally:
+        os.close(ready_r)
+    status = privileges.read_status(pid) if confined else None
+    if status is None:
+        _kill_group(pid)
+    return status
 
 
 def _wait_or_kill(sock: socket.socket, pid: int) -> bool:

@@ -3,14 +3,18 @@
 Levels, weakest first (each includes the ones before it):
 
 * ``process``  - a separate, freshly forked process: scrubbed environment, private working directory
-  holding only the submission, stdin on /dev/null, output captured, wall-clock kill of its group.
+  holding only the submission, stdin on /dev/null, output captured, wall-clock kill of its group,
+  and no capability in any set (see :mod:`problemgen.code.sandbox.privileges`). A child the fork
+  server finds still holding a capability is ``process`` whatever else it applied.
 * ``rlimits``  - plus resource limits: CPU seconds, address space, file size 0, open files, no core
   dumps, process count (when not root).
 * ``seccomp``  - plus the system-call filter of :mod:`problemgen.code.sandbox.seccomp`.
 * ``seccomp+landlock`` - plus the read-only file-system allowlist of :mod:`problemgen.code.sandbox.landlock`.
 
-The child reports the level it reached in its first frame, written before any student code runs;
-that is the only message from a child the grader believes.
+The child reports the layers it applied in its first frame, written before any student code runs;
+that is the only message from a child the grader believes, and only after :func:`verified_level`
+has checked it against what the fork server read from ``/proc/<pid>/status`` (uid, capability sets,
+no_new_privs, seccomp mode) while the child waited, before it imported anything.
 """
 
 from __future__ import annotations
@@ -25,10 +29,10 @@ import sys
 import sysconfig
 from dataclasses import dataclass, field
 
-from problemgen.code.sandbox import landlock, seccomp
+from problemgen.code.sandbox import landlock, privileges, runtimeview, seccomp
 
 LEVELS = ("process", "rlimits", "seccomp", "seccomp+landlock")
-NOBODY = 65534
+NOBODY = privileges.NOBODY
 # Packages a submission may import besides the standard library.
 ALLOWED_PACKAGES = ("numpy", "sympy", "mpmath")
 
@@ -36,6 +40,19 @@ ALLOWED_PACKAGES = ("numpy", "sympy", "mpmath")
 def rank(level: str) -> int:
     """Position of ``level`` in LEVELS; unknown names rank below everything."""
     return LEVELS.index(level) if level in LEVELS else -1
+
+
+def verified_level(claimed: str, status: dict | None) -> str:
+    """The child's claimed level, lowered to what its kernel-reported credentials support.
+
+    No status (the child died before it could be read) or any capability left: ``process``.
+    A claimed seccomp filter the kernel does not show: at most ``rlimits``.
+    """
+    if status is None or privileges.holds_privilege(status):
+        return "process"
+    if rank(claimed) >= rank("seccomp") and status.get("seccomp") != 2:
+        return "rlimits"
+    return claimed
 
 
 @dataclass(frozen=True)
@@ -55,6 +72,7 @@ class ReadAllowlist:
     read: tuple[str, ...]
     list_only: tuple[str, ...]
     drop_uid: bool  # root: switch to 'nobody' when everything needed is world-readable
+    notes: tuple[str, ...] = ()  # what the fork server could not arrange (reported with every run)
 
     def with_submission(self, directory: str) -> tuple[list[str], list[str]]:
         return [directory, *self.read], list(self.list_only)
@@ -67,7 +85,6 @@ class Confinement:
     rlimits: bool = False
     seccomp: bool = False
     landlock_abi: int = 0
-    uid: int = -1
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -84,7 +101,6 @@ class Confinement:
             "rlimits": self.rlimits,
             "seccomp": self.seccomp,
             "landlock_abi": self.landlock_abi,
-            "uid": self.uid,
             "notes": sorted(self.notes),
         }
 
@@ -128,6 +144,20 @@ def build_allowlist() -> ReadAllowlist:
     return ReadAllowlist(tuple(read), tuple(sorted(listing)), drop)
 
 
+def server_allowlist() -> ReadAllowlist:
+    """The allowlist as the fork server (root or not) prepares it, once, before forking any child.
+
+    As root with a runtime 'nobody' cannot reach, the fork server first exposes the runtime in a
+    mount namespace of its own (:mod:`runtimeview`); whatever it could not arrange becomes a note.
+    """
+    allow = build_allowlist()
+    if os.geteuid() != 0 or allow.drop_uid:
+        return allow
+    notes = runtimeview.expose([*allow.list_only, *allow.read])
+    again = build_allowlist()
+    return ReadAllowlist(again.read, again.list_only, again.drop_uid, tuple(notes))
+
+
 def _system_library_dirs() -> list[str]:
     """Shared-library directories (an extension imported late may need one); no Python packages."""
     multiarch = sysconfig.get_config_var("MULTIARCH") or ""
@@ -163,13 +193,13 @@ def confine(allow: ReadAllowlist, submission_dir: str, limits: ChildLimits, disa
     Order matters: credentials first (they reset the parent-death signal), then resource limits,
     then Landlock (it needs its own system calls), then seccomp last.
     """
-    done = Confinement()
+    done = Confinement(notes=list(allow.notes))
     libc = ctypes.CDLL(None, use_errno=True)
-    if allow.drop_uid:
-        _drop_to_nobody(done)
+    done.notes += privileges.drop(NOBODY if allow.drop_uid else None)
+    if os.geteuid() == 0:
+        done.notes.append("runs as uid 0 without capabilities: the runtime is not readable by 'nobody'")
     libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: die with the fork server
     libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: no ptrace or /proc/<pid>/mem by peers
-    done.uid = os.getuid()
     _apply_rlimits(limits, done)
     read, listing = allow.with_submission(submission_dir)
     if "landlock" in disable:
@@ -188,15 +218,6 @@ def confine(allow: ReadAllowlist, submission_dir: str, limits: ChildLimits, disa
         except OSError as exc:
             done.notes.append(f"seccomp unavailable: {exc}")
     return done
-
-
-def _drop_to_nobody(done: Confinement) -> None:
-    try:
-        os.setgroups([])
-        os.setgid(NOBODY)
-        os.setuid(NOBODY)
-    except OSError as exc:
-        done.notes.append(f"could not drop privileges: {exc}")
 
 
 def _apply_rlimits(limits: ChildLimits, done: Confinement) -> None:

@@ -44,6 +44,10 @@ class IsolationError(ProblemgenError):
     """The sandbox could not reach the demanded isolation level; no student code was run."""
 
 
+class ServerTampered(ProblemgenError):
+    """The fork server found its own limits or scheduling changed and refused to fork; replace it."""
+
+
 @dataclass(frozen=True)
 class Limits:
     """Per-submission limits. Times in seconds (wall clock, measured by the grader)."""
@@ -140,12 +144,15 @@ class ForkServer:
             self.sock.settimeout(None)
         return json.loads(data) if data else None
 
-    def start(self, config: dict, fds: list[int]) -> int:
+    def start(self, config: dict, fds: list[int]) -> dict:
+        """Fork a child; returns the "started" message (pid, and credentials read from /proc)."""
         socket.send_fds(self.sock, [json.dumps({"op": "run", "config": config}).encode()], fds)
         started = self.receive(30.0)
+        if started and started.get("event") == "tampered":
+            raise ServerTampered(f"the sandbox fork server was tampered with ({clip(str(started.get('what')), 300)})")
         if not started or started.get("event") != "started":
             raise ProblemgenError(f"the sandbox fork server stopped responding: {self.failure_log()}")
-        return int(started["pid"])
+        return started
 
     def kill(self) -> None:
         try:
@@ -179,6 +186,7 @@ class ForkServer:
 @dataclass
 class _ChildRun:
     confinement: dict | None = None
+    credentials: dict | None = None  # read by the fork server from /proc/<pid>/status, never by the child
     imported: bool = False
     import_failure: dict | None = None
     current: int | None = None  # case started and not finished
@@ -204,7 +212,7 @@ class _ChildDriver:
         pipes = [os.pipe() for _ in range(4)]  # inputs, results, stdout, stderr
         child_ends = [pipes[0][0], pipes[1][1], pipes[2][1], pipes[3][1]]
         try:
-            self.server.start(config, child_ends)
+            self.run.credentials = self.server.start(config, child_ends).get("credentials")
         finally:
             for fd in child_ends:
                 os.close(fd)
@@ -430,7 +438,8 @@ def run_calls(
         if run.exit.get("server_lost"):
             raise ProblemgenError(f"the sandbox fork server died: {server.failure_log()}")
         if run.confinement is not None:
-            levels.append(run.confinement.get("level", "process"))
+            run.confinement = _verified(run.confinement, run.credentials)
+            levels.append(run.confinement["level"])
             confinement = confinement or run.confinement
             if isolation.rank(levels[-1]) < isolation.rank(min_level):
                 raise IsolationError(
@@ -460,6 +469,14 @@ def run_calls(
         stdout=redact(out.text()), stderr=redact(err.text()), children=children,
         wall_seconds=time.monotonic() - started, cpu_seconds=cpu,
     )  # fmt: skip
+
+
+def _verified(claimed: dict, credentials: dict | None) -> dict:
+    """The child's account of its layers, with the level lowered to what the kernel showed."""
+    level = isolation.verified_level(str(claimed.get("level", "process")), credentials)
+    creds = credentials or {}
+    return {**claimed, "level": level, "uid": creds.get("uid"), "gid": creds.get("gid"),
+            "capabilities": creds.get("capabilities"), "no_new_privs": creds.get("no_new_privs")}  # fmt: skip
 
 
 def _config(staged: StagedSubmission, limits: Limits, min_level: str, n_calls: int) -> dict:
@@ -506,6 +523,13 @@ class Sandbox:
             return server
 
     def run(self, staged: StagedSubmission, calls: Sequence[Call]) -> SandboxRun:
+        """Run ``calls``; a fork server that reports tampering is replaced and the run made on a fresh one."""
+        try:
+            return self._run_once(staged, calls)
+        except ServerTampered:
+            return self._run_once(staged, calls)
+
+    def _run_once(self, staged: StagedSubmission, calls: Sequence[Call]) -> SandboxRun:
         server = self._acquire()
         healthy = False
         try:
@@ -518,7 +542,7 @@ class Sandbox:
         finally:
             if healthy and server.alive():
                 self._idle.put(server)
-            else:  # lost or unresponsive: never reuse it
+            else:  # lost, unresponsive or tampered with: never reuse it
                 with self._lock:
                     self._servers.remove(server)
                 server.close()
