@@ -195,9 +195,13 @@ def confine(allow: ReadAllowlist, submission_dir: str, limits: ChildLimits, disa
     """
     done = Confinement(notes=list(allow.notes))
     libc = ctypes.CDLL(None, use_errno=True)
-    done.notes += privileges.drop(NOBODY if allow.drop_uid else None)
+    if "privileges" in disable:
+        done.notes.append("privileges kept by configuration")
+    else:
+        switch = allow.drop_uid and "nobody" not in disable
+        done.notes += privileges.drop(NOBODY if switch else None)
     if os.geteuid() == 0:
-        done.notes.append("runs as uid 0 without capabilities: the runtime is not readable by 'nobody'")
+        done.notes.append("runs as uid 0: the runtime is not readable by 'nobody'")
     libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: die with the fork server
     libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: no ptrace or /proc/<pid>/mem by peers
     _apply_rlimits(limits, done)

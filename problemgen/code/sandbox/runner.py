@@ -59,7 +59,9 @@ class Limits:
     result_bytes: int = 256 * 2**20  # all result frames of one child together
     max_restarts: int = 3
     open_files: int = 64
-    disable: tuple[str, ...] = ()  # confinement layers to skip ("seccomp", "landlock"): tests and broken kernels
+    # layers to skip, for tests and broken kernels: "seccomp", "landlock", "privileges" (keep every
+    # capability), "nobody" (drop capabilities but stay at the grader's uid)
+    disable: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
