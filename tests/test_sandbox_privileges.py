@@ -302,7 +302,9 @@ def test_a_hostile_student_between_two_honest_ones_cannot_lower_their_scores(tmp
     from problemgen.code.grade import make_plan
     from problemgen.code.tasks import get_task
 
-    honest = (os.path.dirname(__file__) + "/fixtures/code/solutions/softmax.py")
+    import problemgen.code.tasks
+
+    honest = os.path.join(os.path.dirname(problemgen.code.tasks.__file__), "solutions", "softmax.py")
     for name, source in (("a_honest", open(honest).read()), ("b_hostile", SABOTAGE.format(grader=os.getpid())),
                          ("c_honest", open(honest).read())):  # fmt: skip
         (tmp_path / f"{name}.py").write_text(source)
