@@ -259,7 +259,7 @@ def test_a_crash_names_the_line_and_claims_no_stage(sandbox, tmp_path):
 
 def test_a_crash_after_a_wrong_stage_still_names_that_earlier_stage(sandbox, tmp_path):
     """Stages compared before the crash keep their diagnosis: a wrong layer norm, then a crashing attention."""
-    from problemgen.code.mutation import solution_source
+    from problemgen.code.tasks.mutation import solution_source
 
     source = solution_source("transformer_block")
     source = source.replace("var = ((x - mean) ** 2).mean(", "var = 2 * ((x - mean) ** 2).mean(", 1)

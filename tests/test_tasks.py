@@ -21,7 +21,7 @@ from problemgen.code.sandbox import Limits, Sandbox
 from problemgen.code.tasks import all_tasks, get_task
 from problemgen.classes.code_class import grade_class, gradebook, write_outputs
 from problemgen.code.grade import grade_submission, make_plan
-from problemgen.code.mutation import solution_source
+from problemgen.code.tasks.mutation import solution_source
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux")
 

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from problemgen.code import mutation
+from problemgen.code.tasks import mutation
 from problemgen.code.sandbox import Sandbox
 from problemgen.code.tasks import all_tasks
 from problemgen.code.tasks.mutants import MUTANTS

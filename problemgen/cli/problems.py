@@ -71,7 +71,7 @@ def check_command(ctx: click.Context, kinds: tuple[str, ...], seeds: int, topic:
     failures = [str(f) for fs in results.values() for f in fs]
     summary = [selfcheck.summary(results, seeds)]
     if code if code is not None else not (kinds or topic):
-        from problemgen.code import mutation
+        from problemgen.code.tasks import mutation
 
         code_results = mutation.check_tasks()
         failures += [str(f) for fs in code_results.values() for f in fs]
