@@ -80,7 +80,7 @@ def grade_sheet_submission(source: Path, submission: Path, identities: list[str]
 
 
 def _grade_sheet(config: dict, source: Path, submission: Path, identities: list[str], who: str) -> Report:
-    from problemgen.documents.variantfile import WorksheetVariant
+    from problemgen.model.variantfile import WorksheetVariant
     from problemgen.sheets.answersheet import read_sheet
     from problemgen.sheets.grading import grade_answers
 

@@ -55,7 +55,7 @@ def variant_path(class_dir: Path, student: str) -> Path:
 
 def read_class(class_dir: str | Path) -> ClassSet:
     from problemgen.classes.sheet_class import roster
-    from problemgen.documents.variantfile import WorksheetVariant
+    from problemgen.model.variantfile import WorksheetVariant
 
     class_dir = Path(class_dir)
     title, students = roster(class_dir)
