@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SOLUTIONS = ROOT / "tests" / "fixtures" / "code" / "solutions"
+SOLUTIONS = ROOT / "problemgen" / "code" / "tasks" / "solutions"
 CLASS_SECRET = "an-export-test-class-secret-0123456789"
 GRADER_SECRET = "an-export-test-grader-secret-0123456789"
 ROSTER = "id,email,github,name\ns001,Ada@Uni.edu,ada-l,Ada\ns002,bob@uni.edu,bobby,Bob\ns003,cy@uni.edu,cy,Cy\n"
