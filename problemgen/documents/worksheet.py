@@ -296,7 +296,7 @@ def read_roster_entries(path: str | Path, id_column: str | None = None) -> list[
     ``SID`` (Gradescope); the name column is ``name``/``full name`` or ``first name`` + ``last name``.
     """
     path = Path(path)
-    rows = _roster_rows(path)
+    rows = roster_rows(path)
     header = [h.strip().lower() for h in rows[0]]
     wanted = (id_column.strip().lower(),) if id_column else ROSTER_ID_COLUMNS
     column = next((header.index(name) for name in wanted if name in header), None)
@@ -306,7 +306,8 @@ def read_roster_entries(path: str | Path, id_column: str | None = None) -> list[
     return _roster_students(path, rows[1:], column, _name_columns(header))
 
 
-def _roster_rows(path: Path) -> list[list[str]]:
+def roster_rows(path: Path) -> list[list[str]]:
+    """The rows of a roster file (header first), read with the size cap and delimiter detection."""
     try:
         raw = path.read_bytes()
     except OSError as exc:

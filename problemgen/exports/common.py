@@ -1,8 +1,8 @@
 """What the platform exports share: their common options and reading the class set or task to export.
 
-A class set is read as ``problemgen worksheet --roster`` wrote it: the students of its manifest, each
-with a frozen ``variant.json`` under ``keys/<id>/`` (or, in class sets written before keys were kept
-apart from handouts, ``<id>/``). The variants are copied into the export as they are; they hold the
+A class set is read as ``problemgen worksheet --roster`` wrote it and as class grading reads it: the
+students of its manifest, each with a frozen ``variant.json`` under ``keys/<id>/`` (or ``<id>/`` in
+older class sets). The variants are copied into the export as they are; they hold the
 keys, so an export of a class is as secret as the class's key directory.
 """
 
@@ -33,6 +33,7 @@ SECRET = Option("--secret-env", "secret_env", "Environment variable holding the 
 MIN_ISOLATION = Option("--min-isolation", "min_isolation", "Grade nothing below this sandbox level.",
                        kind="choice", choices=LEVELS, default="process")
 TIMEOUT = Option("--timeout", "timeout", "Seconds per test of student code.", kind="float", default=5.0)
+ID_COLUMN = Option("--id-column", "id_column", "The roster's student id column (default: id, student_id, student or SID).")
 WHEEL = Option("--wheel", "wheel", "Ship this problemgen wheel instead of packing the running problemgen.",
                kind="file")
 
@@ -45,16 +46,8 @@ class ClassSet:
     variant_ids: dict[str, str]  # student id -> variant id
 
 
-def variant_path(class_dir: Path, student: str) -> Path:
-    """Where the class set keeps a student's frozen variant (keys apart from handouts, or the older flat layout)."""
-    for candidate in (class_dir / "keys" / student / "variant.json", class_dir / student / "variant.json"):
-        if candidate.is_file():
-            return candidate
-    raise ProblemgenError(f"{class_dir}: no variant.json for student {student!r} (looked in keys/{student}/ and {student}/)")
-
-
 def read_class(class_dir: str | Path) -> ClassSet:
-    from problemgen.classes.sheet_class import roster
+    from problemgen.classes.sheet_class import roster, variant_path
     from problemgen.model.variantfile import WorksheetVariant
 
     class_dir = Path(class_dir)

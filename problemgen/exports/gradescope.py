@@ -59,7 +59,7 @@ exec "$PY" -m problemgen.exports.autograde gradescope --root "$ROOT"
 
 
 def build(output: Path, task: str | None = None, class_dir: Path | None = None, roster: Path | None = None,
-          match_by: str = "email", secret_env: str = common.SECRET_ENV, min_isolation: str = "process",
+          match_by: str = "email", id_column: str | None = None, secret_env: str = common.SECRET_ENV, min_isolation: str = "process",
           visibility: str = "after_due_date", timeout: float = 5.0, wheel: Path | None = None) -> str:
     """Write the autograder zip; returns a line for the terminal."""
     if common.one_of(task, class_dir) == "task":
@@ -75,7 +75,7 @@ def build(output: Path, task: str | None = None, class_dir: Path | None = None, 
         from problemgen.exports.roster import match_map
 
         klass = common.read_class(class_dir)
-        config = common.class_config(klass, match_by, match_map(roster, match_by, list(klass.students)))
+        config = common.class_config(klass, match_by, match_map(roster, match_by, list(klass.students), id_column))
         what = f"{len(klass.students)} students of {klass.title}"
     the_wheel = common.the_wheel(wheel)
     bundle = Bundle()
@@ -195,7 +195,7 @@ EXPORT = Export(
         Option("--roster", "roster", "The roster CSV of the class set, with the --match-by column.", kind="file"),
         Option("--match-by", "match_by", "Roster column matched to Gradescope's submitter (email, sid or COLUMN).",
                default="email"),
-        common.TASK, common.SECRET, common.MIN_ISOLATION,
+        common.ID_COLUMN, common.TASK, common.SECRET, common.MIN_ISOLATION,
         Option("--visibility", "visibility", "When students see hidden tests.", kind="choice",
                choices=GRADESCOPE_VISIBILITY, default="after_due_date"),
         common.TIMEOUT, common.WHEEL, common.OUTPUT_FILE,
