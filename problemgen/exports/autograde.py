@@ -61,25 +61,32 @@ def identify(config: dict, identities: list[str]) -> list[str]:
     return found
 
 
+def _hidden(path: Path, top: Path) -> bool:
+    """Inside a dot-directory (``.git``, ``.problemgen``) or byte-code cache: never the student's work."""
+    return any(part.startswith(".") or part == "__pycache__" for part in path.relative_to(top).parts[:-1])
+
+
 def find_sheet(submission: Path) -> Path | None:
     """``answers.toml`` at the top of the submission, else the only ``.toml`` file uploaded."""
     direct = submission / SHEET_NAME
     if direct.is_file():
         return direct
-    tomls = sorted(p for p in submission.rglob("*.toml") if p.is_file() and not p.is_symlink())
+    tomls = sorted(p for p in submission.rglob("*.toml") if p.is_file() and not p.is_symlink() and not _hidden(p, submission))
     return tomls[0] if len(tomls) == 1 else None
 
 
 def grade_sheet_submission(source: Path, submission: Path, identities: list[str], who: str = "") -> Report:
-    """Grade the submitted answer sheet against the submitter's own frozen variant; never raises."""
+    """Grade the submitted answer sheet against the submitter's own frozen variant in ``source/keys``; never raises."""
     try:
         config = load_config(source)
-        return _grade_sheet(config, source, submission, identities, who)
+        return grade_sheet(config, lambda student: (source / "keys" / student / "variant.json").read_text("utf-8"),
+                           submission, identities, who)
     except Exception as exc:  # noqa: BLE001 - the platform must always receive a result
         return failure("problemgen", f"the autograder could not grade this submission: {exc}")
 
 
-def _grade_sheet(config: dict, source: Path, submission: Path, identities: list[str], who: str) -> Report:
+def grade_sheet(config: dict, variant_text, submission: Path, identities: list[str], who: str) -> Report:
+    """Grade against the variant that ``variant_text(student)`` returns (a file, or decrypted keys)."""
     from problemgen.model.variantfile import WorksheetVariant
     from problemgen.sheets.answersheet import read_sheet
     from problemgen.sheets.grading import grade_answers
@@ -99,7 +106,7 @@ def _grade_sheet(config: dict, source: Path, submission: Path, identities: list[
         return failure(title, f"this sheet is for worksheet variant {sheet_variant[:80]!r}, not yours "
                               f"({variants[students[0]]}): fill in and upload your own answers.toml")
     student = next((s for s in students if variants[s] == sheet_variant), students[0])
-    variant = WorksheetVariant.load(source / "keys" / student / "variant.json")
+    variant = WorksheetVariant.from_dict(json.loads(variant_text(student)))
     return grade_answers(variant, answers, student=student, source=sheet.name)
 
 
@@ -112,7 +119,7 @@ def defining_files(submission: Path, function: str) -> tuple[list[Path], list[Pa
     Files are read as text and parsed, never imported; files that do not parse define nothing.
     """
     files = sorted(p for p in submission.rglob("*.py")
-                   if p.is_file() and not p.is_symlink() and "__pycache__" not in p.parts)[:MAX_PY_FILES]
+                   if p.is_file() and not p.is_symlink() and not _hidden(p, submission))[:MAX_PY_FILES]
     defining = []
     for path in files:
         try:
@@ -124,7 +131,7 @@ def defining_files(submission: Path, function: str) -> tuple[list[Path], list[Pa
     return defining, files
 
 
-def grade_code_submission(source: Path, submission: Path, who: str = "") -> Report:
+def grade_code_submission(source: Path, submission: Path, who: str = "", secret: str | None = None) -> Report:
     """Grade the uploaded file that defines the task's function, in the sandbox; never raises.
 
     Below the configured isolation nothing runs and the report says so (score 0): an instructor
@@ -132,6 +139,11 @@ def grade_code_submission(source: Path, submission: Path, who: str = "") -> Repo
     """
     try:
         config = load_config(source)
+        if secret is not None:
+            config = {**config, "secret": secret}
+        if not config.get("secret"):
+            return failure(config.get("task", "problemgen"), "the hidden-test secret is not available to the grader "
+                           "(tell your instructor); nothing was run")
         return _grade_code(config, submission, who)
     except Exception as exc:  # noqa: BLE001 - the platform must always receive a result
         return failure("problemgen", f"the autograder could not grade this submission: {exc}")

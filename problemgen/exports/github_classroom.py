@@ -1,0 +1,223 @@
+"""GitHub Classroom: a workflow that grades every push, for a coding task or an answer-sheet class.
+
+The export is the grading part of the assignment's template repository: ``.github/workflows/
+problemgen.yml``, ``.problemgen/`` (the configuration, the problemgen wheel, the grading script and, for
+a class, the sealed keys) and ``INSTRUCTOR.md``. On every push the workflow installs problemgen from
+the wheel (dependencies from PyPI on the runner), runs ``.problemgen/grade.sh`` with the secret from a
+repository (or organisation) secret, and leaves a JUnit report (uploaded as an artifact) and the
+Markdown report in the job summary (``$GITHUB_STEP_SUMMARY``).
+
+Who is the student: GitHub Classroom names each copy ``<assignment>-<login>``; the roster column named
+by ``--match-by`` (default ``github``) holds the logins, and the longest login that ends the repository
+name is the student.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+from problemgen.errors import ProblemgenError
+from problemgen.exports import Export, Option
+from problemgen.exports import common
+from problemgen.exports.autograde import CONFIG, failure, grade_code_submission, grade_sheet, load_config
+from problemgen.exports.bundle import Bundle, write_directory
+from problemgen.sheets.reports import Report, render_json, render_junit, render_markdown, render_text
+
+DOT = ".problemgen"
+SEALED = "keys.sealed"
+WORKFLOW = ".github/workflows/problemgen.yml"
+_SECRET_NAME = re.compile(r"(?!GITHUB_)[A-Z_][A-Z0-9_]{0,99}")
+
+WORKFLOW_TEXT = """# Grades every push with problemgen (exported by `problemgen export github-classroom`).
+name: problemgen grading
+on:
+  push:
+  workflow_dispatch:
+permissions:
+  contents: read
+jobs:
+  grade:
+    runs-on: ubuntu-latest
+    timeout-minutes: 15
+    steps:
+      - uses: actions/checkout@v4
+      - uses: actions/setup-python@v5
+        with:
+          python-version: "3.12"
+      - name: Install problemgen
+        run: python -m pip install ./.problemgen/%(wheel)s
+      - name: Grade
+        env:
+          %(secret)s: ${{ secrets.%(secret)s }}
+          PROBLEMGEN_RESULTS_DIR: ${{ runner.temp }}/problemgen
+        run: ./.problemgen/grade.sh
+      - name: Keep the JUnit report
+        if: always()
+        uses: actions/upload-artifact@v4
+        with:
+          name: problemgen-report
+          path: ${{ runner.temp }}/problemgen/
+"""
+
+GRADE_SH = """#!/usr/bin/env bash
+# Run by the workflow on every push: grades this repository and always exits 0 once grading ran.
+ROOT="${GITHUB_WORKSPACE:-$(cd "$(dirname "$0")/.." && pwd)}"
+PY="${PROBLEMGEN_PYTHON:-python}"
+exec "$PY" -m problemgen.exports.autograde github_classroom --root "$ROOT"
+"""
+
+
+# ------------------------------------------------------------------------------------------ export
+
+
+def build(output: Path, task: str | None = None, class_dir: Path | None = None, roster: Path | None = None,
+          match_by: str = "github", id_column: str | None = None, secret_env: str = common.SECRET_ENV,
+          min_isolation: str = "process", timeout: float = 5.0, wheel: Path | None = None,
+          force: bool = False) -> str:
+    """Write the template repository's grading files into ``output``; returns a line for the terminal."""
+    if not _SECRET_NAME.fullmatch(secret_env):
+        raise ProblemgenError(f"--secret-env {secret_env!r} is not a GitHub secret name (A-Z, 0-9, _; not GITHUB_…)")
+    secret = common.read_secret(secret_env)
+    bundle = Bundle()
+    if common.one_of(task, class_dir) == "task":
+        the_task = common.read_task(task)
+        config = common.task_config(the_task, "", min_isolation, timeout, secret_env=secret_env)
+        bundle.add(f"{the_task.name}.py", the_task.starter)
+        what = f"task {the_task.name}"
+    else:
+        if roster is None:
+            raise ProblemgenError("--class needs --roster roster.csv (with the column named by --match-by)")
+        from problemgen.exports.roster import match_map
+        from problemgen.exports.sealed import seal
+
+        klass = common.read_class(class_dir)
+        match = match_map(roster, match_by, list(klass.students), id_column)
+        config = {**common.class_config(klass, match_by, {}), "variants": {}, "secret_env": secret_env}
+        keys = {"match": match, "variants": klass.variant_ids,
+                "keys": {s: data.decode("utf-8") for s, data in klass.variant_files.items()}}
+        bundle.add(f"{DOT}/{SEALED}", seal(secret, json.dumps(keys, sort_keys=True).encode("utf-8")))
+        what = f"{len(klass.students)} students of {klass.title}"
+    the_wheel = common.the_wheel(wheel)
+    bundle.add(WORKFLOW, WORKFLOW_TEXT.replace("%(wheel)s", the_wheel.filename).replace("%(secret)s", secret_env))
+    bundle.add(f"{DOT}/grade.sh", GRADE_SH, executable=True)
+    bundle.add("INSTRUCTOR.md", instructor_notes(config, secret_env))
+    common.add_grader_files(bundle, f"{DOT}/", config, None, the_wheel)
+    write_directory(bundle, output, force=force)
+    return f"wrote {output}: GitHub Classroom grading for {what} ({len(bundle.files)} files)\n"
+
+
+def instructor_notes(config: dict, secret_env: str) -> str:
+    if config["mode"] == "task":
+        submit = (f"Students edit `{config['task']}.py` (the starter is included) and push; the `.py` file "
+                  "defining the task's function is graded in problemgen's sandbox, public and hidden tests.")
+        secret = (f"The hidden tests are drawn from the repository secret `{secret_env}`; "
+                  "export with the same value in your shell so every repository is graded on the same hidden inputs.")
+    else:
+        submit = ("Each student copies the `answers.toml` handed out with their own worksheet into the root "
+                  "of their repository, fills it in and pushes. The student is the roster login (column "
+                  f"`{config['match_by']}`) that ends the repository name, as GitHub Classroom names copies "
+                  "`<assignment>-<login>`.")
+        secret = (f"The class's variants and the login map are in `.problemgen/{SEALED}`, sealed with the secret "
+                  f"`{secret_env}`; without it the file is unreadable.")
+    return f"""# GitHub Classroom grading: {config['title']}
+
+1. Copy everything in this directory into the assignment's template repository (keep `.github/` and
+   `.problemgen/`) and push it.
+2. In the organisation's settings, add the secret `{secret_env}` (*Settings → Secrets and variables →
+   Actions*) with the value that was in `${secret_env}` when you exported, and give the assignment
+   repositories access to it.
+3. Create the assignment in GitHub Classroom from the template repository.
+
+{submit}
+
+Every push runs `.github/workflows/problemgen.yml`: the job summary shows the Markdown report and the
+`problemgen-report` artifact holds the JUnit XML (`report.xml`) and `results.json`.
+
+{secret}
+
+Limits to know: a workflow runs the student's copy of the repository, so a student who edits the
+workflow can make it print the secret (and with it the hidden inputs or the sealed keys). GitHub keeps
+the edit in the history, where you can see it; for graded work where that matters, grade on Gradescope
+or PrairieLearn, where the grader is out of the students' hands. Hidden tests are reported by name
+and status on GitHub (there is no "after the due date"); their output never shows hidden values.
+"""
+
+
+# ------------------------------------------------------------------------------------------ on GitHub
+
+
+def repository_login(repository: str, logins: list[str]) -> str | None:
+    """The longest login ``l`` such that the repository name ends in ``-l`` (case-insensitive)."""
+    name = repository.rsplit("/", 1)[-1].casefold()
+    matches = [login for login in logins if name.endswith("-" + login.casefold())]
+    return max(matches, key=len) if matches else None
+
+
+def grade(root: Path) -> Report:
+    source = root / DOT
+    try:
+        config = load_config(source)
+    except ProblemgenError as exc:
+        return failure("problemgen", str(exc))
+    secret = os.environ.get(config.get("secret_env", common.SECRET_ENV), "")
+    if config["mode"] == "task":
+        return grade_code_submission(source, root, os.environ.get("GITHUB_ACTOR", ""), secret=secret)
+    return _grade_sheet(config, source, root, secret)
+
+
+def _grade_sheet(config: dict, source: Path, root: Path, secret: str) -> Report:
+    from problemgen.exports.sealed import unseal
+
+    repository = os.environ.get("GITHUB_REPOSITORY", root.name)
+    try:
+        keys = json.loads(unseal(secret, (source / SEALED).read_bytes()))
+    except (OSError, ValueError, ProblemgenError) as exc:
+        return failure(config["title"], f"the grader cannot open the class keys: {exc} (tell your instructor)")
+    login = repository_login(repository, list(keys["match"]))
+    config = {**config, "match": keys["match"], "variants": keys["variants"]}
+    return grade_sheet(config, lambda student: keys["keys"][student], root, [login] if login else [],
+                       f"repository {repository}")
+
+
+def run(root: Path) -> int:
+    """Grade the repository at ``root``: JUnit and results.json into $PROBLEMGEN_RESULTS_DIR, Markdown to the summary."""
+    report = grade(root)
+    results = Path(os.environ.get("PROBLEMGEN_RESULTS_DIR") or root / ".problemgen-results")
+    results.mkdir(parents=True, exist_ok=True)
+    (results / "report.xml").write_text(render_junit(report), encoding="utf-8")
+    (results / "results.json").write_text(render_json(report), encoding="utf-8")
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        with open(summary, "a", encoding="utf-8") as handle:
+            handle.write(render_markdown(report))
+    print(render_text(report), end="")
+    return 0
+
+
+EXPORT = Export(
+    name="github-classroom",
+    summary="A GitHub Actions workflow for a GitHub Classroom template repository.",
+    help="""Write the grading files of a GitHub Classroom template repository into OUTPUT.
+
+    The workflow grades every push (a coding task with --task, or answer sheets of a class with --class
+    and --roster), writes a JUnit report as an artifact and the Markdown report to the job summary. The
+    secret comes from the repository secret named by --secret-env; a class's keys are sealed with it.
+    INSTRUCTOR.md says how to set up the template and the secret.
+
+    \b
+    Example:
+      PROBLEMGEN_GRADER_SECRET=... problemgen export github-classroom --task softmax -o softmax-template/
+      PROBLEMGEN_GRADER_SECRET=... problemgen export github-classroom --class class/ --roster roster.csv --match-by github -o hw1-template/
+    """,
+    options=(
+        common.TASK, common.CLASS,
+        Option("--roster", "roster", "The roster CSV of the class set, with the --match-by column.", kind="file"),
+        Option("--match-by", "match_by", "Roster column holding each student's GitHub login.", default="github"),
+        common.ID_COLUMN, common.SECRET, common.MIN_ISOLATION, common.TIMEOUT, common.WHEEL, common.OUTPUT_DIR,
+        common.FORCE,
+    ),
+    build=build,
+)

@@ -1,0 +1,176 @@
+"""``problemgen export github-classroom``: the template files, run as the workflow runs them on a push.
+
+Each end-to-end test copies the export into a temporary repository, adds the student's files, sets the
+variables GitHub Actions sets (GITHUB_WORKSPACE, GITHUB_REPOSITORY, GITHUB_STEP_SUMMARY, the secret
+from the repository secret) and runs the workflow's grading step, ``.problemgen/grade.sh``. The JUnit
+report is read back with junitparser; the job summary must be Markdown with the score.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from junitparser import JUnitXml
+
+from exports_platform import GRADER_SECRET, HOSTILE_SHEET, SOLUTIONS, make_class, platform_env, run_script, student_file
+from problemgen.cli import main
+from problemgen.errors import ProblemgenError
+from problemgen.exports.github_classroom import repository_login
+from problemgen.exports.sealed import seal, unseal
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux")
+SECRET_ENV = "PROBLEMGEN_TEST_GH_SECRET"
+
+
+def cli(args: list[str]) -> int:
+    with pytest.raises(SystemExit) as exit_info:
+        main(args)
+    return exit_info.value.code
+
+
+@pytest.fixture(scope="module")
+def klass(tmp_path_factory):
+    return make_class(tmp_path_factory.mktemp("gh-class"))
+
+
+@pytest.fixture(scope="module")
+def secret_set():
+    os.environ[SECRET_ENV] = GRADER_SECRET
+    yield
+    os.environ.pop(SECRET_ENV, None)
+
+
+@pytest.fixture(scope="module")
+def class_template(klass, secret_set, tmp_path_factory):
+    class_dir, roster = klass
+    out = tmp_path_factory.mktemp("gh") / "template"
+    assert cli(["export", "github-classroom", "--class", str(class_dir), "--roster", str(roster),
+                "--secret-env", SECRET_ENV, "-o", str(out)]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def task_template(secret_set, tmp_path_factory):
+    out = tmp_path_factory.mktemp("gh-task") / "template"
+    assert cli(["export", "github-classroom", "--task", "softmax", "--secret-env", SECRET_ENV, "-o", str(out)]) == 0
+    return out
+
+
+def push(template: Path, tmp: Path, files: dict[str, bytes], repository: str, secret: str | None = GRADER_SECRET):
+    """Run the workflow's grading step on a repository made from the template plus ``files``."""
+    repo = tmp / "repo"
+    shutil.rmtree(repo, ignore_errors=True)
+    shutil.copytree(template, repo)
+    for name, data in files.items():
+        (repo / name).write_bytes(data)
+    summary, results = tmp / "summary.md", tmp / "results"
+    summary.write_text("", encoding="utf-8")
+    env = platform_env(GITHUB_WORKSPACE=str(repo), GITHUB_REPOSITORY=repository, GITHUB_ACTOR="someone",
+                       GITHUB_STEP_SUMMARY=str(summary), PROBLEMGEN_RESULTS_DIR=str(results))
+    if secret is not None:
+        env[SECRET_ENV] = secret
+    done = run_script(repo / ".problemgen" / "grade.sh", env, repo)
+    assert done.returncode == 0, done.stderr
+    junit = JUnitXml.fromfile(str(results / "report.xml"))
+    data = json.loads((results / "results.json").read_text(encoding="utf-8"))
+    assert (junit.tests, junit.failures + junit.errors) == (
+        sum(len(p["parts"]) for p in data["problems"]),
+        sum(1 for p in data["problems"] for part in p["parts"] if not part["passed"]))
+    return data, summary.read_text(encoding="utf-8"), junit
+
+
+# ------------------------------------------------------------------------------------------ template
+
+
+def test_the_template_has_the_workflow_the_script_and_sealed_keys(class_template):
+    workflow = (class_template / ".github" / "workflows" / "problemgen.yml").read_text()
+    assert "on:\n  push:" in workflow and f"${{{{ secrets.{SECRET_ENV} }}}}" in workflow
+    assert "./.problemgen/grade.sh" in workflow and "upload-artifact" in workflow
+    assert os.access(class_template / ".problemgen" / "grade.sh", os.X_OK)
+    assert (class_template / "INSTRUCTOR.md").is_file()
+    sealed = (class_template / ".problemgen" / "keys.sealed").read_bytes()
+    assert b"variant" not in sealed and b"ada" not in sealed.lower()
+    config = json.loads((class_template / ".problemgen" / "problemgen-export.json").read_text())
+    assert config["match"] == {} and config["variants"] == {}  # the map lives only in the sealed file
+
+
+def test_the_workflow_is_valid_yaml_with_a_push_trigger(class_template):
+    yaml = pytest.importorskip("yaml")
+    workflow = yaml.safe_load((class_template / ".github" / "workflows" / "problemgen.yml").read_text())
+    triggers = workflow[True] if True in workflow else workflow["on"]  # YAML 1.1 reads a bare `on` as true
+    assert "push" in triggers
+    steps = workflow["jobs"]["grade"]["steps"]
+    assert any(step.get("run") == "./.problemgen/grade.sh" for step in steps)
+
+
+def test_sealed_keys_open_only_with_the_secret():
+    blob = seal(GRADER_SECRET, b"the keys")
+    assert unseal(GRADER_SECRET, blob) == b"the keys" and seal(GRADER_SECRET, b"the keys") == blob
+    with pytest.raises(ProblemgenError, match="do not open"):
+        unseal("another-secret-of-some-length", blob)
+    tampered = blob[:-1] + bytes([blob[-1] ^ 1])
+    with pytest.raises(ProblemgenError, match="do not open"):
+        unseal(GRADER_SECRET, tampered)
+
+
+@pytest.mark.parametrize("repository, login", [
+    ("org/hw1-ada-l", "ada-l"), ("org/hw1-l", None), ("org/HW1-BOBBY", "bobby"), ("org/hw1-x-cy", "cy"),
+    ("org/template", None),
+])
+def test_the_student_is_the_login_that_ends_the_repository_name(repository, login):
+    assert repository_login(repository, ["ada-l", "bobby", "cy", "a"]) == login
+
+
+def test_a_secret_name_github_refuses_is_refused(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("GITHUB_TOKEN_X", GRADER_SECRET)
+    assert cli(["export", "github-classroom", "--task", "softmax", "--secret-env", "GITHUB_TOKEN_X",
+                "-o", str(tmp_path / "t")]) == 2
+    assert "not a GitHub secret name" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------------ on a push
+
+
+@pytest.mark.slow
+def test_the_key_sheet_scores_the_maximum_and_the_summary_says_so(klass, class_template, tmp_path):
+    class_dir, _ = klass
+    data, summary, junit = push(class_template, tmp_path, {"answers.toml": student_file(class_dir, "s001", "key.toml").read_bytes()},
+                                "classroom-org/hw1-ada-l")
+    assert data["score"] == 1.0 and (junit.failures, junit.errors) == (0, 0)
+    assert summary.startswith("## ") and "(100%)" in summary
+
+
+@pytest.mark.slow
+def test_blank_foreign_and_hostile_sheets_score_zero(klass, class_template, tmp_path):
+    class_dir, _ = klass
+    for sheet in (student_file(class_dir, "s001", "answers.toml").read_bytes(),
+                  student_file(class_dir, "s002", "key.toml").read_bytes(), HOSTILE_SHEET):
+        data, summary, _ = push(class_template, tmp_path, {"answers.toml": sheet}, "classroom-org/hw1-ada-l")
+        assert data["score"] == 0.0 and "(0%)" in summary
+
+
+@pytest.mark.slow
+def test_a_wrong_secret_or_an_unknown_repository_scores_zero_with_a_reason(klass, class_template, tmp_path):
+    class_dir, _ = klass
+    key = {"answers.toml": student_file(class_dir, "s001", "key.toml").read_bytes()}
+    data, summary, _ = push(class_template, tmp_path, key, "classroom-org/hw1-ada-l", secret="not-the-secret-at-all")
+    assert data["score"] == 0.0 and "cannot open the class keys" in summary
+    data, summary, _ = push(class_template, tmp_path, key, "classroom-org/hw1-mallory")
+    assert data["score"] == 0.0 and "not on the class roster" in summary
+
+
+@pytest.mark.slow
+def test_honest_and_buggy_code_on_a_push(task_template, tmp_path):
+    honest = (SOLUTIONS / "softmax.py").read_bytes()
+    data, summary, junit = push(task_template, tmp_path, {"softmax.py": honest}, "org/softmax-ada-l")
+    assert data["score"] == 1.0 and junit.failures + junit.errors == 0
+    buggy = honest.replace(b"np.sum(e, axis=axis, keepdims=True)", b"np.sum(e)")
+    data, summary, junit = push(task_template, tmp_path, {"softmax.py": buggy}, "org/softmax-ada-l")
+    assert data["score"] < 1.0 and junit.failures + junit.errors > 0
+    data, summary, _ = push(task_template, tmp_path, {"softmax.py": honest}, "org/softmax-ada-l", secret=None)
+    assert data["score"] == 0.0 and "secret is not available" in summary
