@@ -10,6 +10,10 @@ no build isolation, and the same code gives the same bytes.
 - From a checkout (``pyproject.toml`` next to the ``problemgen`` package): the packages, package
   directories and package data that ``pyproject.toml`` declares, as setuptools would install them.
 - From an installed distribution: the files its ``RECORD`` lists (byte code and install markers left out).
+
+The coding tasks' reference solutions and their mutants (used only by ``problemgen check``) are left
+out: an exported wheel may sit where students can read it (a GitHub Classroom repository), and the
+graders never need them.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from problemgen.errors import ProblemgenError
 from problemgen.exports.bundle import ZIP_DATE
 
 WHEEL_TEXT = "Wheel-Version: 1.0\nGenerator: problemgen.exports.wheel\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+LEFT_OUT = ("problemgen/code/tasks/solutions/", "problemgen/code/tasks/mutants.py")
+"""Paths (prefixes) never packed: the tasks' solutions and the mutants patched from them."""
 _SKIP_INSTALLED = {"RECORD", "INSTALLER", "REQUESTED", "direct_url.json", "WHEEL"}
 
 
@@ -43,6 +49,7 @@ def build_wheel() -> Wheel:
         name, version, files = _checkout_files(checkout)
     else:
         name, version, files = _installed_files()
+    files = {path: data for path, data in files.items() if not path.startswith(LEFT_OUT)}
     return Wheel(f"{name}-{version}-py3-none-any.whl", _pack(name, version, files))
 
 

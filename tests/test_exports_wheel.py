@@ -1,0 +1,72 @@
+"""The wheel every export ships: the running problemgen, installable, without the tasks' solutions."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import io
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+from problemgen.exports.wheel import LEFT_OUT, build_wheel
+
+
+@pytest.fixture(scope="module")
+def wheel():
+    return build_wheel()
+
+
+def test_the_wheel_holds_the_packages_data_and_metadata(wheel):
+    names = zipfile.ZipFile(io.BytesIO(wheel.data)).namelist()
+    assert wheel.filename.startswith("problemgen-") and wheel.filename.endswith("-py3-none-any.whl")
+    for expected in ("problemgen/__init__.py", "problemgen/exports/autograde.py", "reference/__init__.py",
+                     "problemgen/templates/documents/worksheet.md.j2"):
+        assert expected in names or any(n.startswith(expected.rsplit("/", 1)[0]) for n in names), expected
+    assert any(n.startswith("problemgen/question_banks/") and n.endswith(".toml") for n in names)
+    dist_info = wheel.filename.split("-py3")[0] + ".dist-info"
+    assert {f"{dist_info}/{f}" for f in ("METADATA", "WHEEL", "RECORD", "entry_points.txt")} <= set(names)
+
+
+def test_the_tasks_solutions_are_left_out(wheel):
+    names = zipfile.ZipFile(io.BytesIO(wheel.data)).namelist()
+    assert not [n for n in names if n.startswith(LEFT_OUT)]
+    assert "problemgen/code/tasks/__init__.py" in names
+
+
+def test_record_hashes_match_the_files(wheel):
+    archive = zipfile.ZipFile(io.BytesIO(wheel.data))
+    record_name = next(n for n in archive.namelist() if n.endswith(".dist-info/RECORD"))
+    rows = list(csv.reader(io.StringIO(archive.read(record_name).decode())))
+    assert {row[0] for row in rows} == set(archive.namelist())
+    for path, digest, size in rows:
+        if path == record_name:
+            continue
+        data = archive.read(path)
+        expected = "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        assert (digest, int(size)) == (expected, len(data)), path
+
+
+def test_the_same_code_packs_to_the_same_bytes(wheel):
+    assert build_wheel().data == wheel.data
+
+
+@pytest.mark.slow
+def test_pip_installs_the_wheel_and_its_command_runs(wheel, tmp_path):
+    """Installed without dependencies into a virtual environment that sees this Python's packages."""
+    path = tmp_path / wheel.filename
+    path.write_bytes(wheel.data)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", "--no-index",
+                          str(path)], capture_output=True, text=True)
+    assert pip.returncode == 0, pip.stderr
+    done = subprocess.run([str(venv / "bin" / "problemgen"), "export", "--help"], capture_output=True, text=True,
+                          cwd=tmp_path)
+    assert done.returncode == 0 and "gradescope" in done.stdout, done.stderr
+    shown = subprocess.run([str(venv / "bin" / "problemgen"), "show", "attention.weights", "--seed", "3"],
+                           capture_output=True, text=True, cwd=tmp_path)
+    assert shown.returncode == 0 and shown.stdout.strip(), shown.stderr
