@@ -28,15 +28,16 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
+from problemgen.answers import types
+from problemgen.answers.base import GARBAGE, garbage_like  # noqa: F401 - re-exported for the self-check tests
 from problemgen.documents.rendering import builtin_templates_dir, format_number, render_block
 from problemgen.misconceptions.catalogue import CATALOGUE
 from problemgen.model import registry
 from problemgen.model.core import AnswerPart, Mistake, Problem, ProblemgenError, values_match
 from problemgen.sheets.grading import grade_part, key_value
 
-GARBAGE = "@@"
 FORMATS = ("md", "tex", "text")
 MIN_DISTINCT_FRACTION = 0.5
 MIN_DISTINCT_CAP = 25
@@ -114,7 +115,7 @@ def check_part(part: AnswerPart) -> list[str]:
     result = grade_part(part, perturbed)
     if result.score >= 1.0:
         problems.append(f"a perturbed answer {perturbed!r} still scored {result.score}")
-    garbage = f"({', '.join([GARBAGE] * len(part.value))})" if part.type == "shape" else garbage_like(key)
+    garbage = _answer_type(part).garbage(part)
     result = grade_part(part, garbage)
     if result.status != "invalid":
         problems.append(f"garbage {garbage!r} graded {result.status}, not invalid")
@@ -123,18 +124,6 @@ def check_part(part: AnswerPart) -> list[str]:
     for mistake in part.mistakes:
         problems += _check_mistake(part, mistake, grade_part, key_value)
     return problems
-
-
-def garbage_like(raw):
-    """Unreadable content in the answer's own form: ``"@@"``, or a nested list of ``"@@"`` for arrays.
-
-    A bare ``"@@"`` for a matrix is a wrong *shape* (graded wrong, and the grader may recognise a
-    transposed answer that way), so arrays are filled entry by entry to exercise the parser instead;
-    shape answers likewise get ``"(@@, @@, …)"`` with the key's number of dimensions.
-    """
-    if isinstance(raw, list):
-        return [garbage_like(x) for x in raw]
-    return GARBAGE
 
 
 def _check_spec(part: AnswerPart) -> list[str]:
@@ -159,7 +148,7 @@ def _check_spec(part: AnswerPart) -> list[str]:
 def _check_mistake(part: AnswerPart, mistake: Mistake, grade_part, key_value) -> list[str]:
     if values_match(part, mistake.value):
         return [f"mistake {mistake.name} cannot be told from the key"]
-    raw = mistake.value if part.type == "expression" else key_value(replace(part, value=mistake.value, exact=None))
+    raw = _answer_type(part).mistake_answer(part, mistake.value)
     result = grade_part(part, raw)
     if result.status != "wrong":
         return [f"mistake {mistake.name} ({raw!r}) graded {result.status}, not wrong"]
@@ -178,40 +167,14 @@ def _same(part: AnswerPart, a, b) -> bool:
 
 def perturb(part: AnswerPart) -> AnswerPart:
     """The same part with its value moved clearly outside tolerance (a plausible wrong answer)."""
-    value = part.value
-    if part.type in ("number", "integer"):
-        return replace(part, value=value + _step(part, value), exact=None)
-    if part.type == "matrix":
-        return replace(part, value=_map_first(value, lambda x: x + _step(part, x)))
-    if part.type == "mask":
-        return replace(part, value=_map_first(value, lambda b: not b))
-    if part.type == "shape":
-        return replace(part, value=[*value, value[-1]])
-    if part.type == "choice":
-        ids = [o["id"] for o in part.spec["options"]]
-        if part.spec.get("multiple"):
-            flipped = sorted(set(value) ^ {ids[0]}) or [ids[1]]
-            return replace(part, value=flipped)
-        return replace(part, value=[next(i for i in ids if i not in value)])
-    if part.type == "expression":
-        spec = dict(part.spec, decimal=float(part.spec.get("decimal", 0.0)) + 1.0)
-        return replace(part, value=f"({value}) + 1", spec=spec)
-    if part.type == "term":
-        return replace(part, value=["definitely not the answer"])
-    raise ProblemgenError(f"cannot perturb an answer of type {part.type!r}")
+    return _answer_type(part).perturb(part)
 
 
-def _step(part: AnswerPart, x) -> float | int:
-    if part.type == "integer":
-        return 1
-    return 1.0 + 10 * (part.atol + part.rtol * abs(float(x)))
-
-
-def _map_first(value, change):
-    """Copy of a nested list with only its first scalar entry changed."""
-    if isinstance(value, list):
-        return [_map_first(value[0], change), *value[1:]] if value else value
-    return change(value)
+def _answer_type(part: AnswerPart):
+    try:
+        return types.get(part.type)
+    except KeyError:
+        raise ProblemgenError(f"cannot check an answer of type {part.type!r}") from None
 
 
 # --------------------------------------------------------------------------------- whole problems

@@ -61,7 +61,6 @@ MAY_IMPORT: dict[str, set[str]] = {
 """Room -> the rooms it may import (itself always). ``problemgen`` is the public API in ``__init__``."""
 
 AWAITING_MOVES = {
-    ("problemgen.answers.mathparse", "problemgen.sheets.answersheet"): "issue 13 moves check_ascii into answers",
 }
 """Known wrong-way imports whose fix is in flight in another change; each names who removes it."""
 

@@ -92,8 +92,7 @@ def test_an_exact_form_is_accepted_even_when_the_tolerance_is_zero():
     (float("nan"), "not a finite number"),
     ([0.7], "not a list"),
     ("seven", "unknown name"),
-    ("0,73", "tuples"),
-    ("\u22120.73", "MINUS SIGN"),
+    ("0,73", "decimal point"),
     ("\uff10.73", "FULLWIDTH DIGIT ZERO"),
 ])
 def test_unreadable_numbers_are_invalid_with_a_message(raw, message):
@@ -183,7 +182,6 @@ def test_a_vector_for_a_one_row_key_is_invalid_with_the_bracket_fix():
     ([[0.73, 0.27], [0.27]], "different lengths"),
     ([[0.73, True], [0.27, 0.73]], "entry (1, 2) is true"),
     ([[0.73, NonFinite("nan")], [0.27, 0.73]], "entry (1, 2) is nan"),
-    ("[[0.73, 0.27], [0.27, 0.73]]", "without quotes"),
     ([[[0.73]]], "nested"),
 ])
 def test_malformed_matrices_are_invalid(raw, message):
@@ -332,8 +330,8 @@ def test_masks_in_the_asked_representation_are_correct(key, raw):
 
 
 @pytest.mark.parametrize("key, raw, message", [
-    ("bool_mask", [[1, 0, 0], [1, 1, 0], [1, 1, 1]], "boolean mask"),
-    ("zero_one", CAUSAL, "0/1 mask"),
+    ("bool_mask", [[2, 0, 0], [1, 1, 0], [1, 1, 1]], "boolean mask"),
+    ("zero_one", [["yes", 0, 0], [1, 1, 0], [1, 1, 1]], "0/1 mask"),
     ("zero_one", [[1, 0, 0], [1, 1, 0], [1, 1, 2]], "0/1 mask"),
     ("additive", [[1, 0, 0], [1, 1, 0], [1, 1, 1]], "additive mask"),
     ("additive", [[0, -1e9, -1e9], [0, 0, -1e9], [0, 0, 0]], "additive mask"),

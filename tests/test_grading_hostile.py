@@ -101,11 +101,11 @@ EXPECTED = {
     "duplicates.toml": {"p1.top": "invalid", "p3.params": "invalid"},
     "confusables.toml": {
         "p1.top": "invalid", "p2.half": "invalid", "p2.w1": "invalid", "p3.params": "invalid",
-        "p3.scores_shape": "invalid", "p4.zero_one": "invalid", "p4.row": "invalid", "p5.name": "invalid",
+        "p3.scores_shape": "invalid", "p4.zero_one": "invalid", "p4.row": "wrong", "p5.name": "invalid",
         "p5.single": "invalid",
     },
     "booleans_as_numbers.toml": {"p1.top": "invalid", "p1.weights": "invalid", "p3.params": "invalid",
-                                 "p4.zero_one": "invalid"},
+                                 "p4.zero_one": "correct"},  # true/false is read as 1/0 in a 0/1 mask
     "bom.toml": {"p3.params": "correct"},
 }
 MALFORMED = ["invalid_utf8.toml", "binary_garbage.toml", "not_toml.toml"]
@@ -139,7 +139,7 @@ def test_messages_name_the_problem(tmp_path, monkeypatch):
     _, results = grade(HOSTILE / "confusables.toml", tmp_path, monkeypatch)
     assert "ARABIC-INDIC DIGIT ZERO" in results["p1.top"].feedback
     assert "FULLWIDTH DIGIT ONE" in results["p4.zero_one"].feedback
-    assert "MINUS SIGN" in results["p4.row"].feedback
+    assert "(1, 1)" in results["p4.row"].feedback  # "\u22120.25" is read as -0.25: a wrong entry, not a format error
     assert "CYRILLIC SMALL LETTER A" in results["p5.name"].feedback
     _, results = grade(HOSTILE / "duplicates.toml", tmp_path, monkeypatch)
     assert "more than once" in results["p1.top"].feedback

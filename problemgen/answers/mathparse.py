@@ -37,7 +37,7 @@ from typing import Callable, Iterable
 import mpmath
 import sympy
 
-from problemgen.sheets.answersheet import check_ascii
+from problemgen.answers.text import check_ascii
 
 MAX_LENGTH = 500
 """Longest accepted expression, in characters (after trimming)."""

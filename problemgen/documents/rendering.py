@@ -14,12 +14,14 @@ from __future__ import annotations
 import functools
 import math
 import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import jinja2
 
 from problemgen.model.core import AnswerPart, Problem, ProblemgenError
+from problemgen.answers import types
 from problemgen.answers.formatting import format_number, tolerance_text  # noqa: F401 - re-exported
 from problemgen.resources import templates_dir
 from problemgen.documents.terminal import to_unicode
@@ -432,37 +434,32 @@ def dim_value(dim: Any, dims: dict) -> Any:
     return "*".join([str(product), *unknown]) if unknown else product
 
 
+@dataclass(frozen=True)
+class KeyKit:
+    """The renderer's helpers an answer type uses to show its key (the type decides what to show)."""
+
+    fmt: str
+    digits: int
+    matrix_latex: Callable = None  # type: ignore[assignment]
+    mask_values: Callable = None  # type: ignore[assignment]
+    shape_latex: Callable = None  # type: ignore[assignment]
+    dim_value: Callable = None  # type: ignore[assignment]
+    group_digits: Callable = None  # type: ignore[assignment]
+
+    def code(self, text: str) -> str:
+        return _code(text, self.fmt)
+
+    def prose(self, text: Any) -> str:
+        return _prose(text, self.fmt)
+
+    def display_math(self, latex: str) -> str:
+        return _display_math(latex, self.fmt)
+
+
 def answer_display(part: AnswerPart, fmt: str) -> str:
     """The expected answer of one part as Markdown or LaTeX (display math for matrices)."""
-    digits = answer_digits(part)
-    value = part.value
-    if part.type == "matrix":
-        return _display_math(matrix_latex(value, digits), fmt)
-    if part.type == "mask":
-        rep = part.spec.get("representation", "bool")
-        return _display_math(matrix_latex(mask_values(value, rep), digits), fmt)
-    if part.type == "number":
-        exact = f" (exactly {_code(part.exact, fmt)})" if part.exact else ""
-        return f"${format_number(value, digits)}$" + exact
-    if part.type == "integer":
-        return f"${group_digits(value)}$"
-    if part.type == "expression":
-        decimal = part.spec.get("decimal")
-        approx = f" $\\approx {format_number(decimal, digits)}$" if decimal is not None else ""
-        return _code(str(value), fmt) + approx
-    if part.type == "shape":
-        dims = part.spec.get("dims", {})
-        numeric = f" $= {shape_latex([dim_value(d, dims) for d in value])}$" if dims else ""
-        return f"${shape_latex(value)}$" + numeric
-    if part.type == "choice":
-        options = {o["id"]: o for o in part.spec.get("options", [])}
-        return "; ".join(
-            f"({cid}) " + _prose(options[cid]["text"], fmt) if cid in options else f"({cid})" for cid in value
-        )
-    if part.type == "term":
-        others = f" (also accepted: {', '.join(_code(v, fmt) for v in value[1:])})" if len(value) > 1 else ""
-        return _code(str(value[0]), fmt) + others
-    return _code(str(value), fmt)
+    kit = KeyKit(fmt, answer_digits(part), matrix_latex, mask_values, shape_latex, dim_value, group_digits)
+    return types.get(part.type).key_display(part, kit)
 
 
 # --------------------------------------------------------------------------------------------------

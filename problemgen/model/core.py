@@ -11,13 +11,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from problemgen.errors import ProblemgenError  # noqa: F401 - re-exported: the project exception
 from problemgen.misconceptions.entries import DEFAULT_HINTS
 
-ANSWER_TYPES = ("number", "integer", "matrix", "shape", "expression", "choice", "mask", "term")
-"""The checkable answer types.
+
+def _answer_type_names() -> tuple[str, ...]:
+    """The modules of ``problemgen/answers/types`` (listed, not imported: answers sits above model)."""
+    folder = Path(__file__).resolve().parents[1] / "answers" / "types"
+    return tuple(sorted(p.stem for p in folder.glob("*.py") if not p.stem.startswith("_")))
+
+
+ANSWER_TYPES = _answer_type_names()
+"""The checkable answer types: one module each in ``problemgen.answers.types`` (the file list is the list).
 
 - number: a real value; ``rtol``/``atol`` apply; ``exact`` may hold the exact form (a SymPy-readable string).
 - integer: an exact integer (parameter counts, bytes); no tolerance.
@@ -225,6 +233,9 @@ def numbers_close(a: float, b: float, rtol: float, atol: float) -> bool:
 
 def values_match(part: AnswerPart, candidate: Any, reference: Any | None = None) -> bool:
     """Whether an already-parsed value equals the reference value under the part's own rules.
+
+    This compares values in the key's own form (floats, nested lists, names), which generation needs
+    to refuse a mistake equal to the key; reading what a student wrote is the answer types' job.
 
     Used by the variant self-check (a mistake must *not* match the key) and by the grader (an answer
     must match). ``reference`` defaults to the part's key value.

@@ -407,6 +407,9 @@ class QuizSession:
         item.failed = item.failed or decided == "wrong"
         self.store.record_answer(item.item_id, part.key, line, result.status, result.score, result.mistake,
                                  self.clock(), outcome=decided)
+        read_as = getattr(result, "read_as", "")  # how the answer type read a notation that was not plain
+        if read_as and result.status != "invalid":
+            self.console.say(f"  read as: {read_as}", "dim")
         if result.status == "correct":
             item.done.add(part.key)
             self.console.say("✓ Correct.", "good")

@@ -28,29 +28,19 @@ import os
 import re
 import stat
 import tomllib
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from problemgen.model.core import AnswerPart, ProblemgenError, _flatten
-from problemgen.answers.formatting import tolerance_text
+from problemgen.answers import types
+from problemgen.answers.text import NonFinite, check_ascii, describe_char  # noqa: F401 - re-exported
+from problemgen.answers.text import ascii_hint as _ascii_hint
+from problemgen.model.core import AnswerPart, ProblemgenError
 
 MAX_SHEET_BYTES = 256 * 1024
 """Largest accepted answer sheet; a worksheet's answers fit in a few kilobytes."""
 MAX_TEXT_ANSWER = 64 * 1024
 BOM = "\ufeff"
-
-
-@dataclass(frozen=True)
-class NonFinite:
-    """A TOML float that is not a finite number (``nan``, ``inf``, ``-inf``, ``1e999``), kept as written."""
-
-    text: str
-
-    @property
-    def negative_infinity(self) -> bool:
-        return float(self.text) == -math.inf
 
 
 @dataclass(frozen=True)
@@ -71,37 +61,6 @@ class SheetAnswers:
 
 
 # ------------------------------------------------------------------------------------------ characters
-
-
-def describe_char(char: str) -> str:
-    """``'１' (U+FF11 FULLWIDTH DIGIT ONE)``: how a rejected character is named in messages."""
-    return f"{char!r} (U+{ord(char):04X} {unicodedata.name(char, 'unnamed character')})"
-
-
-def check_ascii(text: str, what: str = "answer") -> None:
-    """Reject non-ASCII and control characters, naming the first offender and what to type instead.
-
-    Look-alikes (fullwidth or Arabic-Indic digits, the Unicode minus sign, Cyrillic letters) could make
-    two different answers look the same on screen, so they are refused with a message rather than
-    silently normalised. Raises ``ValueError``.
-    """
-    for position, char in enumerate(text, start=1):
-        if " " <= char <= "~" or char == "\t":
-            continue
-        raise ValueError(f"{what} has a non-ASCII character {describe_char(char)} at position {position}: "
-                         f"{_ascii_hint(char)}")
-
-
-def _ascii_hint(char: str) -> str:
-    if char in "\u2212\u2010\u2011\u2012\u2013\u2014\ufe63\uff0d":
-        return "type the ASCII hyphen-minus '-'"
-    if unicodedata.category(char) == "Nd":
-        return "type the ASCII digits 0-9"
-    if char in "\u00d7\u22c5\u00b7":
-        return "type '*' for multiplication"
-    if ord(char) < 0x20 or ord(char) == 0x7F:
-        return "remove control characters"
-    return "use plain ASCII letters, digits and symbols"
 
 
 def _first_non_ascii(text: str) -> str | None:
@@ -361,87 +320,12 @@ def toml_value(value: Any) -> str:
 
 def key_value(part: AnswerPart) -> Any:
     """The TOML value a perfect student would write for ``part`` (used for key.toml and self-checks)."""
-    if part.type == "integer":
-        return int(part.value)
-    if part.type == "number":
-        return float(part.value)
-    if part.type == "shape":
-        return "(" + ", ".join(str(d) for d in part.value) + ")"
-    if part.type == "choice":
-        ids = sorted(str(v) for v in part.value)
-        return ids if part.spec.get("multiple") else ids[0]
-    if part.type == "mask":
-        return _mask_in(part.value, part.spec.get("representation", "bool"))
-    if part.type == "term":
-        return str(part.value[0]) if isinstance(part.value, list) else str(part.value)
-    return part.value  # matrix (nested numbers) and expression (the exact string)
-
-
-def _mask_in(value: Any, representation: str) -> Any:
-    if isinstance(value, list):
-        return [_mask_in(v, representation) for v in value]
-    allowed = bool(value)
-    return {"bool": allowed, "01": int(allowed), "additive": 0 if allowed else "-inf"}[representation]
-
-
-def _dims_text(shape: tuple[int, ...]) -> str:
-    return "x".join(str(n) for n in shape)
-
-
-def _layout(shape: tuple[int, ...]) -> str:
-    """The bracket layout of a matrix with named entries, e.g. [[a11, a12], [a21, a22]] (not the answer)."""
-    if len(shape) != 2:
-        return "nested arrays, one per row"
-    rows, cols = shape
-
-    def row(i: int) -> str:
-        names = [f"a{i}{j}" for j in range(1, cols + 1)]
-        return "[" + ", ".join(names if cols <= 4 else names[:2] + ["...", names[-1]]) + "]"
-
-    body = [row(i) for i in range(1, rows + 1)]
-    return "[" + ", ".join(body if rows <= 3 else body[:2] + ["...", body[-1]]) + "]"
+    return types.get(part.type).key_value(part)
 
 
 def describe_format(part: AnswerPart) -> str:
     """How to write the answer to ``part``, with its tolerance and a neutral example (not the answer)."""
-    kind = part.type
-    if kind == "number":
-        extra = ", or an exact expression such as \"1/(1+exp(2))\"" if part.exact else ""
-        return f"a number, {tolerance_text(part)}{extra}, e.g. 0.125"
-    if kind == "integer":
-        return "a whole number, exact, e.g. 124439808 or \"124,439,808\""
-    if kind == "matrix":
-        shape, _ = _flatten(part.value)
-        if len(shape) == 1:
-            return f"a vector of {shape[0]} numbers, each {tolerance_text(part)}, e.g. [0.1, 0.2, 0.7]"
-        if len(shape) == 2 and shape[0] == 1:
-            return (f"a 1x{shape[1]} matrix (one row inside double brackets), each entry {tolerance_text(part)}, "
-                    f"e.g. [[0.1, 0.2, 0.7]]")
-        return f"a {_dims_text(shape)} matrix of numbers, each entry {tolerance_text(part)}, as {_layout(shape)}"
-    if kind == "shape":
-        numbers = ", or the numbers the problem gave" if part.spec.get("dims") else ""
-        return f"a shape, dimensions in order, as names{numbers} (a product as C*W), e.g. \"(N, C, W)\""
-    if kind == "expression":
-        decimals = (f"; decimals {tolerance_text(part)} are accepted" if part.spec.get("allow_decimal")
-                    else "; decimals are not accepted")
-        return ("an exact expression (numbers, + - * / ^, parentheses, exp, log, sqrt, pi, e), "
-                f"e.g. \"1/(1+exp(2))\"{decimals}")
-    if kind == "choice":
-        ids = ", ".join(str(o["id"]) for o in part.spec.get("options", ()))
-        if part.spec.get("multiple"):
-            return (f"every correct option among {ids}, e.g. [\"a\", \"c\"] "
-                    "(partial credit: right picks minus wrong picks)")
-        return f"one option among {ids}, e.g. \"b\""
-    if kind == "mask":
-        shape, _ = _flatten(part.value)
-        size = _dims_text(shape)
-        rep = part.spec.get("representation", "bool")
-        if rep == "01":
-            return f"a {size} mask of 0/1 (1 = may attend), e.g. [[1, 0], [1, 1]]"
-        if rep == "additive":
-            return f"a {size} additive mask of 0 (may attend) and \"-inf\" (blocked), e.g. [[0, \"-inf\"], [0, 0]]"
-        return f"a {size} mask of true/false (true = may attend), e.g. [[true, false], [true, true]]"
-    return "a word or short phrase, e.g. \"dropout\""
+    return types.get(part.type).describe(part)
 
 
 def _comment(text: str) -> str:

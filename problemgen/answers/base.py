@@ -1,0 +1,171 @@
+"""What every answer type provides, and the verdict it returns.
+
+An answer type is one module in :mod:`problemgen.answers.types` holding one :class:`AnswerType`
+subclass instance named ``TYPE``. It owns the whole life of its answers: reading a raw value (a TOML
+value from a sheet, or the typed line of the quiz — one reader for both), checking it against the key,
+the key as a sheet value and as shown in documents, the "expected format" text, and the perturbed and
+garbage values the variant self-check grades.
+
+The principle every reader follows: an answer is *wrong* only when it was read unambiguously and its
+value is wrong; anything not read unambiguously raises :class:`InvalidAnswer`, whose message says what
+was read, where it stopped, and one way to write it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Callable
+
+from problemgen.answers.text import InvalidAnswer, NonFinite, kind_of  # noqa: F401 - re-exported
+from problemgen.model.core import AnswerPart
+
+
+@dataclass(frozen=True)
+class PartResult:
+    """The verdict on one answer part; ``score`` is the fraction of the part's points (0..1).
+
+    ``read_as`` is how the answer was read when that is not simply what was typed (``"[[1/2, 1/2]]"``
+    for ``[[.5 .5]]``), so the student can see the grader understood them; empty otherwise.
+    """
+
+    status: str
+    score: float
+    mistake: str | None = None
+    feedback: str = ""
+    read_as: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "correct"
+
+
+@dataclass(frozen=True)
+class Reading:
+    """An answer as read: the value the type compares, and its canonical text (shown as "read as")."""
+
+    value: Any
+    text: str
+
+
+def correct(feedback: str = "") -> PartResult:
+    return PartResult("correct", 1.0, None, feedback)
+
+
+def invalid(message: str) -> PartResult:
+    return PartResult("invalid", 0.0, None, message)
+
+
+def wrong(part: AnswerPart, feedback: str, matches: Callable[[Any], bool] | None = None,
+          score: float = 0.0) -> PartResult:
+    """A wrong answer, naming the first listed mistake whose value ``matches`` the student's answer.
+
+    When several listed mistakes give the same value for this variant, the tag is the first one (the
+    generator lists the likeliest first) and the feedback carries every matching hint.
+    """
+    hits = []
+    for mistake in part.mistakes if matches else ():
+        try:
+            if matches(mistake.value):
+                hits.append(mistake)
+        except (InvalidAnswer, ValueError, TypeError, ArithmeticError):
+            continue
+    if hits:
+        return PartResult("wrong", score, hits[0].name, " Or: ".join(dict.fromkeys(m.hint for m in hits)))
+    return PartResult("wrong", score, None, feedback)
+
+
+def echo(raw: Any, limit: int = 40) -> str:
+    """A short, safe rendering of what the student wrote, for messages."""
+    if isinstance(raw, NonFinite):
+        text = raw.text
+    elif isinstance(raw, bool):
+        text = "true" if raw else "false"
+    elif isinstance(raw, str):
+        text = raw.strip()
+    elif isinstance(raw, (int, float)):
+        text = repr(raw)
+    elif isinstance(raw, list):
+        text = "[" + ", ".join(echo(x, limit) for x in raw[:8]) + (", ..." if len(raw) > 8 else "") + "]"
+    else:
+        text = type(raw).__name__
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class AnswerType:
+    """Base of every answer type: override :meth:`read` and :meth:`check` at least.
+
+    ``grade`` is the one entry point the dispatcher calls; the other methods serve sheets, documents
+    and the self-check. Methods take the part first because the rules (tolerance, representation,
+    given dimensions) live on the part.
+    """
+
+    name = ""
+    exact_by_default = True
+    """Whether answers are compared exactly (no tolerance text); number-like types set False."""
+
+    # ---- reading and checking
+    def read(self, part: AnswerPart, raw: Any) -> Reading:
+        """Read a raw sheet value or typed text; raise InvalidAnswer when not read unambiguously."""
+        raise NotImplementedError
+
+    def check(self, part: AnswerPart, reading: Reading) -> PartResult:
+        raise NotImplementedError
+
+    def grade(self, part: AnswerPart, raw: Any) -> PartResult:
+        """Read, then check; the result carries ``read_as`` when the reading differs from what was typed."""
+        try:
+            reading = self.read(part, raw)
+            result = self.check(part, reading)
+        except InvalidAnswer as exc:
+            return invalid(str(exc))
+        shown = reading.text
+        if shown and "".join(shown.split()) != "".join(plain_text(raw).split()):
+            result = replace(result, read_as=shown)
+        return result
+
+    def key_value(self, part: AnswerPart) -> Any:
+        """The TOML value a perfect student would write (key.toml, the self-check)."""
+        return part.value
+
+    def describe(self, part: AnswerPart) -> str:
+        """How to write the answer, with its tolerance and a neutral example (not the answer)."""
+        raise NotImplementedError
+
+    def key_display(self, part: AnswerPart, kit: Any) -> str:
+        """The expected answer in a document; ``kit`` holds the renderer's helpers (see rendering)."""
+        return kit.code(str(part.value))
+
+    # ---- the self-check
+    def perturb(self, part: AnswerPart) -> AnswerPart:
+        """The same part with its value clearly wrong (a plausible wrong answer)."""
+        raise NotImplementedError
+
+    def garbage(self, part: AnswerPart) -> Any:
+        """An unreadable answer in the key's own form (must grade invalid)."""
+        return garbage_like(self.key_value(part))
+
+    def mistake_answer(self, part: AnswerPart, value: Any) -> Any:
+        """How a student would write a listed mistake's value."""
+        return self.key_value(replace(part, value=value, exact=None))
+
+
+GARBAGE = "@@"
+
+
+def garbage_like(raw: Any) -> Any:
+    """Unreadable content in the answer's own form: ``"@@"``, or a nested list of ``"@@"`` for arrays.
+
+    A bare ``"@@"`` for a matrix is a wrong *shape*, so arrays are filled entry by entry to exercise
+    the entry reader instead.
+    """
+    if isinstance(raw, list):
+        return [garbage_like(x) for x in raw]
+    return GARBAGE
+
+
+def plain_text(raw: Any) -> str:
+    """What was typed, in the form a reading's text is compared with (to decide whether to say "read as")."""
+    if isinstance(raw, str):
+        return " ".join(raw.split())
+    return echo(raw, 10**6)

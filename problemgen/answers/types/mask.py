@@ -1,0 +1,143 @@
+"""An attention mask: nested booleans in the key (True = may attend), asked in one representation.
+
+``spec["representation"]``: ``bool`` reads true/false, True/False, T/F (as the statement prints them)
+and 1/0; ``01`` reads 1/0 and true/false; ``additive`` reads 0 and -inf (``-inf``, ``-∞``, ``−∞``,
+``-infinity``), and a large negative number such as ``-1e9`` is invalid with its own message (it
+is not −∞). The array may be written in any notation :mod:`problemgen.answers.arrays` reads. All or
+nothing; feedback names the wrong entries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from problemgen.answers import arrays
+from problemgen.answers.base import AnswerType, PartResult, Reading, correct, echo, wrong
+from problemgen.answers.text import InvalidAnswer, NonFinite
+from problemgen.answers.types.matrix import map_first
+from problemgen.model.core import AnswerPart, _flatten
+
+_TRUE_WORDS = {"t": True, "true": True, "f": False, "false": False}
+_NUMBER_WORDS = {"1": True, "1.0": True, "0": False, "0.0": False}
+_BLOCKED = {"-inf", "-infinity", "-\u221e", "\u2212\u221e", "\u2212inf", "-np.inf", "-math.inf", "float('-inf')"}
+_OPEN = {"0", "0.0", "-0", "+0", "0."}
+LARGE_NEGATIVE = -1e3
+"""Below this an additive entry is taken as an attempt at -inf (``-1e9``): invalid, with a message."""
+
+
+def as_mask_entry(x: Any, representation: str, what: str) -> bool:
+    """True (may attend) / False (blocked) from an entry in the asked representation."""
+    word = x.strip() if isinstance(x, str) else None
+    if representation in ("bool", "01"):
+        if isinstance(x, bool):
+            return x
+        if word is not None and word.lower() in _TRUE_WORDS:
+            return _TRUE_WORDS[word.lower()]
+        if word is not None and word in _NUMBER_WORDS:
+            return _NUMBER_WORDS[word]
+        if isinstance(x, (int, float)) and x in (0, 1):
+            return bool(x)
+        asked = ("a boolean mask, true (may attend) or false (blocked)" if representation == "bool"
+                 else "a 0/1 mask, 1 (may attend) or 0 (blocked)")
+        raise InvalidAnswer(f"{what} is {echo(x)}: this problem asks for {asked}")
+    if isinstance(x, NonFinite) and x.negative_infinity:
+        return False
+    if not isinstance(x, bool) and isinstance(x, (int, float)) and x == 0:
+        return True
+    if word is not None and word.lower() in _BLOCKED:
+        return False
+    if word is not None and word in _OPEN:
+        return True
+    number = _number(x)
+    if number is not None and number <= LARGE_NEGATIVE:
+        raise InvalidAnswer(f"{what} is {echo(x)}: a large negative number is not -inf ({echo(x)} still lets a "
+                            "little attention through); this problem asks for an additive mask, write -inf "
+                            "for a blocked entry")
+    raise InvalidAnswer(f"{what} is {echo(x)}: this problem asks for an additive mask, "
+                        f"0 (may attend) or -inf (blocked)")
+
+
+def _number(x: Any) -> float | None:
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return float(x)
+    if isinstance(x, str):
+        try:
+            return float(x.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def _lenient(value: Any) -> list[bool]:
+    """A mistake's mask value (stored as bools, as the key is) as a flat list of bools."""
+    _, flat = _flatten(value)
+    return [bool(x) if isinstance(x, (bool, int)) else False for x in flat]
+
+
+def mask_in(value: Any, representation: str) -> Any:
+    """A boolean mask written in a representation: True/False, 1/0, or 0/"-inf"."""
+    if isinstance(value, list):
+        return [mask_in(v, representation) for v in value]
+    allowed = bool(value)
+    return {"bool": allowed, "01": int(allowed), "additive": 0 if allowed else "-inf"}[representation]
+
+
+class MaskType(AnswerType):
+    name = "mask"
+
+    def read(self, part: AnswerPart, raw: Any) -> Reading:
+        representation = part.spec.get("representation", "bool")
+        items = arrays.array_items(raw)
+        shape, flat = arrays.structure(items if isinstance(items, list) else [items])
+        key_shape, _ = _flatten(part.value)
+        message = arrays.check_shape(shape, key_shape, "mask")
+        if message:
+            return Reading((shape, None, message), "")
+        values = arrays.convert_entries(flat, shape, lambda x, what: as_mask_entry(x, representation, what))
+        shown = ""
+        if isinstance(raw, str):
+            written = mask_in(_unflatten(values, shape), representation)
+            shown = arrays.nested_text(written, lambda v: str(v).lower() if isinstance(v, bool) else str(v))
+        return Reading((shape, values, None), shown)
+
+    def check(self, part: AnswerPart, reading: Reading) -> PartResult:
+        shape, values, message = reading.value
+        if message:
+            return wrong(part, message)
+        _, key_flat = _flatten(part.value)
+        bad = [i for i, (v, k) in enumerate(zip(values, key_flat)) if v != bool(k)]
+        if not bad:
+            return correct()
+        feedback = f"{len(bad)} of {len(key_flat)} entries are wrong: {arrays.entries_text(bad, shape)}"
+        return wrong(part, feedback, lambda m: _flatten(m)[0] == shape and _lenient(m) == values)
+
+    def key_value(self, part: AnswerPart) -> Any:
+        return mask_in(part.value, part.spec.get("representation", "bool"))
+
+    def describe(self, part: AnswerPart) -> str:
+        shape, _ = _flatten(part.value)
+        size = "x".join(str(n) for n in shape)
+        rep = part.spec.get("representation", "bool")
+        if rep == "01":
+            return f"a {size} mask of 0/1 (1 = may attend), e.g. [[1, 0], [1, 1]]"
+        if rep == "additive":
+            return f"a {size} additive mask of 0 (may attend) and \"-inf\" (blocked), e.g. [[0, \"-inf\"], [0, 0]]"
+        return f"a {size} mask of true/false (true = may attend), e.g. [[true, false], [true, true]]"
+
+    def key_display(self, part: AnswerPart, kit: Any) -> str:
+        rep = part.spec.get("representation", "bool")
+        return kit.display_math(kit.matrix_latex(kit.mask_values(part.value, rep), kit.digits))
+
+    def perturb(self, part: AnswerPart) -> AnswerPart:
+        return replace(part, value=map_first(part.value, lambda b: not b))
+
+
+def _unflatten(values: list[Any], shape: tuple[int, ...]) -> Any:
+    if len(shape) <= 1:
+        return list(values)
+    step = len(values) // shape[0] if shape[0] else 0
+    return [_unflatten(values[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+
+TYPE = MaskType()

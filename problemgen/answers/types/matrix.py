@@ -1,0 +1,107 @@
+"""A vector or matrix of reals: the shape must match exactly, then each entry within tolerance.
+
+Read: a TOML array of numbers (entries may be text: ``"1/2"``), or the whole matrix as text in any
+notation :mod:`problemgen.answers.arrays` reads (lists, tuples, numpy's printed form, ``array(...)``,
+MATLAB ``[1 -1; 2 0]``, rows on separate lines); entries may be fractions, ``.5``, ``−0.5`` or exact
+expressions (``exp(2)/(1+exp(2))``). A 1xN / Nx1 / vector mix-up, or a flat list of as many entries
+as a 2-D key, is invalid with the layout to write; any other shape is wrong. With the right shape,
+partial credit is the fraction of entries within tolerance; feedback names them as (row, column).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from problemgen.answers import arrays
+from problemgen.answers.base import AnswerType, PartResult, Reading, correct, wrong
+from problemgen.answers.formatting import format_number, tolerance_text
+from problemgen.answers.scalars import as_number
+from problemgen.answers.text import InvalidAnswer
+from problemgen.model.core import AnswerPart, _flatten, numbers_close
+
+
+def entry_text(x: Any) -> str:
+    return " ".join(x.split()) if isinstance(x, str) else format_number(x, 12)
+
+
+class MatrixType(AnswerType):
+    name = "matrix"
+
+    def read(self, part: AnswerPart, raw: Any) -> Reading:
+        items = arrays.array_items(raw)
+        if not isinstance(items, list):
+            items = [items]  # a lone number: a vector of one (graded as a shape error unless that is the key)
+        shape, flat = arrays.structure(items)
+        key_shape, _ = _flatten(part.value)
+        message = arrays.check_shape(shape, key_shape, "matrix")
+        shown = arrays.nested_text(items, entry_text) if isinstance(raw, str) else ""
+        if message:
+            return Reading((shape, _numbers_or_none(flat), message), shown)
+        return Reading((shape, arrays.convert_entries(flat, shape, as_number), None), shown)
+
+    def check(self, part: AnswerPart, reading: Reading) -> PartResult:
+        shape, values, shape_message = reading.value
+        if shape_message:
+            matcher = (lambda m: self._same(values, shape, m, part)) if values is not None else None
+            return wrong(part, shape_message, matcher)
+        _, key_flat = _flatten(part.value)
+        bad = [i for i, (v, k) in enumerate(zip(values, key_flat)) if not numbers_close(v, k, part.rtol, part.atol)]
+        if not bad:
+            return correct()
+        feedback = (f"{len(bad)} of {len(key_flat)} entries are not {tolerance_text(part)}: "
+                    f"{arrays.entries_text(bad, shape)}")
+        return wrong(part, feedback, lambda m: self._same(values, shape, m, part), score=1 - len(bad) / len(key_flat))
+
+    @staticmethod
+    def _same(values: list[float], shape: tuple[int, ...], other: Any, part: AnswerPart) -> bool:
+        other_shape, other_flat = _flatten(other)
+        return other_shape == shape and all(numbers_close(v, o, part.rtol, part.atol) for v, o in zip(values, other_flat))
+
+    def describe(self, part: AnswerPart) -> str:
+        shape, _ = _flatten(part.value)
+        each = tolerance_text(part)
+        if len(shape) == 1:
+            return f"a vector of {shape[0]} numbers, each {each}, e.g. [0.1, 0.2, 0.7]"
+        if len(shape) == 2 and shape[0] == 1:
+            return f"a 1x{shape[1]} matrix (one row inside double brackets), each entry {each}, e.g. [[0.1, 0.2, 0.7]]"
+        return f"a {'x'.join(map(str, shape))} matrix of numbers, each entry {each}, as {layout(shape)}"
+
+    def key_display(self, part: AnswerPart, kit: Any) -> str:
+        return kit.display_math(kit.matrix_latex(part.value, kit.digits))
+
+    def perturb(self, part: AnswerPart) -> AnswerPart:
+        step = lambda x: x + 1.0 + 10 * (part.atol + part.rtol * abs(float(x)))  # noqa: E731
+        return replace(part, value=map_first(part.value, step))
+
+
+def _numbers_or_none(flat: list[Any]) -> list[float] | None:
+    """Entries of a wrong-shaped answer as floats (to recognise e.g. a transposed matrix), or None."""
+    try:
+        return [as_number(x) for x in flat]
+    except InvalidAnswer:
+        return None
+
+
+def map_first(value: Any, change) -> Any:
+    """Copy of a nested list with only its first scalar entry changed."""
+    if isinstance(value, list):
+        return [map_first(value[0], change), *value[1:]] if value else value
+    return change(value)
+
+
+def layout(shape: tuple[int, ...]) -> str:
+    """The bracket layout of a matrix with named entries, e.g. [[a11, a12], [a21, a22]] (not the answer)."""
+    if len(shape) != 2:
+        return "nested arrays, one per row"
+    rows, cols = shape
+
+    def row(i: int) -> str:
+        names = [f"a{i}{j}" for j in range(1, cols + 1)]
+        return "[" + ", ".join(names if cols <= 4 else names[:2] + ["...", names[-1]]) + "]"
+
+    body = [row(i) for i in range(1, rows + 1)]
+    return "[" + ", ".join(body if rows <= 3 else body[:2] + ["...", body[-1]]) + "]"
+
+
+TYPE = MatrixType()
