@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("problemgen.cli.export:export_group", "Package a grader for Gradescope, GitHub Classroom, PrairieLearn."),
     "quiz": ("problemgen.cli.quiz:quiz_command", "Practise in the terminal with instant feedback."),
     "progress": ("problemgen.cli.quiz:progress_command", "Show (or reset) your quiz progress."),
+    "serve": ("problemgen.cli.serve:serve_command", "Practise in the browser (a local web page)."),
 }
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_ISOLATION = 0, 1, 2, 3

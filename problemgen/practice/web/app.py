@@ -1,0 +1,264 @@
+"""The Flask application: pages (curriculum, problem, progress, bank preview) and the JSON practice API.
+
+Routes stay thin: each opens the progress store for the request, calls ``engine.Practice`` (the shared
+practice rules) or ``views`` (page data), and renders a template from ``templates/web/`` or returns JSON.
+Files are served only from the package's own ``static/`` directory (Flask's ``safe_join`` refuses any
+path that leaves it); banks only by the names of the shipped banks; the database only at ``db_path``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable
+
+from flask import Flask, abort, g, jsonify, render_template, request
+
+from problemgen.model.core import ProblemgenError
+from problemgen.practice.progress import ProgressStore
+from problemgen.practice.web import security
+from problemgen.practice.web.engine import ItemView, Practice, find_part
+from problemgen.practice.web.inputs import answer_text, empty_cells
+from problemgen.practice.web.preview import read_as
+from problemgen.practice.web.views import (
+    key_view,
+    mistakes_over_time,
+    part_view,
+    problem_html,
+    skill_rows,
+)
+
+STATIC_DIR = Path(__file__).with_name("static")
+MAX_REQUEST_BYTES = 64 * 1024
+
+
+def create_app(db_path: str | Path, *, clock: Callable[[], datetime] | None = None, services=None,
+               curriculum=None) -> Flask:
+    """The app over the progress file ``db_path`` (created on first use, like the quiz does)."""
+    from problemgen.documents.resources import templates_dir
+    from problemgen.practice.quiz import clock_from_env, default_services
+    from problemgen.practice.rules import load_curriculum
+
+    app = Flask(__name__, static_folder=str(STATIC_DIR), static_url_path="/static",
+                template_folder=str(templates_dir() / "web"))
+    app.jinja_env.autoescape = True  # templates are *.html.j2: Flask would not guess it from the name
+    app.config.update(MAX_CONTENT_LENGTH=MAX_REQUEST_BYTES, JSON_SORT_KEYS=False)
+    state = app.extensions["problemgen"] = {
+        "db": Path(db_path), "clock": clock or clock_from_env(), "token": security.new_token(),
+        "services": services or default_services(), "curriculum": curriculum or load_curriculum(),
+    }
+    with ProgressStore(state["db"]) as store:
+        state["session"] = store.start_session(store.base_seed(), None, state["clock"]())
+    _register(app)
+    return app
+
+
+# ------------------------------------------------------------------------------------ plumbing
+
+
+def _state() -> dict[str, Any]:
+    from flask import current_app
+
+    return current_app.extensions["problemgen"]
+
+
+def _practice() -> Practice:
+    state = _state()
+    if "store" not in g:
+        g.store = ProgressStore(state["db"])
+    return Practice(g.store, state["curriculum"], state["services"], state["clock"], state["session"])
+
+
+def _page(template: str, **context: Any) -> str:
+    return render_template(template, token=_state()["token"], **context)
+
+
+def _payload() -> dict[str, Any]:
+    data = request.get_json(silent=True)
+    if not isinstance(data, dict):
+        raise ProblemgenError("expected a JSON object")
+    return data
+
+
+def _item_id(data: dict) -> int:
+    item = data.get("item")
+    if not isinstance(item, int) or isinstance(item, bool):
+        raise ProblemgenError("item must be the problem's number")
+    return item
+
+
+def item_json(view: ItemView) -> dict[str, Any]:
+    """What a client needs to show and answer an item (the scripted API uses the same)."""
+    describe = _state()["services"].describe
+    return {"item": view.id, "unit": view.record.unit, "kind": view.problem.kind, "seed": view.problem.seed,
+            "difficulty": view.problem.difficulty, "title": view.problem.title, "reason": view.reason,
+            "hints": view.record.hints, "failed": view.failed, "complete": view.complete,
+            "parts": [{"key": p.key, "type": p.type, "done": p.key in view.done_parts,
+                       "widget": part_view(p, describe)["widget"].kind} for p in view.problem.parts]}
+
+
+# -------------------------------------------------------------------------------------- routes
+
+
+def _register(app: Flask) -> None:
+    @app.before_request
+    def refuse_cross_site():
+        why = security.refusal(request.method, request.headers, request.host, _state()["token"])
+        if why:
+            return jsonify(error=why), 403
+        return None
+
+    @app.after_request
+    def headers(response):
+        security.harden(response)
+        return response
+
+    @app.teardown_request
+    def close_store(_exc):
+        store = g.pop("store", None)
+        if store is not None:
+            store.close()
+
+    @app.errorhandler(ProblemgenError)
+    def bad_input(exc):
+        return jsonify(error=str(exc)), 400
+
+    @app.errorhandler(413)
+    def too_large(_exc):
+        return jsonify(error="request too large"), 413
+
+    _pages(app)
+    _api(app)
+
+
+def _pages(app: Flask) -> None:
+    @app.get("/")
+    def curriculum():
+        from problemgen.practice.rules import all_states, summary
+
+        practice = _practice()
+        items = practice.store.items()
+        services = practice.services
+        rows = summary(practice.curriculum, items, practice.clock(), services.available)
+        states = all_states(practice.curriculum, items)
+        for row, unit in zip(rows, practice.curriculum.units):
+            kinds = [k for k in unit.kinds if k in services.available]
+            row["skills"] = skill_rows(kinds, items, dict(services.summary))
+            row["level"] = states[unit.id].level
+        return _page("curriculum.html.j2", units=rows, current=practice.current())
+
+    @app.get("/practice")
+    def practice_page():
+        practice = _practice()
+        view = practice.current()
+        return _page("practice.html.j2", **(_problem_context(view) if view else {"view": None}))
+
+    @app.get("/progress")
+    def progress_page():
+        practice = _practice()
+        items = practice.store.items()
+        services = practice.services
+        skills = skill_rows([k for k in practice.curriculum.all_kinds() if k in services.available], items,
+                            dict(services.summary))
+        return _page("progress.html.j2", skills=[s for s in skills if s["shown"]],
+                     mistakes=mistakes_over_time(practice.store.answers(), items), db=str(_state()["db"]))
+
+    @app.get("/bank/<name>")
+    def bank_page(name: str):
+        return _page("bank.html.j2", **_bank_context(name, request.args.get("seed", "")))
+
+
+def _problem_context(view: ItemView) -> dict[str, Any]:
+    describe = _state()["services"].describe
+    unit = _state()["curriculum"].unit(view.record.unit)
+    return {"view": view, "unit": unit, "prompt": problem_html(view.problem, "prompt"),
+            "parts": [dict(part_view(p, describe), done=p.key in view.done_parts) for p in view.problem.parts]}
+
+
+def _bank_context(name: str, seed_text: str) -> dict[str, Any]:
+    """Every problem of a shipped bank at one worksheet seed (``?seed=`` picks another variant)."""
+    from problemgen.documents.banks import load_bank, shipped_banks
+    from problemgen.documents.worksheet import build_variant
+
+    shipped = {p.stem: p for p in shipped_banks()}
+    if name not in shipped:
+        abort(404)
+    bank = load_bank(shipped[name])
+    seed = int(seed_text) if seed_text.isdigit() and len(seed_text) < 16 else bank.seed
+    variant = build_variant(bank, seed)
+    describe = _state()["services"].describe
+    problems = [{"id": sp.id, "points": sp.points, "problem": sp.problem,
+                 "prompt": problem_html(sp.problem, "prompt"), "solution": problem_html(sp.problem, "solution"),
+                 "parts": [part_view(p, describe) for p in sp.problem.parts],
+                 "keys": [key_view(p) for p in sp.problem.parts]} for sp in variant.problems]
+    return {"bank": bank, "name": name, "seed": seed, "next_seed": seed + 1, "problems": problems}
+
+
+def _api(app: Flask) -> None:
+    @app.post("/api/start")
+    def start():
+        unit = _payload().get("unit")
+        if unit is not None and not isinstance(unit, str):
+            raise ProblemgenError("unit must be a unit id")
+        return jsonify(item_json(_practice().start(unit, resume=unit is None)))
+
+    @app.get("/api/current")
+    def current():
+        view = _practice().current()
+        return jsonify(item_json(view) if view else None)
+
+    @app.post("/api/answer")
+    def answer():
+        data = _payload()
+        practice = _practice()
+        view = practice.item(_item_id(data))
+        part = _part(view, data)
+        blank = empty_cells(data.get("cells"))
+        if blank:
+            row, col = blank[0]
+            return jsonify(status="invalid", feedback=f"row {row}, column {col} is empty", mistake=None,
+                           mistake_title="", mistake_hint="", item_complete=False, progress=[])
+        return jsonify(practice.answer(view.id, part.key, answer_text(part, data)))
+
+    @app.post("/api/preview")
+    def preview():
+        data = _payload()
+        view = _practice().item(_item_id(data))
+        part = _part(view, data)
+        if empty_cells(data.get("cells")):
+            return jsonify(readable=False, html="")
+        return jsonify(read_as(part, answer_text(part, data)))
+
+    @app.post("/api/hint")
+    def hint():
+        return jsonify(_practice().hint(_item_id(_payload())))
+
+    @app.post("/api/solution")
+    def solution():
+        view = _practice().reveal(_item_id(_payload()))
+        keys = [key_view(p) for p in view.problem.parts]
+        return jsonify(html=render_template("_solution.html.j2", solution=problem_html(view.problem, "solution"),
+                                            keys=keys))
+
+    @app.post("/api/skip")
+    def skip():
+        return jsonify(item_json(_practice().leave(_item_id(_payload()), "skip")))
+
+    @app.post("/api/another")
+    def another():
+        return jsonify(item_json(_practice().leave(_item_id(_payload()), "another")))
+
+    @app.get("/api/progress")
+    def progress():
+        from problemgen.practice.rules import summary
+
+        practice = _practice()
+        return jsonify(units=summary(practice.curriculum, practice.store.items(), practice.clock(),
+                                     practice.services.available))
+
+
+def _part(view: ItemView, data: dict):
+    key = data.get("part")
+    if not isinstance(key, str):
+        raise ProblemgenError("part must be a part key")
+    return find_part(view.problem, key)

@@ -1,0 +1,225 @@
+"""The practice loop behind the web pages: the same rules, store and grader as the terminal quiz.
+
+Nothing about an item is kept in server memory. The store holds the history (items, answers, hints);
+the problem is regenerated from (kind, seed, difficulty), which is deterministic; which parts are done
+and whether the item already failed are read back from the stored answers. So a reload, a restarted
+server or a switch to ``problemgen quiz`` resumes exactly where the student was.
+
+Unlike the terminal, a page shows every part of a problem at once and the student may answer them in
+any order; the item is decided by ``rules.answer_outcome`` as in the quiz (the first wrong answer makes
+it wrong, the last remaining part answered right makes it correct).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Callable
+
+from problemgen.model.core import AnswerPart, Problem, ProblemgenError
+from problemgen.practice.progress import ItemRecord, ProgressStore
+from problemgen.practice.quiz import Services, hint_text
+from problemgen.practice.rules import (
+    Curriculum,
+    all_states,
+    answer_outcome,
+    choose_next,
+    draw_variant,
+    unit_unlocked,
+)
+
+CLOSED = ("revealed", "skipped", "another", "quit")
+"""Outcomes that end an item at once; a correct or wrong item stays open until every part is right."""
+
+
+@dataclass
+class ItemView:
+    """The item on screen: its record, problem, which parts are right, and what it cost so far."""
+
+    record: ItemRecord
+    problem: Problem
+    done_parts: set[str] = field(default_factory=set)
+    failed: bool = False
+    reason: str = ""
+
+    @property
+    def id(self) -> int:
+        return self.record.id
+
+    @property
+    def complete(self) -> bool:
+        return self.record.outcome in CLOSED or self.done_parts >= {p.key for p in self.problem.parts}
+
+    def remaining(self) -> list[AnswerPart]:
+        return [p for p in self.problem.parts if p.key not in self.done_parts]
+
+
+class Practice:
+    """One request's view of the student's practice (a store is opened per request: SQLite
+    connections stay in their thread)."""
+
+    def __init__(self, store: ProgressStore, curriculum: Curriculum, services: Services,
+                 clock: Callable[[], datetime], session_id: int) -> None:
+        self.store, self.curriculum, self.services = store, curriculum, services
+        self.clock, self.session_id = clock, session_id
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def current(self) -> ItemView | None:
+        """The latest item when it is still open (parts left and not skipped or revealed), else None."""
+        items = self.store.items()
+        if not items:
+            return None
+        view = self.view(items[-1])
+        return None if view.complete else view
+
+    def view(self, record: ItemRecord) -> ItemView:
+        answers = self.store.answers(record.id)
+        done = {a.part for a in answers if a.status == "correct"}
+        failed = record.outcome == "wrong" or any(a.status == "wrong" for a in answers)
+        problem = self._generate(record.kind, record.seed, record.difficulty)
+        return ItemView(record, problem, done, failed)
+
+    def item(self, item_id: int) -> ItemView:
+        """The item ``item_id``; only the latest item can be acted on (an old tab cannot rewrite history)."""
+        items = self.store.items()
+        if not items or items[-1].id != item_id:
+            raise ProblemgenError("this problem is no longer the current one; reload the page")
+        return self.view(items[-1])
+
+    def _generate(self, kind: str, seed: int, difficulty: int) -> Problem:
+        return _cached_generate(self.services.generate, kind, seed, difficulty)
+
+    # -- starting --------------------------------------------------------------------------------
+
+    def start(self, unit: str | None = None, *, resume: bool = True) -> ItemView:
+        """The open item (when ``resume``), else a new variant chosen by the practice rules."""
+        open_item = self.current()
+        if open_item is not None:
+            if resume and (unit is None or open_item.record.unit == unit):
+                return open_item
+            self.store.finish_item(open_item.id, "skipped", self.clock())
+        choice = choose_next(self.curriculum, self.store.items(), self.clock(), self.services.available, unit)
+        problem = draw_variant(choice, self.store.base_seed(), set(self.store.seen(choice.kind)),
+                               self._generate)
+        self.store.start_item(self.session_id, unit=choice.unit.id, kind=choice.kind, seed=problem.seed,
+                              difficulty=problem.difficulty, variant_id=problem.variant_id,
+                              review=choice.review, target=choice.target, now=self.clock())
+        view = self.view(self.store.items()[-1])
+        view.reason = choice.reason
+        return view
+
+    # -- acting on the current item --------------------------------------------------------------
+
+    def answer(self, item_id: int, part_key: str, text: str) -> dict[str, Any]:
+        """Grade one answer with the shared reader, commit it, and say what it means for the unit."""
+        view = self.item(item_id)
+        part = find_part(view.problem, part_key)
+        if part.key in view.done_parts:
+            raise ProblemgenError(f"part {part.key!r} is already answered")
+        before = all_states(self.curriculum, self.store.items())
+        result = self.services.grade(part, text)
+        last = [p.key for p in view.remaining()] == [part.key]
+        decided = answer_outcome(result.status, view.failed, last)
+        self.store.record_answer(item_id, part.key, text, result.status, result.score, result.mistake,
+                                 self.clock(), outcome=decided)
+        title = _title(result.mistake)
+        reply = {"status": result.status, "feedback": _without_title(result.feedback, title),
+                 "mistake": result.mistake, "mistake_title": title,
+                 "mistake_hint": _mistake_hint(part, result.mistake)}
+        after_view = self.view(self.store.items()[-1])
+        reply["item_complete"] = after_view.complete
+        reply["progress"] = self._report(view.record.unit, before) if after_view.complete else []
+        return reply
+
+    def hint(self, item_id: int) -> dict[str, Any]:
+        """The next hint level (the item then no longer counts toward mastery, as in the quiz)."""
+        view = self.item(item_id)
+        level = view.record.hints + 1
+        self.store.record_hint(item_id, level)
+        part = (view.remaining() or list(view.problem.parts))[0]
+        kind = view.problem.kind
+        unit_hint = self.curriculum.unit(view.record.unit).hint_for(kind) or self.services.summary.get(kind, "")
+        return {"level": level, "text": hint_text(view.problem, part, unit_hint, level, self.services.shown(kind))}
+
+    def reveal(self, item_id: int) -> ItemView:
+        """Show the worked solution: the item ends and counts as not known."""
+        view = self.item(item_id)
+        self.store.finish_item(item_id, "revealed", self.clock())
+        return view
+
+    def leave(self, item_id: int, how: str) -> ItemView:
+        """``skip`` (next item by the rules) or ``another`` (a new variant of the same skill)."""
+        if how not in ("skip", "another"):
+            raise ProblemgenError(f"unknown action {how!r}")
+        view = self.item(item_id)
+        if how == "skip":
+            self.store.finish_item(item_id, "skipped", self.clock())
+            return self.start()
+        self.store.finish_item(item_id, "another", self.clock())
+        return self._another(view)
+
+    def _another(self, view: ItemView) -> ItemView:
+        record = view.record
+        choice = choose_next(self.curriculum, self.store.items(), self.clock(), self.services.available,
+                             record.unit)
+        if choice.kind != record.kind:  # the same skill, as in the terminal quiz
+            from dataclasses import replace
+
+            choice = replace(choice, kind=record.kind, difficulty=record.difficulty, target=record.target)
+        problem = draw_variant(choice, self.store.base_seed(), set(self.store.seen(choice.kind)), self._generate)
+        self.store.start_item(self.session_id, unit=record.unit, kind=record.kind, seed=problem.seed,
+                              difficulty=problem.difficulty, variant_id=problem.variant_id,
+                              review=record.review, target=record.target, now=self.clock())
+        return self.view(self.store.items()[-1])
+
+    # -- after an item -----------------------------------------------------------------------------
+
+    def _report(self, unit_id: str, before: dict) -> list[str]:
+        """What changed for the units: mastered, unlocked, or the progress toward mastery."""
+        after = all_states(self.curriculum, self.store.items())
+        unit, old, new = self.curriculum.unit(unit_id), before[unit_id], after[unit_id]
+        lines = []
+        if new.mastered and not old.mastered:
+            lines.append(f"Unit mastered: {unit.title}. First review on {new.due:%Y-%m-%d}.")
+        elif not new.mastered:
+            lines.append(f"{unit.title}: {new.progress} of {new.needed} toward mastery.")
+        available = self.services.available
+        for other in self.curriculum.units:
+            if (unit_unlocked(other, self.curriculum, after, available)
+                    and not unit_unlocked(other, self.curriculum, before, available)):
+                lines.append(f"Unlocked: {other.title}.")
+        return lines
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_generate(generate: Callable, kind: str, seed: int, difficulty: int) -> Problem:
+    """Regenerating a variant is deterministic; keep the recent ones (each request re-reads the item)."""
+    return generate(kind, seed, difficulty)
+
+
+def find_part(problem: Problem, key: str) -> AnswerPart:
+    try:
+        return problem.part(key)
+    except KeyError:
+        raise ProblemgenError(f"this problem has no part {key!r}") from None
+
+
+def _title(mistake: str | None) -> str:
+    if not mistake:
+        return ""
+    from problemgen.misconceptions.catalogue import describe
+
+    return describe(mistake)
+
+
+def _without_title(feedback: str, title: str) -> str:
+    """The grader's feedback may open with the mistake's title as a question; the page shows it once."""
+    lead = f"{title[:1].upper()}{title[1:]}? " if title else ""
+    return feedback[len(lead):] if lead and feedback.startswith(lead) else feedback
+
+
+def _mistake_hint(part: AnswerPart, mistake: str | None) -> str:
+    """The hint the variant attached to the matched mistake (the catalogue's by default)."""
+    return next((m.hint for m in part.mistakes if m.name == mistake), "") if mistake else ""

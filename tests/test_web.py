@@ -1,0 +1,259 @@
+"""The web front end through its HTTP interface (Flask's test client): pages, the practice API, safety.
+
+Every answer a test submits is computed from the regenerated problem's key (``answersheet.key_value``,
+the value the answer key prints), so the tests exercise the same reader and practice rules as the quiz.
+Real-browser tests (Chromium) are in ``test_web_browser.py``.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+
+import pytest
+
+pytest.importorskip("flask", reason="the web extra (flask) is not installed")
+pytest.importorskip("latex2mathml", reason="the web extra (latex2mathml) is not installed")
+
+from problemgen.model import registry  # noqa: E402
+from problemgen.practice.progress import ProgressStore  # noqa: E402
+from problemgen.practice.rules import load_curriculum, summary  # noqa: E402
+from problemgen.practice.web.app import create_app  # noqa: E402
+from problemgen.practice.web.inputs import answer_text, grid_text, widget_for  # noqa: E402
+from problemgen.practice.web.mathml import fragment_html  # noqa: E402
+from problemgen.sheets.answersheet import key_value, toml_value  # noqa: E402
+
+NOW = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def db(tmp_path):
+    return tmp_path / "progress.sqlite3"
+
+
+@pytest.fixture
+def client(db):
+    app = create_app(db, clock=lambda: NOW)
+    return Client(app.test_client())
+
+
+class Client:
+    """The test client with the page token a real page would send."""
+
+    def __init__(self, raw):
+        self.raw = raw
+        page = raw.get("/").get_data(as_text=True)
+        self.token = re.search(r'name="problemgen-token" content="([^"]+)"', page).group(1)
+
+    def get(self, url):
+        return self.raw.get(url)
+
+    def post(self, url, body=None, **headers):
+        return self.raw.post(url, json=body or {}, headers={"X-Problemgen-Token": self.token, **headers})
+
+    def api(self, url, body=None):
+        response = self.get(url) if url in ("/api/current", "/api/progress") else self.post(url, body)
+        assert response.status_code == 200, response.get_json()
+        return response.get_json()
+
+
+def problem_of(item: dict):
+    return registry.generate(item["kind"], item["seed"], item["difficulty"])
+
+
+def key_payload(part) -> dict:
+    """What a student who knows the answer posts: the grid cells, the options, or the typed key."""
+    widget = widget_for(part)
+    value = key_value(part)
+    if widget.kind == "grid":
+        rows = value if not widget.vector else [value]
+        return {"cells": [[toml_value(x).strip('"') for x in row] for row in rows]}
+    if widget.kind == "choice":
+        return {"choice": value if isinstance(value, list) else [value]}
+    return {"text": toml_value(value).strip('"') if isinstance(value, str) else toml_value(value)}
+
+
+def answer_all(client: Client, item: dict) -> list[dict]:
+    problem = problem_of(item)
+    return [client.api("/api/answer", {"item": item["item"], "part": p.key, **key_payload(p)})
+            for p in problem.parts]
+
+
+# ----------------------------------------------------------------------------------------- maths
+
+
+def test_every_kind_renders_as_mathml_with_no_raw_dollar_left():
+    from problemgen.documents.rendering import render_block
+
+    registry.load_all()
+    for spec in registry.all_kinds():
+        problem = registry.generate(spec.name, 11, spec.difficulties[-1])
+        for block in ("prompt", "solution"):
+            html = str(fragment_html(render_block(problem, block, "md")))
+            assert "$" not in html, (spec.name, block)
+            assert 'class="tex"' not in html, f"{spec.name} {block}: a formula the converter could not read"
+
+
+def test_prose_is_escaped_so_no_markup_can_be_injected():
+    html = str(fragment_html("<script>alert(1)</script> and $x^2$"))
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert "<math" in html
+
+
+# ------------------------------------------------------------------------------------------ pages
+
+
+def test_pages_render_with_maths_and_the_curriculum(client):
+    page = client.get("/").get_data(as_text=True)
+    for unit in load_curriculum().units:
+        assert unit.title in page
+    item = client.api("/api/start")
+    practice = client.get("/practice").get_data(as_text=True)
+    assert problem_of(item).title in practice and "<math" in practice
+    assert client.get("/progress").status_code == 200
+
+
+def test_bank_preview_shows_every_problem_with_key_and_solution_and_a_new_variant(client):
+    page = client.get("/bank/attention_basics").get_data(as_text=True)
+    from problemgen.documents.banks import load_bank, resolve_bank
+
+    bank = load_bank(resolve_bank("attention_basics"))
+    assert page.count("<summary>Key</summary>") == bank.size
+    assert page.count("<summary>Worked solution</summary>") == bank.size
+    assert 'class="heatmap"' in page  # the bank has attention weights
+    other = client.get(f"/bank/attention_basics?seed={bank.seed + 1}").get_data(as_text=True)
+    assert other != page
+
+
+def test_files_outside_the_package_and_unknown_banks_are_not_served(client):
+    for url in ("/static/../app.py", "/static/%2e%2e/app.py", "/static/..%2f..%2fprogress.py",
+                "/bank/..%2fcurriculum", "/bank/curriculum", "/bank/%2fetc%2fpasswd", "/etc/passwd"):
+        assert client.get(url).status_code == 404, url
+    assert client.get("/static/app.js").status_code == 200
+
+
+# --------------------------------------------------------------------------------------- security
+
+
+def test_posts_without_the_page_token_or_from_another_origin_are_refused(client, db):
+    assert client.raw.post("/api/start", json={}).status_code == 403
+    assert client.raw.post("/api/start", json={}, headers={"X-Problemgen-Token": "guess"}).status_code == 403
+    assert client.post("/api/start", Origin="http://evil.example").status_code == 403
+    assert client.post("/api/start", **{"Sec-Fetch-Site": "cross-site"}).status_code == 403
+    with ProgressStore(db) as store:
+        assert store.items() == []  # nothing was written by the refused requests
+    assert client.post("/api/start", Origin="http://localhost").status_code == 200
+
+
+def test_pages_forbid_framing_and_off_site_resources(client):
+    response = client.get("/")
+    assert "default-src 'none'" in response.headers["Content-Security-Policy"]
+    assert response.headers["X-Frame-Options"] == "DENY"
+
+
+def test_hostile_answers_are_invalid_never_evaluated(client):
+    item = client.api("/api/start")
+    part = problem_of(item).parts[0]
+    for text in ("__import__('os').system('true')", "1" * 5000, "lambda: 1", "[[1, 2], [3"):
+        reply = client.post("/api/answer", {"item": item["item"], "part": part.key, "text": text})
+        assert reply.status_code == 200 and reply.get_json()["status"] in ("invalid", "wrong")
+    assert client.post("/api/answer", {"item": item["item"], "part": "nope", "text": "1"}).status_code == 400
+    assert client.post("/api/answer", {"item": "1", "part": part.key}).status_code == 400
+    assert client.post("/api/answer", {"item": item["item"] + 1, "part": part.key, "text": "1"}).status_code == 400
+
+
+# ---------------------------------------------------------------------------------------- practice
+
+
+def test_grid_cells_are_joined_into_the_reader_s_nested_array_with_fractions_quoted():
+    from problemgen.model.core import AnswerPart
+
+    part = AnswerPart("w", "matrix", [[0.5, 0.5], [0.25, 0.75]], atol=1e-3)
+    text = grid_text(widget_for(part), [["1/2", "0.5"], [".25", "3/4"]])
+    assert text == '[["1/2", 0.5], [".25", "3/4"]]'
+    from problemgen.sheets.grading import grade_text
+
+    assert grade_text(part, text).status == "correct"
+    assert grade_text(part, answer_text(part, {"cells": [["1/3", "0.5"], ["0.25", "0.75"]]})).status == "wrong"
+
+
+def test_a_known_mistake_is_named_with_its_hint(client):
+    item = client.api("/api/start", {"unit": "attention"})
+    for _ in range(12):
+        problem = problem_of(item)
+        found = [(p, m) for p in problem.parts for m in p.mistakes]
+        if found:
+            break
+        item = client.api("/api/skip", {"item": item["item"]})
+    part, mistake = found[0]
+    payload = key_payload(part.__class__(**{**part.__dict__, "value": mistake.value}))
+    reply = client.api("/api/answer", {"item": item["item"], "part": part.key, **payload})
+    from problemgen.misconceptions.catalogue import describe
+
+    assert reply["status"] == "wrong"
+    assert reply["mistake"] == mistake.name and reply["mistake_title"] == describe(mistake.name)
+    assert reply["mistake_hint"] == mistake.hint
+
+
+def test_hints_go_up_a_level_and_the_solution_ends_the_item(client, db):
+    item = client.api("/api/start")
+    first, second = client.api("/api/hint", {"item": item["item"]}), client.api("/api/hint", {"item": item["item"]})
+    assert (first["level"], second["level"]) == (1, 2) and first["text"] != second["text"]
+    solution = client.api("/api/solution", {"item": item["item"]})
+    assert "Worked solution" in solution["html"] and "<math" in solution["html"]
+    with ProgressStore(db) as store:
+        record = store.items()[-1]
+    assert (record.outcome, record.hints) == ("revealed", 2)
+    assert client.api("/api/current") is None
+
+
+def test_another_variant_keeps_the_skill_and_never_repeats(client):
+    item = client.api("/api/start")
+    other = client.api("/api/another", {"item": item["item"]})
+    assert other["kind"] == item["kind"] and other["seed"] != item["seed"]
+
+
+def test_progress_is_kept_across_reloads_and_a_restarted_server(client, db):
+    item = client.api("/api/start")
+    problem = problem_of(item)
+    first = problem.parts[0]
+    client.api("/api/answer", {"item": item["item"], "part": first.key, **key_payload(first)})
+    again = Client(create_app(db, clock=lambda: NOW).test_client())
+    current = again.api("/api/current")
+    assert current["item"] == item["item"]
+    assert [p["done"] for p in current["parts"]][0] is True
+
+
+def test_the_terminal_quiz_and_the_web_share_one_store(client, db):
+    item = client.api("/api/start")
+    answer_all(client, item)
+    with ProgressStore(db) as store:
+        items = store.items()
+    assert items[-1].outcome == "correct"
+    rows = summary(load_curriculum(), items, NOW, {k["name"]: tuple(k["difficulties"]) for k in _index()})
+    assert rows[0]["correct"] == 1
+
+
+def _index():
+    from problemgen.problems import index
+
+    return index.load()
+
+
+@pytest.mark.slow
+def test_a_student_masters_a_unit_entirely_through_the_web_api(client):
+    """Answer what the rules pick, correctly, until the first unit is mastered and the next unlocks."""
+    first, second = load_curriculum().units[:2]
+    for _ in range(40):
+        item = client.api("/api/start")
+        assert item["unit"] == first.id
+        replies = answer_all(client, item)
+        assert all(r["status"] == "correct" for r in replies), replies
+        if any(f"Unit mastered: {first.title}" in line for line in replies[-1]["progress"]):
+            assert any(f"Unlocked: {second.title}" in line for line in replies[-1]["progress"])
+            break
+    else:
+        pytest.fail("the unit was not mastered after 40 correct items")
+    units = {u["id"]: u for u in client.api("/api/progress")["units"]}
+    assert units[first.id]["status"] == "mastered" and units[second.id]["unlocked"]
+    assert client.api("/api/start")["unit"] == second.id
