@@ -257,3 +257,34 @@ def test_a_student_masters_a_unit_entirely_through_the_web_api(client):
     units = {u["id"]: u for u in client.api("/api/progress")["units"]}
     assert units[first.id]["status"] == "mastered" and units[second.id]["unlocked"]
     assert client.api("/api/start")["unit"] == second.id
+
+
+# ------------------------------------------------------------------------------------------- CLI
+
+
+def test_serve_binds_localhost_prints_the_url_and_serves_until_stopped(tmp_path):
+    import subprocess
+    import sys
+    import urllib.request
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "problemgen", "serve", "--port", "0", "--no-browser", "--db", str(tmp_path / "p.db")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = process.stdout.readline()
+        url = re.search(r"http://127\.0\.0\.1:\d+/", line).group(0)
+        with urllib.request.urlopen(url, timeout=30) as response:
+            assert response.status == 200 and "Curriculum" in response.read().decode()
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    assert (tmp_path / "p.db").exists()
+
+
+def test_serve_help_has_an_example():
+    from click.testing import CliRunner
+
+    from problemgen.cli.serve import serve_command
+
+    result = CliRunner().invoke(serve_command, ["--help"])
+    assert result.exit_code == 0 and "Example:" in result.output and "--no-browser" in result.output
