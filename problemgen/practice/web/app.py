@@ -35,7 +35,7 @@ MAX_REQUEST_BYTES = 64 * 1024
 def create_app(db_path: str | Path, *, clock: Callable[[], datetime] | None = None, services=None,
                curriculum=None) -> Flask:
     """The app over the progress file ``db_path`` (created on first use, like the quiz does)."""
-    from problemgen.documents.resources import templates_dir
+    from problemgen.resources import templates_dir
     from problemgen.practice.quiz import clock_from_env, default_services
     from problemgen.practice.rules import load_curriculum
 
