@@ -12,10 +12,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
 
-from flask import Flask, abort, g, jsonify, render_template, request
+from flask import Flask, abort, current_app, g, jsonify, render_template, request
 
+from problemgen.documents.banks import load_bank, shipped_banks
+from problemgen.documents.worksheet import build_variant
 from problemgen.model.core import ProblemgenError
 from problemgen.practice.progress import ProgressStore
+from problemgen.practice.quiz import clock_from_env, default_services
+from problemgen.practice.rules import all_states, load_curriculum, summary
 from problemgen.practice.web import security
 from problemgen.practice.web.engine import ItemView, Practice, find_part
 from problemgen.practice.web.inputs import answer_text, empty_cells
@@ -27,6 +31,7 @@ from problemgen.practice.web.views import (
     problem_html,
     skill_rows,
 )
+from problemgen.resources import templates_dir
 
 STATIC_DIR = Path(__file__).with_name("static")
 MAX_REQUEST_BYTES = 64 * 1024
@@ -35,10 +40,6 @@ MAX_REQUEST_BYTES = 64 * 1024
 def create_app(db_path: str | Path, *, clock: Callable[[], datetime] | None = None, services=None,
                curriculum=None) -> Flask:
     """The app over the progress file ``db_path`` (created on first use, like the quiz does)."""
-    from problemgen.resources import templates_dir
-    from problemgen.practice.quiz import clock_from_env, default_services
-    from problemgen.practice.rules import load_curriculum
-
     app = Flask(__name__, static_folder=str(STATIC_DIR), static_url_path="/static",
                 template_folder=str(templates_dir() / "web"))
     app.jinja_env.autoescape = True  # templates are *.html.j2: Flask would not guess it from the name
@@ -57,8 +58,6 @@ def create_app(db_path: str | Path, *, clock: Callable[[], datetime] | None = No
 
 
 def _state() -> dict[str, Any]:
-    from flask import current_app
-
     return current_app.extensions["problemgen"]
 
 
@@ -134,8 +133,6 @@ def _register(app: Flask) -> None:
 def _pages(app: Flask) -> None:
     @app.get("/")
     def curriculum():
-        from problemgen.practice.rules import all_states, summary
-
         practice = _practice()
         items = practice.store.items()
         services = practice.services
@@ -177,9 +174,6 @@ def _problem_context(view: ItemView) -> dict[str, Any]:
 
 def _bank_context(name: str, seed_text: str) -> dict[str, Any]:
     """Every problem of a shipped bank at one worksheet seed (``?seed=`` picks another variant)."""
-    from problemgen.documents.banks import load_bank, shipped_banks
-    from problemgen.documents.worksheet import build_variant
-
     shipped = {p.stem: p for p in shipped_banks()}
     if name not in shipped:
         abort(404)
@@ -250,8 +244,6 @@ def _api(app: Flask) -> None:
 
     @app.get("/api/progress")
     def progress():
-        from problemgen.practice.rules import summary
-
         practice = _practice()
         return jsonify(units=summary(practice.curriculum, practice.store.items(), practice.clock(),
                                      practice.services.available))

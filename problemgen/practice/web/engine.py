@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable
 
+from problemgen.misconceptions.catalogue import describe
 from problemgen.model.core import AnswerPart, Problem, ProblemgenError
 from problemgen.practice.progress import ItemRecord, ProgressStore
 from problemgen.practice.quiz import Services, hint_text
@@ -207,11 +208,7 @@ def find_part(problem: Problem, key: str) -> AnswerPart:
 
 
 def _title(mistake: str | None) -> str:
-    if not mistake:
-        return ""
-    from problemgen.misconceptions.catalogue import describe
-
-    return describe(mistake)
+    return describe(mistake) if mistake else ""
 
 
 def _without_title(feedback: str, title: str) -> str:

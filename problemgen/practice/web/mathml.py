@@ -13,6 +13,7 @@ import functools
 import re
 from html import escape
 
+from latex2mathml.converter import convert
 from markupsafe import Markup
 
 _MATH = re.compile(r"\$\$(.+?)\$\$|\$([^$\n]+?)\$", re.S)
@@ -26,8 +27,6 @@ def latex_to_mathml(latex: str, display: bool = False) -> str:
     """One LaTeX formula as a ``<math>`` element.
 
     A formula the converter cannot read is shown as its source in ``<code>`` rather than failing the page."""
-    from latex2mathml.converter import convert
-
     latex = latex.strip()
     try:
         mathml = convert(latex, display="block" if display else "inline")

@@ -11,15 +11,15 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from problemgen.documents.rendering import matrix_latex
 from problemgen.model.core import AnswerPart
 from problemgen.practice.web.mathml import latex_to_mathml
+from problemgen.sheets.answersheet import parse_value, toml_value
+from problemgen.sheets.grading import InvalidAnswer, as_number, grade_part
 
 
 def read_as(part: AnswerPart, text: str) -> dict[str, Any]:
     """``{"readable": bool, "html": …}``: the value as read (maths for arrays), or why it cannot be read."""
-    from problemgen.sheets.answersheet import parse_value, toml_value
-    from problemgen.sheets.grading import grade_part
-
     if not text.strip():
         return {"readable": False, "html": ""}
     try:
@@ -37,9 +37,6 @@ def read_as(part: AnswerPart, text: str) -> dict[str, Any]:
 
 def _array_html(raw: list) -> str:
     """A read matrix or vector as MathML, each entry evaluated (``1/3`` shows as 0.3333)."""
-    from problemgen.documents.rendering import matrix_latex
-    from problemgen.sheets.grading import InvalidAnswer, as_number
-
     def value(x: Any) -> Any:
         if isinstance(x, list):
             return [value(y) for y in x]

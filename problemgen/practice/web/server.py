@@ -28,7 +28,7 @@ def serve(host: str, port: int, db: str | Path, *, open_browser: bool, out: Text
     check_web_dependencies()
     from werkzeug.serving import make_server
 
-    from problemgen.practice.web.app import create_app
+    from problemgen.practice.web.app import create_app  # lazy: Flask is optional, checked just above
 
     app = create_app(db)
     try:

@@ -11,6 +11,9 @@ from typing import Any, Iterable
 
 from markupsafe import Markup
 
+from problemgen.answers.formatting import format_number
+from problemgen.documents.rendering import answer_display, is_heatmap, render_block
+from problemgen.misconceptions.catalogue import describe
 from problemgen.model.core import AnswerPart, Problem
 from problemgen.practice.progress import AnswerRecord, ItemRecord
 from problemgen.practice.rules import grade_of
@@ -24,8 +27,6 @@ the page's Content-Security-Policy forbids."""
 
 def problem_html(problem: Problem, block: str) -> Markup:
     """The prompt or worked solution of a problem as HTML with MathML."""
-    from problemgen.documents.rendering import render_block
-
     return fragment_html(render_block(problem, block, "md"))
 
 
@@ -38,16 +39,12 @@ def part_view(part: AnswerPart, describe) -> dict[str, Any]:
 
 def key_view(part: AnswerPart) -> dict[str, Any]:
     """The expected answer of a part (for the key and the solution): maths, and a heatmap for weights."""
-    from problemgen.documents.rendering import answer_display, is_heatmap
-
     return {"label": text_html(part.label or part.key), "html": fragment_html(answer_display(part, "md")),
             "heatmap": heatmap(part.value) if is_heatmap(part) else None}
 
 
 def heatmap(value: Any) -> dict[str, Any]:
     """Rows of (value text, shade class) for an attention-weight matrix: rows are queries, columns keys."""
-    from problemgen.answers.formatting import format_number
-
     rows = value if value and isinstance(value[0], list) else [value]
     flat = [float(x) for row in rows for x in row]
     low, high = min(flat), max(flat)
@@ -78,8 +75,6 @@ def skill_rows(kinds: Iterable[str], items: Iterable[ItemRecord], summaries: dic
 def mistakes_over_time(answers: Iterable[AnswerRecord], items: Iterable[ItemRecord], days: int = 7) -> dict:
     """Named misconceptions matched in the student's answers, counted per day (the last ``days`` days
     with any), with whether each was overcome: the same skill answered right unaided afterwards."""
-    from problemgen.misconceptions.catalogue import describe
-
     kind_of = {i.id: i.kind for i in items}
     per: dict[str, Counter] = defaultdict(Counter)
     last_at: dict[str, tuple] = {}
