@@ -52,10 +52,11 @@ MAY_IMPORT: dict[str, set[str]] = {
     "problemgen.practice": _GRADING | {"problemgen.problems"},
     "problemgen.exports": _GRADING | _CODE | {"problemgen", "problemgen.classes"},
     "problemgen.selfcheck": _GRADING | {"problemgen.problems"} | _CODE,
+    "problemgen.variety": _GRADING,
     "problemgen": _GRADING | _CODE | {"problemgen.classes", "problemgen.problems", "problemgen.practice"},
     "problemgen.cli": _GRADING | _CODE | {
         "problemgen", "problemgen.classes", "problemgen.problems", "problemgen.practice", "problemgen.exports",
-        "problemgen.selfcheck",
+        "problemgen.selfcheck", "problemgen.variety",
     },
     "problemgen.__main__": {"problemgen.cli"},
 }

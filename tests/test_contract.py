@@ -30,6 +30,28 @@ def test_kind_keeps_the_variant_contract(kind):
     assert not failures, f"{len(failures)} failure(s):\n" + "\n".join(str(f) for f in failures[:25])
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_kind_has_enough_distinct_answer_keys_that_it_cannot_be_learned_by_heart(kind):
+    from problemgen import variety
+
+    measured = variety.measure(kind)
+    assert measured.ok, str(measured)
+
+
+def test_the_variety_threshold_depends_on_the_answer_type_and_a_stated_small_space():
+    from problemgen import variety
+    from problemgen.model.core import Problem
+
+    def problem(*parts):
+        return Problem("x.y", 0, 2, {}, "t", "x", {}, parts, {})
+
+    assert variety.category(problem(_NUMBER), "")[1] == variety.NUMERIC_MIN
+    assert variety.category(problem(_NUMBER), "Small answer space: fixed by L.")[1] == variety.SMALL_MIN
+    assert variety.category(problem(_SHAPE), "")[1] == variety.SHAPE_MIN
+    assert variety.category(problem(_SHAPE, _MASK), "")[1] == variety.NUMERIC_MIN
+    assert variety.category(problem(_CHOICE), "")[1] == variety.CHOICE_MIN
+
+
 def test_every_topic_has_kinds():
     assert {spec.topic for spec in registry.all_kinds()} >= {"attention", "scaling", "masks", "multihead", "shapes"}
 

@@ -59,17 +59,23 @@ def show_command(kind: str, seed: int, difficulty: int | None, solution: bool, f
 def check_command(ctx: click.Context, kinds: tuple[str, ...], seeds: int, topic: str | None, code: bool | None) -> None:
     """Self-check generated variants of every kind, and every coding task's mutants (exit 1 on any failure).
 
+    Also counts each kind's distinct answer keys over 100 seeds at difficulty 2
+    and fails a kind below its threshold (numeric 30, or 10 when its docstring
+    says the answer space is small; shapes and choices 5).
+
     \b
     Examples:
       problemgen check
       problemgen check attention.weights masks.causal --seeds 200
       problemgen check --topic scaling --no-code
     """
-    from problemgen import selfcheck
+    from problemgen import selfcheck, variety
 
     results = selfcheck.check_kinds(kinds, seeds, topic=topic)
     failures = [str(f) for fs in results.values() for f in fs]
-    summary = [selfcheck.summary(results, seeds)]
+    measured = [variety.measure(kind) for kind in results]
+    failures += [f"{v.kind} [variety] {v}" for v in measured if not v.ok]
+    summary = [variety.report(measured), selfcheck.summary(results, seeds)]
     if code if code is not None else not (kinds or topic):
         from problemgen.code.tasks import mutation
 

@@ -11,7 +11,6 @@ At the prompt the student types an answer or one of the commands in ``COMMANDS``
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import sys
@@ -34,6 +33,7 @@ from problemgen.practice.rules import (
     resumable,
     unit_unlocked,
 )
+from problemgen.practice.hints import first_entry, first_intermediate, hint_text, solution_names  # noqa: F401  (re-exported)
 from problemgen.practice.progress import ProgressStore, default_db_path, from_text, utc_now
 from problemgen.documents.terminal import math_to_unicode, style, use_colour
 
@@ -463,84 +463,6 @@ class QuizSession:
             now = unit_unlocked(other, self.curriculum, after, self.services.available)
             if now and not was:
                 self.console.say(f"Unlocked: {other.title} [{other.id}].", "good")
-
-
-def hint_text(problem: Problem, part: AnswerPart, unit_hint: str, level: int,
-              shown: frozenset[str] | None = None) -> str:
-    """Progressive hints. 1: the conventions and formula of the kind. 2: the first intermediate value
-    of this variant's worked solution that is not itself an answer (or, when every step is an answer,
-    one entry of the asked matrix worked out). 3: the known mistakes to avoid on this part. Then: the
-    worked solution is the only thing left."""
-    if level == 1:
-        return unit_hint or problem.title
-    if level == 2:
-        step = first_intermediate(problem, shown)
-        if step is not None:
-            name, value = step
-            return f"the first step of the worked solution gives {name} = {show_value(value)}"
-        entry = first_entry(part)
-        if entry is not None:
-            return f"the first entry of {part.label or part.key} is {entry}; the others follow the same way."
-    if level <= 3 and part.mistakes:
-        from problemgen.misconceptions.catalogue import describe
-
-        traps = "; ".join(dict.fromkeys(describe(m.name) for m in part.mistakes))
-        return f"known mistakes on this part, to avoid: {traps}."
-    return "no more hints for this one: type solution to see the worked solution."
-
-
-def first_entry(part: AnswerPart) -> str | None:
-    """Entry (1, 1) of a matrix answer with several entries, formatted; None for other answers."""
-    from problemgen.documents.rendering import format_number
-
-    if part.type != "matrix" or not isinstance(part.value, list) or len(part.value) < 1:
-        return None
-    first = part.value[0][0] if isinstance(part.value[0], list) else part.value[0]
-    many = len(part.value) > 1 or (isinstance(part.value[0], list) and len(part.value[0]) > 1)
-    return format_number(first) if many and isinstance(first, (int, float)) else None
-
-
-def first_intermediate(problem: Problem, shown: frozenset[str] | None = None) -> tuple[str, Any] | None:
-    """The first numeric solution value that the worked solution shows (all, when ``shown`` is None) and
-    that does not give an answer away; None when there is none."""
-    from problemgen.model.core import values_match
-
-    for name, value in problem.solution.items():
-        if (shown is not None and name not in shown) or not _numeric(value):
-            continue
-        gives_away = False
-        for part in problem.parts:
-            try:
-                gives_away = gives_away or values_match(part, value)
-            except (TypeError, ValueError):
-                continue
-        if not gives_away:
-            return name, value
-    return None
-
-
-def _numeric(value: Any) -> bool:
-    if isinstance(value, list):
-        return bool(value) and all(_numeric(v) for v in value)
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-@functools.lru_cache(maxsize=None)
-def solution_names(kind: str) -> frozenset[str] | None:
-    """Names of the ``sol`` values the kind's worked solution actually shows (None if unreadable).
-
-    A generator may keep helper values in ``solution`` that the fragment never prints (or prints
-    differently, e.g. blocked scores as -inf); only values the solution shows make honest hints."""
-    import jinja2
-
-    from problemgen.documents import rendering
-
-    env = rendering.environment("text")
-    try:
-        source = env.loader.get_source(env, f"problems/{kind}.j2")[0]
-    except jinja2.TemplateNotFound:
-        return None
-    return frozenset(a or b for a, b in re.findall(r"\bsol(?:\.(\w+)|\[[\"'](\w+)[\"']\])", source))
 
 
 def show_value(value: Any) -> str:

@@ -49,6 +49,6 @@ KINDS = (
     ('scaling.dot_variance', 'scaling', 'Variance of a dot product q·k', 'Variance and spread of q·k for random vectors, before and after dividing by √d_k.', [1, 2, 3]),
     ('scaling.saturation', 'scaling', 'Softmax saturation with and without 1/√dₖ', "Largest softmax weight of one query's raw scores, unscaled and scaled by 1/√d_k.", [1, 2, 3]),
     ('shapes.bug', 'shapes', 'Spotting the shape bug in an attention pipeline', 'A batched multi-head self-attention pipeline with one wrong shape: which line is it?', [1, 2, 3]),
-    ('shapes.cross', 'shapes', 'Shapes in cross-attention (L × S scores)', 'Cross-attention: queries from the decoder (L), keys and values from the encoder (S).', [1, 2, 3]),
+    ('shapes.cross', 'shapes', 'Shapes in cross-attention', 'Cross-attention: queries from the decoder (L), keys and values from the encoder (S).', [1, 2, 3]),
     ('shapes.trace', 'shapes', 'Tracing shapes through batched multi-head self-attention', 'Shapes of Q, the heads, the scores, the head outputs, the concatenation and the output.', [1, 2, 3]),
 )

@@ -117,10 +117,18 @@ def flops(rng: np.random.Generator, difficulty: int) -> Draft:
 # -------------------------------------------------------------------------------------- doubling
 
 
+_FACTORS = (2, 3, 4, 5, 6, 7, 8, 10, 12, 16, 20, 32)
+"""How many times longer the sequence becomes."""
+
+
 @register("complexity.doubling", title="Growth of attention cost with sequence length")
 def doubling(rng: np.random.Generator, difficulty: int, *, factor: int | None = None) -> Draft:
-    """How the score matrix, QKᵀ FLOPs and projections grow when the sequence gets k times longer."""
-    factor = override("factor", factor, 2 if difficulty == 1 else pick(rng, (2, 3, 4, 8)), (2, 3, 4, 8, 16))
+    """How the score matrix, QKᵀ FLOPs and projections grow when the sequence gets k times longer.
+
+    Small answer space: at difficulties 1 and 2 the answers are k² and k, functions of the length factor
+    k alone (that is the lesson: they do not depend on L or the model), so the variety is the number of
+    factors offered."""
+    factor = override("factor", factor, 2 if difficulty == 1 else pick(rng, _FACTORS), _FACTORS)
     n_heads = pick(rng, (8, 12, 16, 20, 32))
     cfg = _config(64 * n_heads, n_heads)
     L = pick(rng, tuple(range(128, 4097, 128)) if difficulty < 3

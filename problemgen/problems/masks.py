@@ -55,8 +55,11 @@ def _full(mask: np.ndarray, L: int, S: int) -> np.ndarray:
 
 @register("masks.causal", title="Building a causal mask")
 def causal(rng, difficulty, *, L=None, representation=None):
-    """The causal (look-ahead) mask for L tokens, in boolean, 0/1 or additive form."""
-    L = override("L", L, pick(rng, {1: (3, 4), 2: (4, 5), 3: (5, 6)}[difficulty]), range(2, 9))
+    """The causal (look-ahead) mask for L tokens, in boolean, 0/1 or additive form.
+
+    Small answer space: the causal mask is fixed by its length L and its written form, and L stays
+    small enough to type a full L × L mask at the prompt."""
+    L = override("L", L, pick(rng, {1: (3, 4), 2: (4, 5, 6, 7), 3: (5, 6, 7, 8)}[difficulty]), range(2, 9))
     rep = _representation(rng, representation)
     mask = reference.causal_mask(L)  # (L, L)
     mask_mistakes = (
@@ -106,7 +109,7 @@ def padding(rng, difficulty, *, representation=None):
 @register("masks.combined", title="Combining causal and padding masks")
 def combined(rng, difficulty, *, L=None, representation=None):
     """One sequence with padding in a causal model: the mask that is causal and hides the pads."""
-    L = override("L", L, pick(rng, {1: (3, 4), 2: (4, 5), 3: (5, 6)}[difficulty]), range(3, 9))
+    L = override("L", L, pick(rng, {1: (3, 4), 2: (4, 5, 6), 3: (5, 6, 7)}[difficulty]), range(3, 9))
     rep = _representation(rng, representation)
     side = "right" if difficulty == 1 else pick(rng, ("left", "right"))
     n_pad = int(rng.integers(1, L - 1))

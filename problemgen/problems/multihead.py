@@ -19,7 +19,7 @@ from reference import shapes as ref_shapes
 from reference.params import TransformerConfig, attention_parameters
 
 _HEADS = (2, 4, 6, 8, 12, 16, 20, 24, 32, 40, 64)
-_HEAD_WIDTHS = (16, 32, 48, 64, 80, 96, 128)
+_HEAD_WIDTHS = (16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128)
 
 
 def _width_and_heads(rng, d_model: int | None, heads: int | None) -> tuple[int, int]:
@@ -207,7 +207,7 @@ def gqa(rng, difficulty):
         name = None
         heads = pick(rng, (8, 16, 32, 64))
         kv_heads = 1 if difficulty == 2 and rng.random() < 0.5 else pick(rng, [g for g in (2, 4, 8) if g < heads])
-        d_k = pick(rng, (32, 64, 128))
+        d_k = pick(rng, (32, 48, 64, 80, 96, 128))
         d_model = heads * d_k
     full = _params(d_model, heads, head_dim=d_k)
     grouped = _params(d_model, heads, kv_heads=kv_heads, head_dim=d_k)

@@ -80,7 +80,8 @@ _MATRICES = {
 @register("params.matrix", title="Parameters of one weight matrix")
 def matrix(rng: np.random.Generator, difficulty: int, *, bias: bool | None = None) -> Draft:
     """One projection: an FFN or output matrix (d1), one head's W_Q (d2), W_Q of every head and layer (d3)."""
-    d_model = pick(rng, (256, 512, 768, 1024) if difficulty == 1 else (512, 768, 1024, 1280, 2048))
+    d_model = pick(rng, (256, 512, 768, 1024) if difficulty == 1
+                   else (384, 512, 640, 768, 896, 1024, 1280, 1536, 2048, 2560, 3072, 4096))
     n_heads = pick(rng, [h for h in (8, 12, 16, 20, 32) if d_model % h == 0 and d_model // h >= 32])
     n_layers = pick(rng, (6, 12, 24, 36))
     bias = bool(rng.integers(2)) if bias is None else bool(bias)
@@ -132,7 +133,7 @@ def _attention_breakdown(cfg: TransformerConfig) -> dict:
 def attention_layer(rng: np.random.Generator, difficulty: int, *, bias: bool | None = None) -> Draft:
     """Q, K, V and output projections of one layer: MHA with or without biases, GQA at difficulty 3."""
     d_model = pick(rng, (32, 48, 64, 96, 128, 192, 256, 384, 512) if difficulty == 1
-                   else (512, 768, 1024, 1536, 2048, 4096))
+                   else (384, 512, 640, 768, 896, 1024, 1280, 1536, 1792, 2048, 2560, 3072, 4096, 5120))
     n_heads = pick(rng, [h for h in (2, 4, 8, 12, 16, 32) if d_model % h == 0 and d_model // h >= 16])
     bias = bool(rng.integers(2)) if bias is None else bool(bias)
     out_bias = bias if difficulty == 1 else bias and bool(rng.integers(2))

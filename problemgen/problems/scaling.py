@@ -119,7 +119,10 @@ _CONFIGS = (  # (d_model, heads, head_dim) where head_dim != d_model / heads, as
 
 @register("scaling.choose_scale", title="Choosing the attention scale for a given dₖ")
 def choose_scale(rng, difficulty, *, d_model=None, heads=None):
-    """The factor 1/√d_k that multiplies the scores, from d_k, from d_model and h, or from a head_dim."""
+    """The factor 1/√d_k that multiplies the scores, from d_k, from d_model and h, or from a head_dim.
+
+    Small answer space: every answer is a function of d_k alone (d_k itself and 1/√d_k), so the
+    variety is the number of head widths drawn, not of (d_model, h) pairs."""
     parts = []
     if difficulty != 2 and (d_model is not None or heads is not None):
         raise ProblemgenError("scaling.choose_scale takes d_model and heads only at difficulty 2")
@@ -128,7 +131,7 @@ def choose_scale(rng, difficulty, *, d_model=None, heads=None):
         params = {"d_k": d_k}
     elif difficulty == 2:
         heads = override("heads", heads, pick(rng, (2, 4, 8, 12, 16, 32)), (1, 2, 4, 6, 8, 12, 16, 24, 32, 64))
-        d_k_choice = pick(rng, (16, 32, 48, 64, 80, 96, 128))
+        d_k_choice = pick(rng, (16, 24, 32, 40, 48, 56, 64, 72, 80, 96, 104, 112, 128, 160, 192, 256))
         d_model = override("d_model", d_model, heads * d_k_choice, range(8, 16385))
         if d_model % heads:
             raise ProblemgenError(f"d_model={d_model} does not split evenly into {heads} heads")

@@ -17,11 +17,26 @@ from reference import shapes as ref_shapes
 _MODELS = ((64, 4), (96, 6), (128, 8), (256, 8), (512, 8), (768, 12), (1024, 16), (512, 16), (384, 6), (192, 3))
 """(d_model, h) pairs for shape problems; d_k = d_model / h."""
 
-_TRACE_STAGES = {
-    1: ("q_heads", "scores", "output"),
-    2: ("q", "q_heads", "scores", "head_outputs", "concat"),
-    3: ("q", "q_heads", "k_heads", "scores", "weights", "head_outputs", "concat", "output"),
-}
+_TRACE_STAGES = ("q", "q_heads", "k_heads", "scores", "weights", "head_outputs", "concat", "output")
+"""The tensors of the self-attention pipeline, in order; each variant asks about some of them."""
+_TRACE_ASKED = {1: (("q", "q_heads", "head_outputs", "output"), 2),
+                2: (tuple(s for s in _TRACE_STAGES if s != "scores"), 4),
+                3: (tuple(s for s in _TRACE_STAGES if s != "scores"), 5)}
+"""Per difficulty: the stages a self-attention variant may ask besides the scores, and how many."""
+_CROSS_ASKED = {1: (("q", "k", "v", "weights"), 2), 2: (("q_heads", "k_heads", "v_heads", "weights",
+                                                          "head_outputs", "concat"), 3),
+                3: (("q_heads", "k_heads", "v_heads", "weights", "head_outputs", "concat"), 4)}
+"""Per difficulty: the stages a cross-attention variant may ask besides the scores and the output."""
+
+
+_ORDER = ("q", "k", "v", "q_heads", "k_heads", "v_heads", "scores", "weights", "head_outputs", "concat", "output")
+
+
+def _pick_stages(rng, offered: tuple[str, ...], count: int, always: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """``count`` of the offered stages drawn at random, plus ``always``, in pipeline order: which tensors
+    are asked changes from variant to variant, so the answers cannot be learned by heart."""
+    chosen = {offered[i] for i in rng.choice(len(offered), size=count, replace=False).tolist()} | set(always)
+    return tuple(stage for stage in _ORDER if stage in chosen)
 
 
 def _draw_dims(rng, *, cross: bool) -> dict[str, int]:
@@ -69,7 +84,7 @@ def trace(rng, difficulty):
         "head_outputs": (mistake("split_without_transpose", _swap_head_and_length(shapes["head_outputs"])),),
         "concat": (mistake("concat_wrong_axis", ["B", "h*L", "d_v"]),),
     }
-    stages = _TRACE_STAGES[difficulty]
+    stages = _pick_stages(rng, *_TRACE_ASKED[difficulty], always=("scores",))
     parts = [_shape_part(s, shapes[s], given, wrong.get(s, ())) for s in stages]
     return Draft(params={"dims": given, "stages": list(stages)}, parts=parts,
                  solution={"shapes": {s: list(shapes[s]) for s in stages},
@@ -81,7 +96,7 @@ def trace(rng, difficulty):
 # ------------------------------------------------------------------------------------------ cross
 
 
-@register("shapes.cross", title="Shapes in cross-attention (L × S scores)")
+@register("shapes.cross", title="Shapes in cross-attention")
 def cross(rng, difficulty):
     """Cross-attention: queries from the decoder (L), keys and values from the encoder (S)."""
     dims = _draw_dims(rng, cross=True)
@@ -91,12 +106,10 @@ def cross(rng, difficulty):
         dims = {**dims, "d_v": pick(rng, [w for w in (8, 24, 40, 56) if w not in dims.values()])}
         shapes = ref_shapes.attention_shapes(batch=False).as_dict()
         given = _given(dims, ("L", "S", "d_k", "d_v"))
-        stages = ("k", "scores", "output")
     else:
         shapes = ref_shapes.multi_head_attention_shapes("cross").as_dict()
         given = _given(dims, ("B", "L", "S", "d_model", "h", "d_k", "d_v"))
-        stages = ("q_heads", "k_heads", "scores", "output") if difficulty == 2 else (
-            "q_heads", "k_heads", "v_heads", "scores", "head_outputs", "output")
+    stages = _pick_stages(rng, *_CROSS_ASKED[difficulty], always=("scores", "output"))
     wrong = {"scores": (mistake("transpose_scores", [*shapes["scores"][:-2], "S", "L"]),)}
     parts = [_shape_part(s, shapes[s], given, wrong.get(s, ())) for s in stages]
     return Draft(params={"dims": given, "stages": list(stages), "batched": difficulty > 1}, parts=parts,
