@@ -96,11 +96,28 @@ def test_wire_checks_the_byte_count_against_the_shape_before_allocating():
         wire.decode(b"a" + struct.pack("<BB", 99, 0) + struct.pack("<Q", 8) + b"\0" * 8)
 
 
-def test_frame_reader_rejects_a_bad_magic_and_an_oversized_payload():
+def test_frame_reader_rejects_a_bad_magic_and_an_oversized_message():
     with pytest.raises(wire.WireError):
         wire.FrameReader(1024, 4096).feed(b"EVIL" + b"\0" * 20)
     with pytest.raises(wire.WireError):
-        wire.FrameReader(16, 4096).feed(wire.frame(wire.RESULT, 0, b"x" * 17))
+        wire.FrameReader(16, 4096).feed(wire.frame(wire.ERROR, 0, b"x" * 17))
+
+
+def test_frame_reader_skips_an_oversized_result_without_buffering_it_and_reads_on():
+    reader = wire.FrameReader(64, max_total=100, max_result=16)
+    stream = wire.frame(wire.RESULT, 0, b"x" * 5000) + wire.frame(wire.RESULT, 1, b"y" * 16)
+    frames = []
+    for start in range(0, len(stream), 7):  # arbitrary chunking
+        frames += reader.feed(stream[start : start + 7])
+        assert len(reader.buffer) < 64
+    assert frames[0][:2] == (wire.TOO_LARGE, 0) and b'"limit": "test"' in frames[0][2]
+    assert frames[1] == (wire.RESULT, 1, b"y" * 16) and reader.kept == 16
+
+
+def test_frame_reader_caps_the_results_kept_per_run():
+    reader = wire.FrameReader(64, max_total=40, max_result=16)
+    frames = reader.feed(b"".join(wire.frame(wire.RESULT, i, b"z" * 16) for i in range(3)))
+    assert [f[0] for f in frames] == [wire.RESULT, wire.RESULT, wire.TOO_LARGE] and b'"run"' in frames[2][2]
     frames = wire.FrameReader(64, 4096).feed(wire.frame(wire.START, 3) + wire.frame(wire.RESULT, 3, b"N")[:5])
     assert frames == [(wire.START, 3, b"")]
 
@@ -308,3 +325,41 @@ def test_a_dead_fork_server_is_reported_and_replaced():
             run_source(box, "import time\ndef nap():\n    time.sleep(3)\n", [Call("nap")])
         again = run_source(box, "def one():\n    return 1\n", [Call("one")])
         assert again.outcomes[0].value == 1 and box._servers[0].proc.pid != victim
+
+
+def test_an_oversized_result_is_a_bad_output_for_that_test_only():
+    source = """
+import numpy as np
+def big(n):
+    return np.zeros(n)
+def small():
+    return 3
+"""
+    limits = Limits(import_timeout=3.0, case_timeout=2.0, result_bytes_per_call=2**20, result_bytes=3 * 2**20)
+    with Sandbox(limits) as box:
+        calls = [Call("big", (2**18,)), Call("small"), Call("big", (100,))] + [Call("big", (120_000,))] * 4
+        run = run_source(box, source, calls)
+    statuses = [o.status for o in run.outcomes]
+    assert statuses[:3] == [BAD_OUTPUT, RETURNED, RETURNED], run.outcomes[0].message
+    assert "per test" in run.outcomes[0].message and run.outcomes[1].value == 3
+    assert statuses[3:6] == [RETURNED] * 3 and statuses[6] == BAD_OUTPUT and "together" in run.outcomes[6].message
+
+
+def test_a_forged_oversized_result_frame_is_skipped_by_the_grader_itself():
+    """The child's own size check is a courtesy; a submission writing frames by hand meets the grader's."""
+    source = """
+import os, struct
+def forge():
+    size = 3 * 2**20
+    os.write(3, struct.pack("<4sBII", b"PGF1", 4, 0, size))
+    chunk = b"a" * 2**16
+    for _ in range(size // len(chunk)):
+        os.write(3, chunk)
+    os._exit(0)
+def small():
+    return 5
+"""
+    with Sandbox(Limits(import_timeout=3.0, case_timeout=2.0, result_bytes_per_call=2**20)) as box:
+        run = run_source(box, source, [Call("forge"), Call("small")])
+    assert run.outcomes[0].status == BAD_OUTPUT and "per test" in run.outcomes[0].message
+    assert run.outcomes[1].value == 5

@@ -45,7 +45,7 @@ def main(config: dict, fds: list[int], allow: isolation.ReadAllowlist) -> None:
             _exit(0)
         _send(wire.IMPORTED, 0)
         for index, function, args, kwargs in cases:
-            _run_case(module, index, function, args, kwargs)
+            _run_case(module, index, function, args, kwargs, config["max_result_bytes"])
         _send(wire.DONE, 0)
     except BaseException:  # noqa: BLE001 - the process ends here whatever happened
         pass
@@ -124,7 +124,7 @@ def _import_submission(directory: str, entry: str):
         return None
 
 
-def _run_case(module, index: int, function: str, args: list, kwargs: dict) -> None:
+def _run_case(module, index: int, function: str, args: list, kwargs: dict, max_bytes: int) -> None:
     _send(wire.START, index)
     try:
         target = getattr(module, function, None)
@@ -136,6 +136,8 @@ def _run_case(module, index: int, function: str, args: list, kwargs: dict) -> No
         return
     try:
         payload = wire.encode(_plain(value))
+        if len(payload) > max_bytes:  # a courtesy: the grader skips such a frame anyway
+            raise wire.WireError(f"the result is {len(payload)} bytes; at most {max_bytes} bytes are read per test")
     except BaseException as exc:  # noqa: BLE001 - a value that cannot be sent is a bad output
         _send(wire.BAD_VALUE, index, wire.encode({"message": _safe_str(exc)}))
         return

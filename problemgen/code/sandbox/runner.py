@@ -37,6 +37,7 @@ RETURNED, BAD_OUTPUT, NO_RESULT, TIMEOUT, MEMORY, CRASH, IMPORT_ERROR = (
     "RETURNED", "BAD_OUTPUT", "NO_RESULT", "TIMEOUT", "MEMORY", "CRASH", "IMPORT_ERROR")  # fmt: skip
 
 
+MAX_MESSAGE_BYTES = 1 << 20  # any frame but a result: errors and notes are a few KB at most
 KILL_CONFIRMATION_SECONDS = 10.0  # a fork server that does not confirm a kill by then is considered lost
 
 
@@ -56,7 +57,11 @@ class Limits:
     case_timeout: float = 5.0
     memory_mb: int = 1024
     output_bytes: int = 64 * 1024  # kept per stream; the rest is counted and dropped
-    result_bytes: int = 256 * 2**20  # all result frames of one child together
+    # Results are bounded so the grader's memory is (decoded arrays cost about as much again):
+    # one call's result at most 4 MiB (the largest honest result of any task is ~260 KB), all
+    # results of one submission together at most 32 MiB. Beyond either, that test is BAD_OUTPUT.
+    result_bytes_per_call: int = 4 * 2**20
+    result_bytes: int = 32 * 2**20
     max_restarts: int = 3
     open_files: int = 64
     # layers to skip, for tests and broken kernels: "seccomp", "landlock", "privileges" (keep every
@@ -202,13 +207,14 @@ class _ChildRun:
 class _ChildDriver:
     """Event loop for one child: writes inputs, reads frames and output, enforces deadlines."""
 
-    def __init__(self, server: ForkServer, limits: Limits, pending: list[int], out: CappedBuffer, err: CappedBuffer):
+    def __init__(self, server: ForkServer, limits: Limits, pending: list[int], out: CappedBuffer, err: CappedBuffer,
+                 result_budget: int):  # fmt: skip
         self.server, self.limits, self.pending = server, limits, pending
         self.out, self.err = out, err
         self.run = _ChildRun()
         self.expected = iter(pending)
         self.next_case = next(self.expected, None)
-        self.reader = wire.FrameReader(max_payload=limits.result_bytes, max_total=limits.result_bytes)
+        self.reader = wire.FrameReader(MAX_MESSAGE_BYTES, max_total=result_budget, max_result=limits.result_bytes_per_call)
 
     def drive(self, config: dict, inputs: bytes) -> _ChildRun:
         pipes = [os.pipe() for _ in range(4)]  # inputs, results, stdout, stderr
@@ -337,8 +343,8 @@ class _ChildDriver:
         elif kind == wire.START and run.imported and run.current is None and case == self.next_case:
             run.current = case
             self.deadline = now + self.limits.case_timeout
-        elif kind in (wire.RESULT, wire.ERROR, wire.BAD_VALUE) and run.current == case:
-            run.outcomes[case] = _case_outcome(kind, payload)
+        elif kind in (wire.RESULT, wire.ERROR, wire.BAD_VALUE, wire.TOO_LARGE) and run.current == case:
+            run.outcomes[case] = _case_outcome(kind, payload, self.limits)
             run.current = None
             self.next_case = next(self.expected, None)
             self.deadline = now + self.limits.case_timeout
@@ -357,7 +363,13 @@ def _decode_dict(payload: bytes) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def _case_outcome(kind: int, payload: bytes) -> Outcome:
+def _case_outcome(kind: int, payload: bytes, limits: Limits) -> Outcome:
+    if kind == wire.TOO_LARGE:
+        info = json.loads(payload)
+        if info["limit"] == "test":
+            return Outcome(BAD_OUTPUT, message=f"the result is {info['bytes']} bytes; at most "
+                                               f"{limits.result_bytes_per_call} bytes are read per test")  # fmt: skip
+        return Outcome(BAD_OUTPUT, message=f"the results together exceed {limits.result_bytes} bytes; this one was not read")
     if kind == wire.RESULT:
         try:
             return Outcome(RETURNED, wire.decode(payload))
@@ -433,9 +445,11 @@ def run_calls(
     outcomes: dict[int, Outcome] = {}
     out, err = CappedBuffer(limits.output_bytes), CappedBuffer(limits.output_bytes)
     pending, children, cpu, levels, confinement = list(range(len(calls))), 0, 0.0, [], {}
+    budget = limits.result_bytes  # shared by every child of this submission
     while True:  # at least one child, even with no calls (a probe)
-        run = _ChildDriver(server, limits, pending, out, err).drive(
-            _config(staged, limits, min_level, len(pending)), _encode_calls(calls, pending))
+        driver = _ChildDriver(server, limits, pending, out, err, budget)
+        run = driver.drive(_config(staged, limits, min_level, len(pending)), _encode_calls(calls, pending))
+        budget -= driver.reader.kept
         children, cpu = children + 1, cpu + float(run.exit.get("cpu", 0.0))
         if run.exit.get("server_lost"):
             raise ProblemgenError(f"the sandbox fork server died: {server.failure_log()}")
@@ -485,7 +499,7 @@ def _config(staged: StagedSubmission, limits: Limits, min_level: str, n_calls: i
     cpu = math.ceil(limits.import_timeout + limits.case_timeout * (n_calls + 1))
     child = isolation.ChildLimits(cpu_seconds=cpu, memory_bytes=limits.memory_mb * 2**20, open_files=limits.open_files)
     return {"submission_dir": staged.directory, "entry": staged.entry, "limits": asdict(child), "min_level": min_level,
-            "disable": list(limits.disable)}  # fmt: skip
+            "disable": list(limits.disable), "max_result_bytes": limits.result_bytes_per_call}  # fmt: skip
 
 
 def _encode_calls(calls: Sequence[Call], pending: list[int]) -> bytes:

@@ -11,6 +11,7 @@ A frame is ``MAGIC | kind:u8 | case:u32 | length:u32`` followed by ``length`` pa
 
 from __future__ import annotations
 
+import json
 import math
 import struct
 from dataclasses import dataclass
@@ -215,29 +216,55 @@ class _Reader:
         return np.frombuffer(raw, dtype=DTYPES[code]).reshape(shape).copy()
 
 
-class FrameReader:
-    """Incremental frame parser for a byte stream that arrives in arbitrary chunks."""
+TOO_LARGE = 255  # not sent by anyone: FrameReader reports a skipped over-size RESULT with this kind
 
-    def __init__(self, max_payload: int, max_total: int) -> None:
+
+class FrameReader:
+    """Incremental frame parser for a byte stream that arrives in arbitrary chunks.
+
+    Memory stays bounded whatever the child sends: a RESULT frame larger than ``max_result`` bytes,
+    or one that would take the results kept so far past ``max_total``, is skipped as it streams in
+    and reported as a ``TOO_LARGE`` frame (payload: JSON with its size and the limit it broke), so
+    that one test becomes a bad output and the rest still run. Any other frame above
+    ``max_payload`` is a protocol violation (WireError).
+    """
+
+    def __init__(self, max_payload: int, max_total: int, max_result: int | None = None) -> None:
         self.buffer = bytearray()
-        self.max_payload, self.max_total, self.total = max_payload, max_total, 0
+        self.max_payload, self.max_total = max_payload, max_total
+        self.max_result = max_payload if max_result is None else max_result
+        self.kept = 0  # RESULT payload bytes accepted
+        self.skipping, self.skipped = 0, (0, 0, "")  # bytes still to drop; (case, size, limit) of that frame
 
     def feed(self, chunk: bytes) -> list[tuple[int, int, bytes]]:
         """Append bytes and return the complete frames; raises WireError on a malformed stream."""
-        self.total += len(chunk)
-        if self.total > self.max_total:
-            raise WireError("the submission sent more result data than allowed")
         self.buffer += chunk
         frames = []
-        while len(self.buffer) >= FRAME_HEADER.size:
+        while True:
+            if self.skipping:
+                dropped = min(self.skipping, len(self.buffer))
+                del self.buffer[:dropped]
+                self.skipping -= dropped
+                if self.skipping:
+                    break
+                case, size, limit = self.skipped
+                frames.append((TOO_LARGE, case, json.dumps({"bytes": size, "limit": limit}).encode()))
+            if len(self.buffer) < FRAME_HEADER.size:
+                break
             magic, kind, case, length = FRAME_HEADER.unpack_from(self.buffer)
             if magic != MAGIC or kind not in FRAME_KINDS:
                 raise WireError("malformed frame header")
-            if length > self.max_payload:
+            if kind == RESULT and (length > self.max_result or self.kept + length > self.max_total):
+                limit = "test" if length > self.max_result else "run"
+                del self.buffer[: FRAME_HEADER.size]
+                self.skipping, self.skipped = length, (case, length, limit)
+                continue
+            if kind != RESULT and length > self.max_payload:
                 raise WireError("frame payload too large")
             end = FRAME_HEADER.size + length
             if len(self.buffer) < end:
                 break
+            self.kept += length if kind == RESULT else 0
             frames.append((kind, case, bytes(self.buffer[FRAME_HEADER.size : end])))
             del self.buffer[:end]
         return frames
