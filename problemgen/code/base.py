@@ -99,6 +99,9 @@ class Task:
     stage_order: tuple[str, ...] = ()
     topic: str = ""
     extra: dict = field(default_factory=dict)
+    # Runs one call with the task's reference-quality solution, in the grader (set by the registry);
+    # tells the grader the form (shapes, dtypes) a property's outputs must have before a law is checked.
+    solve: Callable[[Call], Any] | None = None
 
     def public_cases(self) -> list[Case]:
         """Public examples: fixed, the same for everyone, shown by ``problemgen task show``."""

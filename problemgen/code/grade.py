@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from problemgen.code.sandbox import (
     CRASH, IMPORT_ERROR, RETURNED, Call, IsolationError, Limits, Outcome, RejectedSubmission, Sandbox, SandboxRun,
     collect, stage,
 )  # fmt: skip
-from problemgen.code import compare, static
+from problemgen.code import compare, forms, static
 from problemgen.code.base import Case, Property, Task
 from problemgen.code.inputs import Unusable
 from problemgen.misconceptions.catalogue import title_and_hint
@@ -41,10 +41,19 @@ class Plan:
     properties: tuple[Property, ...]
     secret_kind: str  # "fixed" (reproducible) or "random" (fresh per run)
     calls: tuple[Call, ...] = field(init=False)
+    # per property, the form of each call's result by the task's solution (None: not known)
+    property_forms: tuple[tuple[tuple, ...] | None, ...] = field(init=False)
 
     def __post_init__(self) -> None:
         calls = [case.call for case in self.cases] + [call for prop in self.properties for call in prop.calls]
         object.__setattr__(self, "calls", tuple(calls))
+        object.__setattr__(self, "property_forms", tuple(_forms(self.task, prop) for prop in self.properties))
+
+
+def _forms(task: Task, prop: Property) -> tuple[tuple, ...] | None:
+    if task.solve is None:
+        return None
+    return tuple(forms.form_of(task.solve(call)) for call in prop.calls)
 
 
 def make_plan(task: Task, *, public_only: bool = False, secret: str | None = None) -> Plan:
@@ -118,10 +127,58 @@ def build_report(plan: Plan, run: SandboxRun, title: str, student: str) -> Repor
     diverging = _first_diverging_stages(plan, verdicts)
     results = [_case_result(case, verdict, diverging.get(case.input_id)) for case, verdict in zip(plan.cases, verdicts)]
     cursor = 0
-    for prop in plan.properties:
-        results.append(_property_result(prop, property_outcomes[cursor : cursor + len(prop.calls)]))
+    for prop, shapes in zip(plan.properties, plan.property_forms):
+        results.append(_property_result(prop, property_outcomes[cursor : cursor + len(prop.calls)], shapes))
         cursor += len(prop.calls)
+    results = _withhold_unearned_credit(plan, verdicts, case_outcomes, results)
     return Report(title=title, results=tuple(results), meta=_meta(plan, run, student, results))
+
+
+# --------------------------------------------------------------------------- credit that proves nothing
+
+
+def _withhold_unearned_credit(plan: Plan, verdicts: list, outcomes: list[Outcome], results: list[CheckResult]) -> list[CheckResult]:
+    """No credit at all for outputs that ignore the inputs; no property credit without a value case right.
+
+    A constant output obeys many laws (and can match one case by luck); public answers can be
+    hard-coded. So: if the results do not change across cases whose expected values differ, every
+    check scores 0; if no case with expected values passes (hidden ones, when the plan has them),
+    the properties score 0.
+    """
+    if _input_independent(plan, outcomes):
+        why = "no credit: the outputs do not change with the inputs"
+        return [_no_credit(r, why) for r in results]
+    hidden = [v for case, v in zip(plan.cases, verdicts) if not case.public] or verdicts
+    if not any(v.status == compare.OK for v in hidden):
+        why = "no credit for laws: no test with expected values passed, so they confirm nothing"
+        return [_no_credit(r, why) if r.group == "properties" else r for r in results]
+    return results
+
+
+def _input_independent(plan: Plan, outcomes: list[Outcome]) -> bool:
+    """True if, for some function, at least two cases with different expected values got the same value back."""
+    by_function: dict[str, list[tuple[Case, Outcome]]] = {}
+    for case, outcome in zip(plan.cases, outcomes):
+        by_function.setdefault(case.call.function, []).append((case, outcome))
+    for pairs in by_function.values():
+        hidden = [p for p in pairs if not p[0].public]
+        pairs = hidden if len(hidden) >= 2 else pairs
+        returned = [(c, o) for c, o in pairs if o.status == RETURNED]
+        if len(returned) < 2:
+            continue
+        (first_case, first), others = returned[0], returned[1:]
+        distinct = any(not compare.same_value(first_case.expected, c.expected, 0.0, 0.0) for c, _ in others)
+        if distinct and all(compare.same_value(first.value, o.value, 0.0, 0.0) for _, o in others):
+            return True
+    return False
+
+
+def _no_credit(result: CheckResult, why: str) -> CheckResult:
+    if result.score == 0.0 and not result.passed:
+        return result
+    status = compare.WRONG if result.status == compare.OK else result.status
+    feedback = f"{result.feedback} ({why})" if result.feedback else why
+    return replace(result, status=status, passed=False, score=0.0, feedback=feedback)
 
 
 def _meta(plan: Plan, run: SandboxRun, student: str, results: list[CheckResult]) -> dict:
@@ -221,10 +278,13 @@ def _case_result(case: Case, verdict: _CaseVerdict, first_stage: str | None) -> 
 # --------------------------------------------------------------------------- properties
 
 
-def _property_result(prop: Property, outcomes: list[Outcome]) -> CheckResult:
+def _property_result(prop: Property, outcomes: list[Outcome], shapes: tuple[tuple, ...] | None) -> CheckResult:
     failed = next((o for o in outcomes if o.status != RETURNED), None)
+    misshapen = next((m for i, o in enumerate(outcomes) if shapes and (m := forms.mismatch(shapes[i], o.value, f"result {i + 1}"))), "")  # fmt: skip
     if failed is not None:
         status, message = failed.status, failed.message
+    elif misshapen:  # a law checked on the wrong shape can hold on garbage
+        status, message = compare.BAD_OUTPUT, misshapen
     else:
         status, message = _check_property(prop, [o.value for o in outcomes])
     passed = status == compare.OK

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="th
 
 HERE = Path(__file__).parent
 SUBMISSIONS = HERE / "submissions"
-SOLUTION = HERE.parent / "fixtures" / "code" / "solutions" / "softmax.py"
+SOLUTION = HERE.parents[1] / "problemgen" / "code" / "tasks" / "solutions" / "softmax.py"
 SECRET = "red-team-secret-value-0451"
 LIMITS = Limits(import_timeout=3.0, case_timeout=1.0, max_restarts=1, memory_mb=512)
 MARKERS = ("/tmp/problemgen-redteam-subprocess", "/tmp/problemgen-redteam-system", "/tmp/problemgen-redteam-written")

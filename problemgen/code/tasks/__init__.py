@@ -13,8 +13,14 @@ reference-quality solution to ``tests/fixtures/code/solutions/`` and one mutant 
 
 from __future__ import annotations
 
+import copy
+import importlib
+from dataclasses import replace
+from typing import Any, Callable
+
 from problemgen.model.core import ProblemgenError
 from problemgen.code.base import Task
+from problemgen.code.sandbox import Call
 
 
 def _load() -> dict[str, Task]:
@@ -25,7 +31,18 @@ def _load() -> dict[str, Task]:
         layers.LAYER_NORM, layers.RMS_NORM, layers.FEED_FORWARD, layers.SINUSOIDAL, block.BLOCK,
         counting.COUNT_PARAMETERS, multihead.KV_CACHE,
     ]  # fmt: skip
-    return {task.name: task for task in tasks}
+    return {task.name: replace(task, solve=_solver(task.name)) for task in tasks}
+
+
+def _solver(name: str) -> Callable[[Call], Any]:
+    """Call the shipped solution ``solutions/<name>.py`` (our code, imported on first use) on copies of the inputs."""
+
+    def solve(call: Call) -> Any:
+        module = importlib.import_module(f"problemgen.code.tasks.solutions.{name}")
+        args, kwargs = copy.deepcopy((call.args, call.kwargs))
+        return getattr(module, call.function)(*args, **kwargs)
+
+    return solve
 
 
 _TASKS: dict[str, Task] | None = None
