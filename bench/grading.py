@@ -9,7 +9,7 @@ with every digit of every answer rotated (wrong, sometimes a known mistake, some
 
 Timed, median of several runs:
 * `classgrade.grade_class(submissions, class_dir)` in one process and with jobs=2;
-* the same followed by `reports.write_class_outputs` (gradebook, summary, one JSON report per student);
+* the class runner writes its outputs as it goes (gradebook, summaries, one JSON report per student);
 * the CLI end to end: `problemgen grade SUBMISSIONS --variants CLASS -o OUT --format json` (imports,
   grading and every output file), with --jobs 1 and --jobs 2.
 Then a per-sheet breakdown of the steps of one student's grading (variant load, sheet read, grading).
@@ -81,15 +81,15 @@ def cpu_seconds() -> float:
 
 
 def library(class_dir: Path, submissions: Path, jobs: int, out: Path | None) -> tuple[float, float, object]:
-    """(wall, CPU, ClassResult) of one class-mode run, optionally with the output files written."""
-    from problemgen.classes import sheet_class as classgrade
-    from problemgen.sheets import reports
+    """(wall, CPU, ClassRun) of one class-mode run; the outputs go to ``out`` (a scratch directory when None)."""
+    import tempfile
 
-    start, cpu_start = time.perf_counter(), cpu_seconds()
-    outcome = classgrade.grade_class(submissions, class_dir, jobs=jobs)
-    if out is not None:
-        reports.write_class_outputs(out, outcome, "json")
-    return time.perf_counter() - start, cpu_seconds() - cpu_start, outcome
+    from problemgen.classes import sheet_class as classgrade
+
+    with tempfile.TemporaryDirectory(prefix="pg-bench-out-") as scratch:
+        start, cpu_start = time.perf_counter(), cpu_seconds()
+        run = classgrade.grade_class(submissions, class_dir, out or Path(scratch), "json", jobs=jobs)
+        return time.perf_counter() - start, cpu_seconds() - cpu_start, run
 
 
 def breakdown(class_dir: Path, submissions: Path, students: int) -> list[list[object]]:
@@ -150,14 +150,13 @@ def main() -> None:
         n = args.students
         _, _, outcome = library(class_dir, submissions, 1, None)  # warm-up: imports, parser caches
         statuses: dict[str, int] = {}
-        for result in outcome.students:
+        for result in outcome.records:
             statuses[result.status] = statuses.get(result.status, 0) + 1
-        mean_score = sum(r.score for r in outcome.students) / n
+        mean_score = sum(r.score for r in outcome.records) / n
 
         rows = []
-        for label, jobs, out in (("library grade_class, 1 process", 1, None),
-                                 ("library grade_class, jobs=2", 2, None),
-                                 ("library grade_class + write_class_outputs, 1 process", 1, tmp / "lib_out")):
+        for label, jobs, out in (("library grade_class (outputs written), 1 process", 1, None),
+                                 ("library grade_class (outputs written), jobs=2", 2, None)):
             runs = [library(class_dir, submissions, jobs, out)[:2] for _ in range(args.runs)]
             seconds, cpu = median([r[0] for r in runs]), median([r[1] for r in runs])
             rows.append([label, f"{seconds:.3f}", f"{cpu:.3f}", f"{n / seconds:.0f}", f"{n / cpu:.0f}",

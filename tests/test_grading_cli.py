@@ -123,16 +123,18 @@ def test_class_run_writes_gradebook_reports_and_summary(tmp_path, capsys, jobs):
                           "-o", str(out_dir), "--format", "json", "--jobs", jobs], capsys)
     assert code == 0
     rows = {r["student"]: r for r in csv.DictReader((out_dir / "gradebook.csv").open(encoding="utf-8"))}
-    assert list(rows) == STUDENTS
-    assert [rows[s]["status"] for s in STUDENTS] == ["graded", "graded", "graded", "malformed", "missing"]
+    assert list(rows) == [*STUDENTS, "zed.toml"]
+    assert [rows[s]["status"] for s in STUDENTS] == ["graded", "graded", "graded", "unreadable", "missing"]
+    assert rows["zed.toml"]["status"] == "refused: not a student of this class"
     assert rows["ada"]["score"] == rows["ben"]["score"] == "1.0000" and rows["cy"]["score"] == "0.0000"
     assert json.loads((out_dir / "reports" / "ben.json").read_text())["score"] == 1.0
     assert "not valid UTF-8" in json.loads((out_dir / "reports" / "dee.json").read_text())["meta"]["error"]
     assert not (out_dir / "reports" / "eve.json").exists()
     summary = json.loads((out_dir / "summary.json").read_text())
-    assert summary["status_counts"] == {"graded": 3, "malformed": 1, "missing": 1, "error": 0}
-    assert "zed.toml: not a student of this class" in out
-    assert "5 students" in out
+    assert json.loads(out) == summary  # --format json: the summary on stdout is JSON too
+    assert summary["status_counts"] == {"graded": 3, "missing": 1, "unreadable": 1, "variant-mismatch": 0,
+                                        "duplicate-submission": 0, "refused": 1}
+    assert [a["student"] for a in summary["attention"]] == ["dee", "eve", "zed.toml"]
 
 
 def test_class_runs_are_the_same_with_and_without_workers(tmp_path, capsys):
@@ -149,26 +151,26 @@ def test_without_a_manifest_students_are_the_directories_with_a_variant(tmp_path
     code, _, _ = run(["grade", str(submissions(tmp_path)), "--variants", str(class_dir(tmp_path, False)),
                       "-o", str(tmp_path / "g")], capsys)
     assert code == 0
-    assert len((tmp_path / "g" / "gradebook.csv").read_text().splitlines()) == 1 + len(STUDENTS)
+    assert len((tmp_path / "g" / "gradebook.csv").read_text().splitlines()) == 1 + len(STUDENTS) + 1  # + zed.toml
 
 
-def test_two_submissions_for_one_student_are_an_error_for_that_student_only(tmp_path, capsys):
+def test_two_submissions_for_one_student_are_a_duplicate_for_that_student_only(tmp_path, capsys):
     subs = submissions(tmp_path)
     (subs / "ada").mkdir()
     (subs / "ada" / "answers.toml").write_text("", encoding="utf-8")
     code, out, _ = run(["grade", str(subs), "--variants", str(class_dir(tmp_path)), "-o", str(tmp_path / "g")], capsys)
     rows = {r["student"]: r for r in csv.DictReader((tmp_path / "g" / "gradebook.csv").open(encoding="utf-8"))}
-    assert code == 0 and rows["ada"]["status"] == "error" and rows["ben"]["status"] == "graded"
-    assert "two submissions for ada" in out
+    assert code == 0 and rows["ada"]["status"] == "duplicate-submission" and rows["ben"]["status"] == "graded"
+    assert "ada: duplicate-submission" in out
 
 
-def test_a_symlinked_submission_is_malformed(tmp_path, capsys):
+def test_a_symlinked_submission_is_refused(tmp_path, capsys):
     subs = submissions(tmp_path)
     (subs / "cy.toml").unlink()
     (subs / "cy.toml").symlink_to(subs / "ada.toml")
     run(["grade", str(subs), "--variants", str(class_dir(tmp_path)), "-o", str(tmp_path / "g")], capsys)
     rows = {r["student"]: r for r in csv.DictReader((tmp_path / "g" / "gradebook.csv").open(encoding="utf-8"))}
-    assert rows["cy"]["status"] == "malformed" and rows["cy"]["score"] == "0.0000"
+    assert rows["cy"]["status"] == "refused: symbolic link" and rows["cy"]["score"] == "0.0000"
 
 
 def test_an_unsafe_directory_in_the_manifest_is_refused(tmp_path, capsys):

@@ -93,8 +93,8 @@ def test_a_class_set_from_the_worksheet_command_grades_in_class_mode(tmp_path, m
     (subs / "bo").mkdir(parents=True)
     shutil.copy(classes / "keys" / "ana" / "key.toml", subs / "ana.toml")
     shutil.copy(classes / "keys" / "bo" / "key.toml", subs / "bo" / "answers.toml")
-    outcome = grade_class(subs, classes)
-    assert [(s.student, s.status, s.score) for s in outcome.students] == [
+    run = grade_class(subs, classes, tmp_path / "grades")
+    assert [(r.student, r.status, r.score) for r in run.records] == [
         ("ana", "graded", 1.0), ("bo", "graded", 1.0), ("cyd", "missing", 0.0)]
 
 

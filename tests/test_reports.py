@@ -8,23 +8,16 @@ the Gradescope checks follow the autograder specification of ``results.json`` (t
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import xml.etree.ElementTree as ET
 
 import pytest
 
-from problemgen.classes.sheet_class import ClassResult, StudentResult
-from problemgen.misconceptions.catalogue import describe
 from problemgen.sheets.reports import (
     FORMATS,
     CheckResult,
     Report,
-    class_summary,
-    gradebook_csv,
     render,
-    render_summary,
 )
 
 
@@ -205,52 +198,7 @@ def test_markdown_report_is_one_table_with_escaped_cells():
     assert "Error: sheet unreadable" in text
 
 
-# ------------------------------------------------------------------------------------------ class runs
-
-
-def class_of(n_students: int, n_masked: int) -> ClassResult:
-    students = []
-    for i in range(n_students):
-        mistake = "mask_after_softmax" if i < n_masked else None
-        status = "wrong" if mistake else "correct"
-        results = (
-            CheckResult("p1.weights", status, status == "correct", 0.0 if mistake else 2.0, 2.0, mistake=mistake,
-                        group="p1"),
-            CheckResult("p1.top", "correct", True, 1.0, 1.0, group="p1"),
-        )
-        students.append(StudentResult(f"s{i:03d}", "graded", Report("r", results, {"variant": f"v{i}"})))
-    students.append(StudentResult("late", "missing", message="no answer sheet submitted"))
-    return ClassResult("Class", tuple(students), ("x.toml: not a student of this class (ignored)",))
-
-
-def test_class_summary_counts_misconceptions_by_student():
-    summary = class_summary(class_of(30, 7))
-    assert summary["misconceptions"] == [{
-        "tag": "mask_after_softmax", "students": 7, "of": 30,
-        "text": f"7 of 30 students: {describe('mask_after_softmax')}",
-    }]
-    text = render_summary(summary)
-    assert "7 of 30 students: mask applied after the softmax" in text
-    assert summary["status_counts"] == {"graded": 30, "malformed": 0, "missing": 1, "error": 0}
-
-
-def test_class_summary_ranks_questions_hardest_first_with_a_distribution():
-    summary = class_summary(class_of(10, 4))
-    assert [q["name"] for q in summary["questions"]] == ["p1.weights", "p1.top"]
-    assert summary["questions"][0]["fraction_correct"] == pytest.approx(0.6)
-    histogram = {h["range"]: h["students"] for h in summary["scores"]["histogram"]}
-    assert histogram["30-40%"] == 4 and histogram["90-100%"] == 6 and sum(histogram.values()) == 10
-    assert summary["scores"]["median"] == pytest.approx(1.0)
-
-
-def test_gradebook_has_one_row_per_student_with_points_per_problem():
-    rows = list(csv.DictReader(io.StringIO(gradebook_csv(class_of(3, 1)))))
-    assert [r["student"] for r in rows] == ["s000", "s001", "s002", "late"]
-    assert rows[0]["score"] == "0.3333" and rows[0]["p1"] == "1" and rows[1]["p1"] == "3"
-    assert rows[3]["status"] == "missing" and rows[3]["p1"] == ""
-
-
-def test_class_summary_lists_equally_hard_questions_in_sheet_order():
+def test_natural_key_lists_p2_before_p10():
     from problemgen.sheets.reports import natural_key
 
     assert sorted(["p10.x", "p2.x", "p1.y", "p1.x"], key=natural_key) == ["p1.x", "p1.y", "p2.x", "p10.x"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import csv
-import io
 import json
 import re
 import subprocess
@@ -19,7 +18,8 @@ import pytest
 from problemgen.sheets.reports import render
 from problemgen.code.sandbox import Limits, Sandbox
 from problemgen.code.tasks import all_tasks, get_task
-from problemgen.classes.code_class import grade_class, gradebook, write_outputs
+from problemgen.classes.code_class import grade_class
+from problemgen.classes.runner import gradebook_csv
 from problemgen.code.grade import grade_submission, make_plan
 from problemgen.code.tasks.mutation import solution_source
 
@@ -199,22 +199,23 @@ def test_class_mode_writes_gradebook_reports_and_misconception_counts(sandbox, t
     write(roster, "notes.txt", "not a submission")
     plan = make_plan(get_task("padding_mask"), secret="class")
     progress = []
-    result = grade_class(plan, roster, sandbox, lambda done, total: progress.append((done, total)))
-    assert [name for name, _ in result.reports] == ["_cmd", "alice", "bob"]  # file-name safe, sorted
-    assert progress[-1] == (3, 3)
-    rows = list(csv.DictReader(io.StringIO(gradebook(result.reports))))
-    assert [r["student"] for r in rows] == ["_cmd", "alice", "bob"]
-    assert rows[1]["score"] == "1.0000" and rows[2]["misconceptions"] == "padding_off_by_one"
-    assert "- 2 of 3: padding mask keeps one pad position" in result.summary
-    write_outputs(result, tmp_path / "out", "junit")
+    run = grade_class(plan, roster, sandbox, tmp_path / "out", "junit", lambda done, total: progress.append((done, total)))
+    assert [r.student for r in run.records] == ["_cmd", "alice", "bob", "notes.txt"]  # file-name safe, sorted
+    assert progress[-1] == (4, 4)
+    rows = list(csv.DictReader((tmp_path / "out" / "gradebook.csv").open(encoding="utf-8")))
+    assert [r["student"] for r in rows] == ["_cmd", "alice", "bob", "notes.txt"]
+    assert [r["status"] for r in rows][:3] == ["graded"] * 3 and rows[3]["status"].startswith("refused: unsupported type")
+    assert rows[1]["score"] == "1.0000"
+    assert run.summary["misconceptions"][0]["tag"] == "padding_off_by_one"
+    assert run.summary["misconceptions"][0]["students"] == ["_cmd", "bob"]
+    assert "2 of 3 students: padding mask keeps one pad position" in (tmp_path / "out" / "summary.txt").read_text()
     assert sorted(p.name for p in (tmp_path / "out" / "reports").iterdir()) == ["_cmd.xml", "alice.xml", "bob.xml"]
-    assert (tmp_path / "out" / "gradebook.csv").read_text().startswith("student,score")
 
 
 def test_gradebook_neutralises_spreadsheet_formulas():
-    from problemgen.sheets.reports import Report
+    from problemgen.classes.rows import Record
 
-    text = gradebook([("=HYPERLINK(1)", Report("t", (), {}))])
+    text = gradebook_csv([Record("=HYPERLINK(1)", "graded")])
     assert "'=HYPERLINK" in text
 
 

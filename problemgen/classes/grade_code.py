@@ -15,7 +15,9 @@ from problemgen.sheets.reports import FORMATS, render
 from problemgen.code.sandbox import Limits, Sandbox, rank
 from problemgen.code.sandbox.runner import IsolationError
 from problemgen.code.tasks import get_task
-from problemgen.classes.code_class import grade_class, progress_bar, write_outputs
+from problemgen.classes.code_class import grade_class
+from problemgen.classes.runner import progress_bar
+from problemgen.classes.summary import render_summary
 from problemgen.code.grade import grade_submission, make_plan
 
 EXIT_OK, EXIT_BELOW, EXIT_ISOLATION = 0, 1, 3
@@ -52,10 +54,9 @@ def grade_code(request: GradeRequest) -> tuple[str, int]:
     with Sandbox(request.limits, jobs=request.jobs, min_level=request.min_isolation) as sandbox:
         _require_isolation(sandbox, request.min_isolation)
         if request.submission.is_dir():
-            result = grade_class(plan, request.submission, sandbox, progress_bar(sys.stderr))
-            write_outputs(result, request.output, request.fmt)
-            scores = [report.score for _, report in result.reports]
-            text, score = result.summary, min(scores)
+            run = grade_class(plan, request.submission, sandbox, request.output, request.fmt, progress_bar(sys.stderr))
+            text = render_summary(run.summary, "json" if request.fmt == "json" else "text")
+            score = min(run.scores, default=0.0)
         else:
             report = grade_submission(plan, request.submission, sandbox)
             text, score = render(report, request.fmt), report.score

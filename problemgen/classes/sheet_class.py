@@ -3,8 +3,9 @@
 The class directory is what ``problemgen worksheet --roster`` wrote (``manifest.json`` and one
 ``keys/<student>/variant.json`` each; a set written before handouts and keys were apart has
 ``<student>/variant.json``, which is read too); the submissions directory holds ``<student>.toml`` or
-``<student>/answers.toml``. One student's unreadable file is reported for that student and the run goes
-on; results come back in roster order whatever the number of worker processes.
+``<student>/answers.toml``. Every roster student and every entry of the submissions directory gets one
+row in the status vocabulary of ``classes.rows``; one student's bad file never stops the run; rows come
+back in roster order whatever the number of worker processes.
 """
 
 from __future__ import annotations
@@ -13,35 +14,16 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
+from problemgen.classes import entries
+from problemgen.classes.overrides import apply_overrides, read_overrides
+from problemgen.classes.rows import DUPLICATE, GRADED, MISMATCH, MISSING, REFUSED, UNREADABLE, ClassRow
+from problemgen.classes.runner import ClassRun, run_class
 from problemgen.model.core import ProblemgenError
-from problemgen.sheets.grading import grade_sheet
-from problemgen.sheets.reports import Report
+from problemgen.sheets.grading import grade_answers
 
 _SAFE_STUDENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-
-
-@dataclass(frozen=True)
-class StudentResult:
-    """One student of a class run: ``graded`` (a report), ``missing`` (no sheet), ``malformed`` (a report
-    whose sheet could not be read) or ``error`` (the student's variant could not be loaded)."""
-
-    student: str
-    status: str
-    report: Report | None = None
-    message: str = ""
-
-    @property
-    def score(self) -> float:
-        return self.report.score if self.report is not None else 0.0
-
-
-@dataclass(frozen=True)
-class ClassResult:
-    title: str
-    students: tuple[StudentResult, ...]
-    warnings: tuple[str, ...] = ()
 
 
 def roster(class_dir: str | Path) -> tuple[str, list[str]]:
@@ -82,35 +64,95 @@ def variant_path(class_dir: str | Path, student: str) -> Path:
     return keyed if keyed.exists() or not (class_dir / student / "variant.json").exists() else class_dir / student / "variant.json"
 
 
-def find_submission(submissions_dir: Path, student: str) -> Path | None:
-    """``<student>.toml`` or ``<student>/answers.toml``; both at once is an error (which one counts?)."""
-    flat, nested = submissions_dir / f"{student}.toml", submissions_dir / student / "answers.toml"
-    found = [p for p in (flat, nested) if p.is_file() or p.is_symlink()]
-    if len(found) == 2:
-        raise ProblemgenError(f"two submissions for {student}: {flat.name} and {student}/answers.toml; keep one")
-    return found[0] if found else None
-
-
-def grade_student(class_dir: str | Path, submissions_dir: str | Path, student: str) -> StudentResult:
-    """Grade one student's submission against their own frozen variant; never raises for bad input."""
-    from problemgen.model.variantfile import WorksheetVariant
+def variant_owners(class_dir: str | Path) -> dict[str, str]:
+    """variant id -> student id, from ``manifest.json`` (empty without one)."""
+    import json
 
     try:
-        sheet = find_submission(Path(submissions_dir), student)
-        variant = WorksheetVariant.load(variant_path(class_dir, student))
-        if sheet is None:
-            return StudentResult(student, "missing", message="no answer sheet submitted")
-        report = grade_sheet(variant, sheet, student=student)
+        manifest = json.loads((Path(class_dir) / "manifest.json").read_text(encoding="utf-8"))
+        return {str(e["variant_id"]): str(e["student"]) for e in manifest["students"] if "variant_id" in e}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+def structure_label(problem) -> str:
+    """The structural variant of a problem, for per-variant item means: sizes, mask representation and
+    convention (what fair variants keep equal for every student), e.g. ``4x4 additive column``."""
+    labels = []
+    for part in problem.parts:
+        if isinstance(part.value, list) and part.value and isinstance(part.value[0], list):
+            labels.append(f"{len(part.value)}x{len(part.value[0])}")
+        if part.spec.get("representation"):
+            labels.append(str(part.spec["representation"]))
+    convention = problem.params.get("convention") if isinstance(problem.params, dict) else None
+    if convention:
+        labels.append(str(convention))
+    return " ".join(dict.fromkeys(labels)) or "-"
+
+
+@dataclass(frozen=True)
+class SheetJob:
+    """One roster student to grade: where their variant and their (already vetted) submission are."""
+
+    class_dir: str
+    student: str
+    sheet: str | None  # the answers file, None when missing
+    owners: dict
+    overrides: tuple = ()
+
+
+def grade_student(job: SheetJob) -> ClassRow:
+    """Grade one student's submission against their own frozen variant; never raises for bad input."""
+    from problemgen.model.variantfile import WorksheetVariant
+    from problemgen.sheets.answersheet import read_sheet
+
+    try:
+        variant = WorksheetVariant.load(variant_path(job.class_dir, job.student))
     except ProblemgenError as exc:
-        return StudentResult(student, "error", message=str(exc))
+        return ClassRow(job.student, f"{REFUSED}: the variant cannot be loaded", message=str(exc))
+    structures = {p.id: structure_label(p.problem) for p in variant.problems}
+    if job.sheet is None:
+        return ClassRow(job.student, MISSING, message="no answer sheet submitted", structures=structures)
+    try:
+        answers = read_sheet(job.sheet)
+        report = grade_answers(variant, answers, student=job.student, source=Path(job.sheet).name)
+    except ProblemgenError as exc:
+        return ClassRow(job.student, UNREADABLE, message=str(exc), structures=structures)
     except Exception as exc:  # noqa: BLE001 - one student's file must never stop the class run
-        return StudentResult(student, "error", message=f"internal grader error: {type(exc).__name__}: {exc}")
-    status = "malformed" if report.meta.get("error") else "graded"
-    return StudentResult(student, status, report, report.meta.get("error", ""))
+        return ClassRow(job.student, UNREADABLE, message=f"internal grader error: {type(exc).__name__}: {exc}")
+    wrong = _wrong_answers(report, answers)  # the evidence for copies is what was written, before any regrade
+    report, applied = apply_overrides(report, job.overrides)
+    return ClassRow(job.student, _status(job, variant, answers, report), report, report.meta.get("error", ""),
+                    structures, wrong, applied)
 
 
-def _grade_student_job(job: tuple[str, str, str]) -> StudentResult:
-    return grade_student(*job)
+def _status(job: SheetJob, variant, answers, report) -> str:
+    if report.meta.get("error"):
+        return UNREADABLE
+    owner = job.owners.get(str(answers.meta.get("variant", "")))
+    if owner is None and str(answers.meta.get("student", "")) in job.owners.values():
+        owner = str(answers.meta.get("student"))
+    if owner is not None and owner != job.student:
+        return f"{MISMATCH}: belongs to {owner}"
+    return GRADED
+
+
+def _wrong_answers(report, answers) -> frozenset:
+    """(part, answer text) of every non-blank wrong answer: the evidence for copy detection."""
+    from problemgen.sheets.answersheet import toml_value
+
+    found = set()
+    for result in report.results:
+        if result.status != "wrong" or result.feedback == "no answer":
+            continue
+        group, _, key = result.name.partition(".")
+        table = answers.tables.get(group)
+        if isinstance(table, dict):
+            try:
+                found.add((result.name, toml_value(table.get(key))))
+            except TypeError:
+                continue
+    return frozenset(found)
 
 
 def worker_count(jobs: int | None, students: int) -> int:
@@ -125,41 +167,120 @@ def worker_count(jobs: int | None, students: int) -> int:
     return max(1, min(4, cpus, students // 100))
 
 
-def grade_class(submissions_dir: str | Path, class_dir: str | Path, *, jobs: int | None = 1,
-                progress: Callable[[int, int], None] | None = None) -> ClassResult:
-    """Grade every roster student's sheet in ``submissions_dir``; results in roster order.
-
-    ``jobs > 1`` grades in that many worker processes; ``None`` chooses (see ``worker_count``).
-    ``progress(done, total)`` is called as students finish.
-    Sheets in ``submissions_dir`` that belong to no roster student are reported as warnings.
-    """
+def class_rows(submissions_dir: str | Path, class_dir: str | Path, *, jobs: int | None = 1,
+               overrides: dict | None = None) -> tuple[str, int, Iterator[ClassRow]]:
+    """(title, number of rows, the rows): one per roster student in roster order, then one per entry of
+    ``submissions_dir`` that belongs to nobody on the roster (refused, with the reason)."""
     submissions_dir = Path(submissions_dir)
     if not submissions_dir.is_dir():
         raise ProblemgenError(f"{submissions_dir}: submissions directory not found")
     title, students = roster(class_dir)
-    work = [(str(class_dir), str(submissions_dir), s) for s in students]
-    results: list[StudentResult] = []
-    jobs = worker_count(jobs, len(work))
-    if jobs > 1:
-        from concurrent.futures import ProcessPoolExecutor
+    owners = variant_owners(class_dir)
+    found, refused, strays = _match_entries(submissions_dir, set(students))
+    overrides = overrides or {}
+    work = [SheetJob(str(class_dir), s, found.get(s), owners, tuple(overrides.get(s, ()))) for s in students if s not in refused]
+    total = len(students) + len(strays)
 
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            for result in pool.map(_grade_student_job, work, chunksize=max(1, len(work) // (jobs * 8))):
-                results.append(result)
-                if progress:
-                    progress(len(results), len(work))
-    else:
-        for job in work:
-            results.append(_grade_student_job(job))
-            if progress:
-                progress(len(results), len(work))
-    return ClassResult(title, tuple(results), tuple(_stray_submissions(submissions_dir, set(students))))
+    def rows() -> Iterator[ClassRow]:
+        graded = iter(_map(work, worker_count(jobs, len(work))))
+        for student in students:
+            if student in refused:
+                status, message = refused[student]
+                yield ClassRow(student, status, message=message)
+            else:
+                yield next(graded)
+        yield from strays
+
+    return title, total, rows()
 
 
-def _stray_submissions(submissions_dir: Path, students: set[str]) -> list[str]:
-    stray = []
-    for entry in sorted(submissions_dir.iterdir()):
-        name = entry.name[:-5] if entry.name.endswith(".toml") else entry.name
-        if name not in students and (entry.suffix == ".toml" or (entry / "answers.toml").exists()):
-            stray.append(f"{entry.name}: not a student of this class (ignored)")
-    return stray
+def _match_entries(submissions_dir: Path, students: set[str]):
+    """Sort the entries: a vetted sheet per student, refusals per student, rows for strays."""
+    found: dict[str, str] = {}
+    refused: dict[str, tuple[str, str]] = {}
+    strays: list[ClassRow] = []
+    for entry in entries.scan(submissions_dir, (".toml",)):
+        owner = entry.name if entry.accepted else _owner_of(entry)
+        if owner not in students:
+            reason = entry.refused or "not a student of this class"
+            strays.append(ClassRow(entry.name if not entry.accepted else entry.path.name, _refusal(reason), message=reason))
+            continue
+        if not entry.accepted:
+            refused[owner] = (_refusal(entry.refused), entry.refused)
+        elif entry.is_dir:
+            sheet, problem = _sheet_in(entry.path)
+            if problem:
+                refused[owner] = (_refusal(problem), problem)
+            elif sheet is not None:
+                found[owner] = str(sheet)
+        else:
+            found[owner] = str(entry.path)
+    return found, refused, strays
+
+
+def _owner_of(entry: entries.Entry) -> str:
+    """The student a refused entry would have stood for (``ana.toml`` -> ``ana``)."""
+    name = entry.path.name
+    return name[:-5] if name.endswith(".toml") else name
+
+
+def _refusal(reason: str) -> str:
+    return DUPLICATE if reason.startswith(DUPLICATE) else f"{REFUSED}: {reason}"
+
+
+def _sheet_in(directory: Path) -> tuple[Path | None, str]:
+    """``<student>/answers.toml`` when it is a regular file; (None, reason) for a link or special file."""
+    import stat
+
+    sheet = directory / "answers.toml"
+    try:
+        mode = os.lstat(sheet).st_mode
+    except FileNotFoundError:
+        return None, ""
+    except OSError as exc:
+        return None, f"answers.toml cannot be examined ({exc.strerror})"
+    if stat.S_ISLNK(mode):
+        return None, "answers.toml is a symbolic link"
+    if not stat.S_ISREG(mode):
+        return None, "answers.toml is a special file"
+    return sheet, ""
+
+
+def _map(work: list[SheetJob], jobs: int) -> Iterator[ClassRow]:
+    if jobs <= 1:
+        yield from map(grade_student, work)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        yield from pool.map(grade_student, work, chunksize=max(1, len(work) // (jobs * 8)))
+
+
+def check_grade_paths(answers: Path, variant: Path | None, class_dir: Path | None, output: Path | None,
+                      class_only: object = None) -> None:
+    """Refuse every misuse of ``grade``'s paths with one clear message (the CLI prints one ``error:`` line)."""
+    if (variant is None) == (class_dir is None):
+        raise ProblemgenError("give either --variant VARIANT.json (one sheet) or --variants CLASS_DIR (a class)")
+    if variant is not None:
+        if class_only:
+            raise ProblemgenError("--overrides applies to a class run (--variants CLASS_DIR)")
+        if variant.is_dir():
+            raise ProblemgenError(f"--variant {variant}: is a directory; for a class directory use --variants {variant}")
+        if answers.is_dir():
+            raise ProblemgenError(f"{answers}: is a directory; to grade a directory of sheets use --variants CLASS_DIR")
+        if output is not None and (output.is_dir() or not output.parent.is_dir()):
+            raise ProblemgenError(f"-o {output}: must be a file in an existing directory")
+        return
+    if class_dir.exists() and not class_dir.is_dir():
+        raise ProblemgenError(f"--variants {class_dir}: is a file; for one sheet's variant.json use --variant {class_dir}")
+    if answers.exists() and not answers.is_dir():
+        raise ProblemgenError(f"{answers}: is a file; to grade one sheet use --variant VARIANT.json")
+
+
+def grade_class(submissions_dir: str | Path, class_dir: str | Path, out_dir: str | Path, fmt: str = "json", *,
+                jobs: int | None = 1, overrides_file: str | Path | None = None,
+                progress: Callable[[int, int], None] | None = None) -> ClassRun:
+    """Grade every roster student's sheet and write the class outputs (see ``classes.runner``)."""
+    overrides = read_overrides(overrides_file) if overrides_file else {}
+    title, total, rows = class_rows(submissions_dir, class_dir, jobs=jobs, overrides=overrides)
+    return run_class(rows, out_dir, fmt, title, total=total, progress=progress)

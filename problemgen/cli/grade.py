@@ -8,15 +8,19 @@ from pathlib import Path
 import click
 
 from problemgen.classes import sheet_class as classgrade
+from problemgen.classes.summary import render_summary
+from problemgen.errors import ProblemgenError
 from problemgen.sheets import grading, reports
 
 
 @click.command("grade")
 @click.argument("answers", type=click.Path(path_type=Path))
-@click.option("--variant", "variant_path", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--variant", "variant_path", type=click.Path(path_type=Path),
               help="The sheet's frozen variant.json (grade one sheet).")
-@click.option("--variants", "class_dir", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--variants", "class_dir", type=click.Path(path_type=Path),
               help="Class directory from `problemgen worksheet --roster` (grade a directory of sheets).")
+@click.option("--overrides", "overrides_file", type=click.Path(path_type=Path),
+              help="Class mode: TOML of [[override]] tables (student, part, score 0-1, reason) applied and listed.")
 @click.option("--format", "fmt", type=click.Choice(reports.FORMATS), default="text", show_default=True,
               help="Report format (class mode: the per-student reports).")
 @click.option("-o", "--output", type=click.Path(path_type=Path),
@@ -24,11 +28,15 @@ from problemgen.sheets import grading, reports
 @click.option("--fail-under", type=click.FloatRange(0, 1), help="Exit 1 when the score (0-1) is below this.")
 @click.option("--jobs", type=click.IntRange(min=1), help="Worker processes (class mode; default: automatic, 1 below 200 students).")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when it is a terminal).")
-def grade_command(answers, variant_path, class_dir, fmt, output, fail_under, jobs, progress):
+def grade_command(answers, variant_path, class_dir, overrides_file, fmt, output, fail_under, jobs, progress):
     """Grade ANSWERS (one answers.toml) against its variant, or a SUBMISSIONS_DIR against a class.
 
     Class mode reads <student>.toml or <student>/answers.toml for every student of CLASS_DIR and writes
-    gradebook.csv, summary.txt, summary.json and reports/<student>.<ext> into the output directory.
+    gradebook.csv (one row per roster student and per entry, with a status: graded, missing,
+    unreadable, variant-mismatch: belongs to <id>, duplicate-submission, refused: <reason>; flags for
+    possible copies; overrides), summary.txt/.md/.json (what needs attention first, then scores, item
+    statistics and misconceptions), items.csv and reports/<student>.<ext>. It prints the summary
+    (JSON with --format json).
 
     Each part is correct, wrong or invalid (unreadable: the message says what to write). Blank answers
     are wrong ("no answer"); matrices earn the fraction of entries within tolerance, multiple choice
@@ -45,20 +53,19 @@ def grade_command(answers, variant_path, class_dir, fmt, output, fail_under, job
 
     Exit codes: 0 grading ran (whatever the score), 1 score below --fail-under, 2 usage error or bad input.
     """
-    if (variant_path is None) == (class_dir is None):
-        raise click.UsageError("give either --variant VARIANT.json (one sheet) or --variants CLASS_DIR (a class)")
+    classgrade.check_grade_paths(answers, variant_path, class_dir, output, class_only=overrides_file)
     if class_dir is None:
         report = grading.grade_file(answers, variant_path)
         _emit(reports.render(report, fmt), output)
         click.get_current_context().exit(1 if fail_under is not None and report.score < fail_under else 0)
     if fail_under is not None:
-        raise click.UsageError("--fail-under applies to one sheet, not to a class run")
+        raise ProblemgenError("--fail-under applies to one sheet, not to a class run")
     show = sys.stderr.isatty() if progress is None else progress
     with click.progressbar(length=1, label="grading", file=sys.stderr if show else _Null()) as bar:
-        outcome = classgrade.grade_class(answers, class_dir, jobs=jobs, progress=_advance(bar))
-    written = reports.write_class_outputs(output or Path("grades"), outcome, fmt)
-    click.echo(reports.render_summary(reports.class_summary(outcome)), nl=False)
-    click.echo(f"wrote {len(written)} files to {output or Path('grades')}", err=True)
+        run = classgrade.grade_class(answers, class_dir, output or Path("grades"), fmt, jobs=jobs,
+                                     overrides_file=overrides_file, progress=_advance(bar))
+    click.echo(render_summary(run.summary, "json" if fmt == "json" else "text"), nl=False)
+    click.echo(f"wrote {len(run.written) + run.reports} files to {output or Path('grades')}", err=True)
 
 
 def _emit(text: str, output: Path | None) -> None:

@@ -1,0 +1,126 @@
+"""The entries of a submissions directory: every entry becomes a row, and only safe ones are ever opened.
+
+A class directory is student-controlled input. Each entry is looked at with ``lstat`` (never followed,
+never opened) and is either *accepted* — a regular file of a supported type or a real directory, under
+a student name — or *refused* with a reason that the gradebook prints:
+
+=========================  ============================================================================
+reason                     entry
+=========================  ============================================================================
+symbolic link              a link (it could point at another student's work or outside the class)
+special file (FIFO…)       FIFO, socket or device: opening a FIFO would block the class run forever
+unreadable name            a name that is not UTF-8 (shown escaped, e.g. ``bad\\xff.py``)
+hidden entry               dot-files and ``__pycache__``-style entries
+unsupported type           any other suffix; ``.ipynb``: notebooks, until ``problemgen.code.notebook``
+                           exists (the one hook: :func:`notebooks_supported`)
+duplicate-submission       two entries that map to the same student (``ana.py`` and ``ana/``, or two
+                           names equal in their first 80 characters): both refused, the class goes on
+=========================  ============================================================================
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from problemgen.model.core import ProblemgenError
+
+MAX_NAME = 80
+"""Student names are cut to this many characters (report file names stay short on every platform)."""
+NOTEBOOK_REASON = "notebook submissions are not supported yet"
+_SPECIAL = ((stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
+            (stat.S_ISBLK, "block device"))
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One entry of a class directory: the student it stands for, or why it was refused."""
+
+    name: str  # the student name (accepted) or the escaped entry name (refused)
+    path: Path
+    refused: str = ""
+    is_dir: bool = False
+
+    @property
+    def accepted(self) -> bool:
+        return not self.refused
+
+
+def safe_name(name: str) -> str:
+    """File-system and spreadsheet safe: letters, digits, '.', '_' and '-' only, at most 80 characters."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".-") or "student"
+    return cleaned[:MAX_NAME]
+
+
+def escaped(raw: bytes) -> str:
+    """A printable rendering of any entry name: undecodable bytes and control characters as \\xNN."""
+    text = raw.decode("utf-8", "backslashreplace")
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
+
+
+def notebooks_supported() -> bool:
+    """Whether ``.ipynb`` submissions can be graded: the hook for a notebook extractor module."""
+    import importlib.util
+
+    return importlib.util.find_spec("problemgen.code.notebook") is not None
+
+
+def scan(directory: str | Path, suffixes: tuple[str, ...]) -> list[Entry]:
+    """Every entry of ``directory``, sorted by name: accepted files with one of ``suffixes`` (the
+    student name is the stem) or directories (the name), and refused entries with their reason."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise ProblemgenError(f"{directory}: not a directory")
+    raw_names = sorted(os.listdir(os.fsencode(directory)))
+    entries = [_classify(directory, raw, suffixes) for raw in raw_names]
+    return _refuse_duplicates(entries)
+
+
+def _classify(directory: Path, raw: bytes, suffixes: tuple[str, ...]) -> Entry:
+    path = directory / os.fsdecode(raw)
+    shown = escaped(raw)
+    try:
+        name = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return Entry(shown, path, "unreadable name (not UTF-8)")
+    if not name.isprintable():
+        return Entry(shown, path, "unreadable name (control characters)")
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError as exc:
+        return Entry(shown, path, f"cannot be examined ({exc.strerror})")
+    if stat.S_ISLNK(mode):
+        return Entry(shown, path, "symbolic link")
+    for test, what in _SPECIAL:
+        if test(mode):
+            return Entry(shown, path, f"special file ({what})")
+    if name.startswith((".", "__")):
+        return Entry(shown, path, "hidden entry")
+    if stat.S_ISDIR(mode):
+        return Entry(safe_name(name), path, is_dir=True)
+    if not stat.S_ISREG(mode):
+        return Entry(shown, path, "unsupported type")
+    suffix = Path(name).suffix.lower()
+    if suffix == ".ipynb" and ".ipynb" not in suffixes and not notebooks_supported():
+        return Entry(shown, path, NOTEBOOK_REASON)
+    if suffix not in suffixes and not (suffix == ".ipynb" and notebooks_supported()):
+        return Entry(shown, path, f"unsupported type (expected {' or '.join(suffixes)} or a directory)")
+    return Entry(safe_name(Path(name).stem), path)
+
+
+def _refuse_duplicates(entries: list[Entry]) -> list[Entry]:
+    """Entries mapping to one student are all refused (which one would count?); the rest go on."""
+    counts: dict[str, int] = {}
+    for entry in entries:
+        if entry.accepted:
+            counts[entry.name] = counts.get(entry.name, 0) + 1
+    result = []
+    for entry in entries:
+        if entry.accepted and counts[entry.name] > 1:
+            shown = escaped(os.fsencode(entry.path.name))
+            entry = Entry(shown, entry.path, f"duplicate-submission: {counts[entry.name]} entries map to {entry.name!r}")
+        result.append(entry)
+    return result

@@ -1,0 +1,84 @@
+"""Regrade overrides: an instructor's decision on one part of one student's sheet, applied and listed.
+
+``--overrides overrides.toml`` holds one table per decision::
+
+    [[override]]
+    student = "s001"
+    part = "p3.scale"          # the part as the report names it
+    score = 1.0                # the fraction of the part's points (0–1) the student gets
+    reason = "1/8 written as 0.12 is what I meant to accept"
+
+Every applied override shows in the student's report (the part's status becomes ``override``), in the
+gradebook's ``overrides`` column and in the summary; one naming a part the sheet does not have is
+listed as not applied, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from problemgen.model.core import ProblemgenError
+from problemgen.sheets.reports import Report
+
+MAX_OVERRIDES_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Override:
+    student: str
+    part: str
+    score: float
+    reason: str
+
+
+def read_overrides(path: str | Path) -> dict[str, list[Override]]:
+    """student -> overrides, from a TOML file of ``[[override]]`` tables; errors name the table."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+        if len(raw) > MAX_OVERRIDES_BYTES:
+            raise ProblemgenError(f"{path}: larger than {MAX_OVERRIDES_BYTES} bytes")
+        data = tomllib.loads(raw.decode("utf-8"))
+    except OSError as exc:
+        raise ProblemgenError(f"{path}: cannot read the overrides file ({exc.strerror})") from None
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ProblemgenError(f"{path}: not a UTF-8 TOML file ({exc})") from None
+    tables = data.get("override", [])
+    if set(data) - {"override"} or not isinstance(tables, list):
+        raise ProblemgenError(f"{path}: expected only [[override]] tables")
+    result: dict[str, list[Override]] = {}
+    for number, table in enumerate(tables, start=1):
+        item = _override(path, number, table)
+        result.setdefault(item.student, []).append(item)
+    return result
+
+
+def _override(path: Path, number: int, table) -> Override:
+    where = f"{path}, override {number}"
+    if not isinstance(table, dict) or set(table) != {"student", "part", "score", "reason"}:
+        raise ProblemgenError(f"{where}: needs exactly student, part, score and reason")
+    score = table["score"]
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 1:
+        raise ProblemgenError(f"{where}: score is the fraction of the part's points, from 0 to 1 (got {score!r})")
+    if not all(isinstance(table[k], str) and table[k].strip() for k in ("student", "part", "reason")):
+        raise ProblemgenError(f"{where}: student, part and reason must be non-empty strings")
+    return Override(table["student"].strip(), table["part"].strip(), float(score), " ".join(table["reason"].split()))
+
+
+def apply_overrides(report: Report, overrides: tuple[Override, ...] | list[Override]) -> tuple[Report, tuple[str, ...]]:
+    """The report with each override's part rescored, and one line per override (applied or not)."""
+    results = list(report.results)
+    lines = []
+    for item in overrides:
+        index = next((i for i, r in enumerate(results) if r.name == item.part), None)
+        if index is None:
+            lines.append(f"{item.part}: not applied, the sheet has no such part ({item.reason})")
+            continue
+        old = results[index]
+        new_score = item.score * old.max_score
+        results[index] = replace(old, score=new_score, status="override", passed=item.score >= 1,
+                                 feedback=f"regraded by the instructor: {item.reason} (was {old.status}, {old.score:g} points)")
+        lines.append(f"{item.part}: {old.score:g} -> {new_score:g} of {old.max_score:g} points ({item.reason})")
+    return replace(report, results=tuple(results)), tuple(lines)
