@@ -12,6 +12,7 @@ import json
 
 from problemgen.classes.rows import GRADED, STATUSES, Record, status_head
 from problemgen.classes.statistics import possible_copies
+from problemgen.misconceptions.catalogue import describe
 
 
 def _round(x: float) -> float:
@@ -32,8 +33,6 @@ def flag_copies(records: list[Record]) -> list[dict]:
 def class_summary(title: str, records: list[Record], items: list[dict], copies: list[dict],
                   warnings: list[str] = ()) -> dict:
     """Everything the summary shows, as one JSON-ready dict (``items`` from ``ItemStatistics.items``)."""
-    from problemgen.misconceptions.catalogue import describe
-
     counted = [r for r in records if r.counted]
     scores = sorted(r.score for r in counted)
     students_by_tag: dict[str, set[str]] = {}
