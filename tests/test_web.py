@@ -34,7 +34,9 @@ def db(tmp_path):
 @pytest.fixture
 def client(db):
     app = create_app(db, clock=lambda: NOW)
-    return Client(app.test_client())
+    client = Client(app.test_client())
+    client.db = db
+    return client
 
 
 class Client:
@@ -288,3 +290,19 @@ def test_serve_help_has_an_example():
 
     result = CliRunner().invoke(serve_command, ["--help"])
     assert result.exit_code == 0 and "Example:" in result.output and "--no-browser" in result.output
+
+
+def test_the_read_as_preview_shows_the_reading_and_never_the_verdict(client):
+    item = client.api("/api/start")
+    problem = problem_of(item)
+    part = next(p for p in problem.parts if p.type == "matrix")
+    right = client.api("/api/preview", {"item": item["item"], "part": part.key, **key_payload(part)})
+    cells = [["1/2"] * len(row) for row in (part.value if isinstance(part.value[0], list) else [part.value])]
+    other = client.api("/api/preview", {"item": item["item"], "part": part.key, "cells": cells})
+    assert right["readable"] and other["readable"] and "<math" in other["html"] and "0.5" in other["html"]
+    assert set(right) == set(other) == {"readable", "html"}  # nothing says which one is right
+    junk = [["@@"] * len(row) for row in cells]
+    garbage = client.api("/api/preview", {"item": item["item"], "part": part.key, "cells": junk})
+    assert not garbage["readable"] and garbage["html"]
+    with ProgressStore(client.db) as store:
+        assert store.answers() == []  # previews are not answers

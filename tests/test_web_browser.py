@@ -41,7 +41,7 @@ def server(tmp_path_factory):
     from problemgen.practice.web.app import create_app
 
     app = create_app(tmp_path_factory.mktemp("web") / "progress.sqlite3")
-    httpd = make_server("127.0.0.1", 0, app, threaded=True)
+    httpd = make_server("127.0.0.1", 0, app, threaded=False)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_port}"

@@ -8,6 +8,7 @@ path that leaves it); banks only by the names of the shipped banks; the database
 
 from __future__ import annotations
 
+import threading
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
@@ -43,7 +44,7 @@ def create_app(db_path: str | Path, *, clock: Callable[[], datetime] | None = No
     app = Flask(__name__, static_folder=str(STATIC_DIR), static_url_path="/static",
                 template_folder=str(templates_dir() / "web"))
     app.jinja_env.autoescape = True  # templates are *.html.j2: Flask would not guess it from the name
-    app.config.update(MAX_CONTENT_LENGTH=MAX_REQUEST_BYTES, JSON_SORT_KEYS=False)
+    app.config.update(MAX_CONTENT_LENGTH=MAX_REQUEST_BYTES, SEND_FILE_MAX_AGE_DEFAULT=3600)
     state = app.extensions["problemgen"] = {
         "db": Path(db_path), "clock": clock or clock_from_env(), "token": security.new_token(),
         "services": services or default_services(), "curriculum": curriculum or load_curriculum(),
@@ -63,9 +64,23 @@ def _state() -> dict[str, Any]:
 
 def _practice() -> Practice:
     state = _state()
+    return Practice(_store(state), state["curriculum"], state["services"], state["clock"], state["session"])
+
+
+def _store(state: dict[str, Any]) -> ProgressStore:
+    """The progress store for this request.
+
+    SQLite connections belong to the thread that opened them, and closing the last connection
+    checkpoints the journal (a disk sync), so the server's one serving thread keeps its store open for
+    the app's life; a request on any other thread (a threaded server) opens its own for the request."""
+    if state.get("store_thread") == threading.get_ident():
+        return state["store"]
+    if "store" not in state:
+        state["store"], state["store_thread"] = ProgressStore(state["db"]), threading.get_ident()
+        return state["store"]
     if "store" not in g:
         g.store = ProgressStore(state["db"])
-    return Practice(g.store, state["curriculum"], state["services"], state["clock"], state["session"])
+    return g.store
 
 
 def _page(template: str, **context: Any) -> str:

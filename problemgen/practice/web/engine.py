@@ -128,7 +128,8 @@ class Practice:
         title = _title(result.mistake)
         reply = {"status": result.status, "feedback": _without_title(result.feedback, title),
                  "mistake": result.mistake, "mistake_title": title,
-                 "mistake_hint": _mistake_hint(part, result.mistake)}
+                 "mistake_hint": _mistake_hint(part, result.mistake),
+                 "read_as": result.read_as if result.status != "invalid" else ""}
         after_view = self.view(self.store.items()[-1])
         reply["item_complete"] = after_view.complete
         reply["progress"] = self._report(view.record.unit, before) if after_view.complete else []

@@ -32,7 +32,8 @@ def serve(host: str, port: int, db: str | Path, *, open_browser: bool, out: Text
 
     app = create_app(db)
     try:
-        server = make_server(host, port, app, threaded=True)
+        # one serving thread: a local page for one student, and its progress store stays open (see app._store)
+        server = make_server(host, port, app, threaded=False)
     except OSError as exc:
         raise ProblemgenError(f"cannot listen on {host}:{port} ({exc.strerror or exc})") from exc
     shown_host = f"[{host}]" if ":" in host else host

@@ -100,6 +100,7 @@ function setupProblem(article) {
       try {
         const result = await post("/api/answer", { item, part, ...payload(fieldset) });
         feedback.replaceChildren();
+        if (result.read_as) feedback.append(paragraph("Read as: " + result.read_as));
         if (result.status === "correct") {
           feedback.append(paragraph("Correct.", "good"));
           fieldset.classList.add("done");
