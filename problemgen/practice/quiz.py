@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import threading
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable, Mapping
@@ -117,6 +118,7 @@ class Services:
     available: Mapping[str, tuple[int, ...]]
     summary: Mapping[str, str] = field(default_factory=dict)
     shown: Callable[[str], frozenset[str] | None] = lambda kind: None  # solution values a kind prints
+    warm_up: Callable[[], object] = lambda: None  # called once the first problem is on screen
 
 
 def default_services() -> Services:
@@ -135,7 +137,22 @@ def default_services() -> Services:
         available={k["name"]: tuple(k["difficulties"]) for k in kinds},
         summary={k["name"]: k["summary"] for k in kinds},
         shown=solution_names,
+        warm_up=warm_expression_reader,
     )
+
+
+def warm_expression_reader() -> threading.Thread:
+    """Import the expression reader (and SymPy, ~1 s) in a background thread while the student reads
+    the first problem, so the first answer written as an expression is graded at once instead of
+    waiting for the import; start-up itself never loads SymPy."""
+    def load() -> None:
+        from problemgen.answers import mathparse  # lazy on purpose: the import is what is being moved off start-up
+
+        mathparse.parse_expression("2*x + 1", ("x",))
+
+    thread = threading.Thread(target=load, name="warm-expression-reader", daemon=True)
+    thread.start()
+    return thread
 
 
 def clock_from_env(env: Mapping[str, str] | None = None) -> Callable[[], datetime]:
@@ -182,6 +199,7 @@ class QuizSession:
         self.session_id = 0
         self.current_unit: str | None = None
         self.leave: str | None = None  # the kind just skipped
+        self.warmed = False
 
     # -- top level ----------------------------------------------------------------------------
 
@@ -334,6 +352,9 @@ class QuizSession:
     def _show(self, problem: Problem) -> None:
         self.console.say(f"── {problem.title} · variant {problem.variant_id} ──", "bold")
         self.console.say(self.services.render(problem, "prompt").rstrip())
+        if not self.warmed:
+            self.warmed = True
+            self.services.warm_up()
 
     def _draw(self, choice: Choice) -> Problem:
         last = last_of_kind(self.store.items(), choice.kind)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 
 import reference
-from reference import exact as rx
 from problemgen.model.core import AnswerPart, Draft
 from problemgen.misconceptions.attention import attention_no_scaling, attention_scale_by_dk, attention_softmax_wrong_axis
 from problemgen.misconceptions.catalogue import mistake
@@ -31,6 +30,15 @@ from problemgen.problems._common import (
     softmax_latex,
 )
 from problemgen.model.registry import register
+
+
+def _exact():
+    """``reference.exact`` (SymPy arithmetic), loaded on the first exact softmax: importing SymPy at
+    start-up would cost the quiz a second before its first question, and most kinds never need it."""
+    from reference import exact  # lazy: SymPy start-up cost, see the docstring
+
+    return exact
+
 
 # Per difficulty: query/key counts, d_k choices and the entry range of Q and K.
 # d_k = 4 keeps sqrt(d_k) = 2 rational at difficulty 1; entries in -1..1 keep |scaled score| <= 2.
@@ -135,7 +143,7 @@ def weights(rng, difficulty, *, L=None, d_k=None):
         key="weights", type="matrix", value=w, label="the attention weights A", atol=WEIGHT_ATOL,
         mistakes=_weight_mistakes(q, k, v, scaled),
     )
-    first_row = list(rx.scaled_scores(q[:1].tolist(), k.tolist()))  # exact scaled scores of query 1
+    first_row = list(_exact().scaled_scores(q[:1].tolist(), k.tolist()))  # exact scaled scores of query 1
     return Draft(
         params={"Q": q, "K": k, "d_k": q.shape[1]},
         parts=[part],
@@ -205,8 +213,8 @@ def one_query(rng, difficulty, *, n=None, d_k=None):
     scaled = s / np.sqrt(d_k)  # (n,)
     no_scale_out, no_scale_w = attention_no_scaling(q[None, :], k, v)
     by_dk_w = attention_scale_by_dk(q[None, :], k, v)[1][0]  # (n,)
-    exact_scaled = rx.scaled_scores(q[None, :].tolist(), k.tolist())  # (1, n) exact; no output stage needed
-    exact = exact_string(rx.softmax(exact_scaled)[0, top])
+    exact_scaled = _exact().scaled_scores(q[None, :].tolist(), k.tolist())  # (1, n) exact; no output stage needed
+    exact = exact_string(_exact().softmax(exact_scaled)[0, top])
     exact_latex = softmax_latex(list(exact_scaled), top)
     parts = [
         AnswerPart(key="scores", type="matrix", value=s, label="the raw scores q·k_j", atol=0.0),

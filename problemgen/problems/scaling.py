@@ -26,7 +26,15 @@ from problemgen.problems._common import (
     require,
 )
 from problemgen.model.registry import register
-from reference import exact as rx
+
+
+def _exact():
+    """``reference.exact`` (SymPy arithmetic), loaded on the first exact softmax: importing SymPy at
+    start-up would cost the quiz a second before its first question, and most kinds never need it."""
+    from reference import exact  # lazy: SymPy start-up cost, see the docstring
+
+    return exact
+
 
 _WIDTHS = tuple(range(4, 257, 4))
 """Key widths for variance questions: multiples of 4 up to 256 (typical per-head widths included)."""
@@ -92,7 +100,7 @@ def saturation(rng, difficulty, *, d_k=None):
     require(scaled.max() <= 0.9, "even the scaled softmax is saturated")
     require(unscaled.max() >= 0.95, "the unscaled softmax is not saturated: nothing to contrast")
     exponents = [sympy.Integer(int(x)) / sympy.sqrt(d_k) for x in s]  # exact scaled scores
-    exact = exact_string(rx.softmax([exponents])[0, top])
+    exact = exact_string(_exact().softmax([exponents])[0, top])
     exact_latex = softmax_latex(exponents, top)
     parts = [
         AnswerPart(key="unscaled_max", type="number", value=float(unscaled[top]), atol=0.0005,
