@@ -26,8 +26,8 @@ from problemgen.sheets.answersheet import (  # noqa: E402
     read_sheet,
     toml_value,
 )
-from problemgen.model.core import ProblemgenError  # noqa: E402
-from problemgen.sheets.grading import grade_sheet  # noqa: E402
+from problemgen.model.core import AnswerPart, ProblemgenError  # noqa: E402
+from problemgen.sheets.grading import grade_part, grade_sheet  # noqa: E402
 
 VARIANT = fx.fixture_variant(student="s001")
 
@@ -155,17 +155,26 @@ def test_a_table_given_twice_is_merged_when_its_keys_differ():
     assert sheet.tables["p1"] == {"top": 0.73, "weights": [[1]]}
 
 
-def test_a_broken_multiline_array_invalidates_only_its_part():
+def test_a_statement_toml_refuses_is_kept_as_typed_text_and_the_rest_is_read():
     text = "[p1]\nweights = [[0.73, 0.27],\n  [0.27 0.73]]\ntop = 0.73\n[p2]\nhalf = 0.7\n"
     sheet = parse_sheet_text(text)
-    bad = sheet.tables["p1"]["weights"]
-    assert isinstance(bad, BadValue) and bad.message.startswith("line 2:") and "line 3" in bad.message
+    assert sheet.tables["p1"]["weights"] == "[[0.73, 0.27],\n  [0.27 0.73]]"  # numpy's spacing: the matrix reader's job
     assert sheet.tables["p1"]["top"] == 0.73 and sheet.tables["p2"]["half"] == 0.7
+
+
+def test_a_broken_quoted_string_invalidates_only_its_part():
+    text = "[p1]\nweights = \"[[0.73, 0.27],\n  [0.27 0.73]]\ntop = 0.73\n"
+    sheet = parse_sheet_text(text)
+    bad = sheet.tables["p1"]["weights"]
+    assert isinstance(bad, BadValue) and bad.message.startswith("line 2:")
+    assert sheet.tables["p1"]["top"] == 0.73
 
 
 def test_a_bare_fullwidth_number_is_named_in_the_message():
     sheet = parse_sheet_text("[p3]\nparams = \uff11\uff12\n")
-    assert "FULLWIDTH DIGIT ONE" in sheet.tables["p3"]["params"].message
+    part = AnswerPart(key="params", type="integer", value=12)
+    result = grade_part(part, sheet.tables["p3"]["params"])
+    assert result.status == "invalid" and "FULLWIDTH DIGIT ONE" in result.feedback
 
 
 def test_nan_and_inf_are_kept_as_non_finite_markers():

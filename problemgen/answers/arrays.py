@@ -194,9 +194,13 @@ def structure(raw: Any, depth: int = 0) -> tuple[tuple[int, ...], list[Any]]:
     if len(set(shapes)) != 1:
         first = shapes[0]
         other = next(i for i, s in enumerate(shapes) if s != first)
-        raise InvalidAnswer(f"rows of different lengths: row 1 is {shape_text(first)}, row {other + 1} is "
-                            f"{shape_text(shapes[other])}; every row needs the same number of entries")
+        raise InvalidAnswer(f"rows of different lengths: row 1 has {_count(first)}, row {other + 1} has "
+                            f"{_count(shapes[other])}; every row needs the same number of entries")
     return (len(raw), *shapes[0]), flat
+
+
+def _count(shape: tuple[int, ...]) -> str:
+    return f"{shape[0]} entries" if len(shape) == 1 else shape_text(shape)
 
 
 def shape_text(shape: tuple[int, ...]) -> str:

@@ -62,7 +62,7 @@ def score_matrix(rng: np.random.Generator, difficulty: int, *, dtype: str | None
         scale = UNITS[unit]
         parts.append(AnswerPart(
             "bytes", "number", n_bytes / scale, label=f"the memory in {unit}", rtol=RTOL,
-            exact=str(Fraction(n_bytes, scale)),
+            exact=str(Fraction(n_bytes, scale)), spec={"unit": unit},
             mistakes=(mistake("wrong_dtype_bytes", other_width / scale),
                       mistake("bits_not_bytes", n_bytes * 8 / scale),
                       mistake("heads_not_counted", one_head["score_bytes"] / scale),

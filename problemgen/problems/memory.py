@@ -117,7 +117,7 @@ def kv_cache(rng: np.random.Generator, difficulty: int, *, preset: str | None = 
         mistakes = _cache_mistakes(cfg, seq_len, batch, dtype, convert)
         mistakes.append(mistake("decimal_vs_binary_units", _in_unit(size, OTHER_BASE[unit])))
         part = AnswerPart("size", "number", convert(size), label=f"the KV-cache size in {unit}", rtol=RTOL,
-                          exact=str(Fraction(size, UNITS[unit])), mistakes=tuple(mistakes))
+                          exact=str(Fraction(size, UNITS[unit])), spec={"unit": unit}, mistakes=tuple(mistakes))
     per_token = reference.kv_cache_bytes(cfg, 1, 1, DTYPES[dtype])
     return Draft(
         params={"config": config_params(cfg)} | preset_params(cfg) | {
@@ -153,7 +153,7 @@ def gqa_savings(rng: np.random.Generator, difficulty: int, *, n_kv_heads: int | 
         AnswerPart("ratio", "number", float(ratio), label="how many times smaller the GQA cache is", rtol=RTOL,
                    exact=str(ratio)),
         AnswerPart("saved", "number", _in_unit(saved, unit), label=f"the memory saved in {unit}", rtol=RTOL,
-                   exact=str(Fraction(saved, UNITS[unit])),
+                   exact=str(Fraction(saved, UNITS[unit])), spec={"unit": unit},
                    mistakes=(mistake("kv_not_both_cached", _in_unit(saved // 2, unit)),
                              mistake("decimal_vs_binary_units", _in_unit(saved, OTHER_BASE[unit])))),
     ]

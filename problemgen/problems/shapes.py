@@ -55,9 +55,16 @@ def _given(dims: dict[str, int], names: tuple[str, ...]) -> dict[str, int]:
     return {n: dims[n] for n in names}
 
 
-def _shape_part(key: str, value: tuple, dims: dict[str, int], mistakes: tuple = ()) -> AnswerPart:
-    return AnswerPart(key=key, type="shape", value=list(value), label=f"the shape of {key}",
-                      spec={"dims": dims}, mistakes=mistakes)
+SAME_WIDTH_HEADS = {"d_v": "d_k", "d_model": "h*d_k"}
+"""Names the multi-head prompts define as equal ("h heads of width d_k = d_v", d_k = d_model / h): the
+grader takes (B, L, d_model) for (B, L, h*d_v) there, as it takes the numbers."""
+
+
+def _shape_part(key: str, value: tuple, dims: dict[str, int], mistakes: tuple = (), equal: dict | None = None
+                ) -> AnswerPart:
+    spec = {"dims": dims, "equal": equal} if equal else {"dims": dims}
+    return AnswerPart(key=key, type="shape", value=list(value), label=f"the shape of {key}", spec=spec,
+                      mistakes=mistakes)
 
 
 def _swap_head_and_length(shape: tuple) -> list:
@@ -85,7 +92,7 @@ def trace(rng, difficulty):
         "concat": (mistake("concat_wrong_axis", ["B", "h*L", "d_v"]),),
     }
     stages = _pick_stages(rng, *_TRACE_ASKED[difficulty], always=("scores",))
-    parts = [_shape_part(s, shapes[s], given, wrong.get(s, ())) for s in stages]
+    parts = [_shape_part(s, shapes[s], given, wrong.get(s, ()), SAME_WIDTH_HEADS) for s in stages]
     return Draft(params={"dims": given, "stages": list(stages)}, parts=parts,
                  solution={"shapes": {s: list(shapes[s]) for s in stages},
                            "numbers": {s: list(v) for s, v in
@@ -111,7 +118,8 @@ def cross(rng, difficulty):
         given = _given(dims, ("B", "L", "S", "d_model", "h", "d_k", "d_v"))
     stages = _pick_stages(rng, *_CROSS_ASKED[difficulty], always=("scores", "output"))
     wrong = {"scores": (mistake("transpose_scores", [*shapes["scores"][:-2], "S", "L"]),)}
-    parts = [_shape_part(s, shapes[s], given, wrong.get(s, ())) for s in stages]
+    equal = SAME_WIDTH_HEADS if difficulty > 1 else None  # difficulty 1 gives the values their own width
+    parts = [_shape_part(s, shapes[s], given, wrong.get(s, ()), equal) for s in stages]
     return Draft(params={"dims": given, "stages": list(stages), "batched": difficulty > 1}, parts=parts,
                  solution={"shapes": {s: list(shapes[s]) for s in stages}})
 

@@ -259,6 +259,10 @@ def _recover(text: str, whole_error: str) -> SheetAnswers:
         try:
             target[key] = _loads(chunk)[key]
         except (ValueError, KeyError) as exc:
+            unquoted = _unquoted_value(chunk)
+            if unquoted is not None:  # e.g. w = [[.5 .5] [.25 .75]]: the answer types read it as typed text
+                target[key] = unquoted
+                continue
             message = _LINE_REF.sub(lambda m: f"line {int(m.group(1)) + start - 1}", str(exc))
             target[key] = BadValue(f"line {start}: cannot read the value: {_explain(chunk, message)}")
     warnings = [f"line {n} ignored: not part of any answer" for n in stray]
@@ -268,6 +272,23 @@ def _recover(text: str, whole_error: str) -> SheetAnswers:
     for name in sorted(root):
         warnings.append(f"top-level key {name!r} ignored: answers belong under a problem table such as [p1]")
     return SheetAnswers(tables=tables, meta=meta, warnings=tuple(warnings))
+
+
+def _unquoted_value(chunk: str) -> str | None:
+    """The text after ``key =`` of a statement TOML refused, read as the student's typed answer.
+
+    The same reader then serves the sheet and the quiz line: ``x = −0.5``, ``s = (B, L, d)`` or a
+    numpy-printed matrix over several lines need no quotes. A broken quoted string, or nothing after
+    ``=``, stays unreadable (None): its intent is not clear.
+    """
+    value = chunk.split("=", 1)[1]
+    lines = [line for line in value.split("\n") if not line.strip().startswith("#")]
+    text = "\n".join(lines).strip()
+    if " #" in text.split("\n")[-1]:
+        text = text.rsplit(" #", 1)[0].rstrip()
+    if not text or text[0] in "\"'" or len(text) > MAX_TEXT_ANSWER:
+        return None
+    return text
 
 
 def _explain(text: str, message: str) -> str:

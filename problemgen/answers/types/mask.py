@@ -51,9 +51,8 @@ def as_mask_entry(x: Any, representation: str, what: str) -> bool:
         return True
     number = _number(x)
     if number is not None and number <= LARGE_NEGATIVE:
-        raise InvalidAnswer(f"{what} is {echo(x)}: a large negative number is not -inf ({echo(x)} still lets a "
-                            "little attention through); this problem asks for an additive mask, write -inf "
-                            "for a blocked entry")
+        raise InvalidAnswer(f"{what} is {echo(x)}: {number:g} is not -inf (it still lets a little attention "
+                            "through); this problem asks for an additive mask, write -inf for a blocked entry")
     raise InvalidAnswer(f"{what} is {echo(x)}: this problem asks for an additive mask, "
                         f"0 (may attend) or -inf (blocked)")
 

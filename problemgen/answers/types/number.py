@@ -25,8 +25,8 @@ OTHER_UNIT = {"MB": "MiB", "MiB": "MB", "GB": "GiB", "GiB": "GB", "KB": "KiB", "
               "TiB": "TB", "bytes": "bits", "bits": "bytes"}
 UNIT_MISTAKE = {"MB": "decimal_vs_binary_units", "MiB": "decimal_vs_binary_units", "GB": "decimal_vs_binary_units",
                 "GiB": "decimal_vs_binary_units", "KB": "decimal_vs_binary_units", "KiB": "decimal_vs_binary_units",
-                "TB": "decimal_vs_binary_units", "TiB": "decimal_vs_binary_units", "bits": "bits_vs_bytes",
-                "bytes": "bits_vs_bytes"}
+                "TB": "decimal_vs_binary_units", "TiB": "decimal_vs_binary_units", "bits": "bits_not_bytes",
+                "bytes": "bits_not_bytes"}
 _UNIT_SUFFIX = re.compile(r"(.*?\S)\s*([A-Za-z]{1,5})")
 _PERCENT = re.compile(r"(.*?)\s*%")
 
