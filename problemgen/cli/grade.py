@@ -38,8 +38,12 @@ def grade_command(answers, variant_path, class_dir, overrides_file, fmt, output,
     statistics and misconceptions), items.csv and reports/<student>.<ext>. It prints the summary
     (JSON with --format json).
 
-    Each part is correct, wrong or invalid (unreadable: the message says what to write). Blank answers
-    are wrong ("no answer"); matrices earn the fraction of entries within tolerance, multiple choice
+    An answer is wrong only when it was read unambiguously and its value is wrong. Anything not read
+    unambiguously is invalid: it costs nothing, and the message says what was read, where reading
+    stopped and one way to write it. Sheet values and quiz lines are read alike: fractions, .5, −0.5,
+    √2, π, 2.5×10^3, numpy/MATLAB matrices, (B, L, d) or B x L x d, T/F masks, (b) or option b.
+
+    Each part is correct, wrong or invalid. Blank answers are wrong ("no answer"); matrices earn the fraction of entries within tolerance, multiple choice
     right minus wrong picks; a sheet that cannot be read at all scores 0 and says why. Shapes: names
     match by name, a product of names as a product (h*d_k = d_k*h); a number may stand for a name whose
     value the problem gave (512 or 8*d_k for h*d_k with h = 8, d_k = 64); a different name of the same

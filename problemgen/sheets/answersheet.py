@@ -220,7 +220,7 @@ def _split_tables(data: dict, warnings: list[str]) -> SheetAnswers:
     return SheetAnswers(tables=tables, meta=meta, warnings=tuple(warnings))
 
 
-_HEADER = re.compile(r"^\s*\[\s*([A-Za-z0-9_-]+)\s*\]\s*(#.*)?$")
+_HEADER = re.compile(r"^\s*\[\s*([A-Za-z_][A-Za-z0-9_-]*)\s*\]\s*(#.*)?$")  # not " [0]", a row of a bare matrix
 _KEY_LINE = re.compile(r"^\s*([A-Za-z0-9_-]+)\s*=")
 _LINE_REF = re.compile(r"line (\d+)")
 

@@ -20,6 +20,7 @@ from problemgen.model.core import AnswerPart
 LARGEST_FLOAT_INTEGER = 2**53
 MAX_INTEGER_DIGITS = 400
 _PLAIN = re.compile(r"[+-]?\d{1,400}")
+_GROUPS_IN_EXPRESSION = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d.,])")
 _UNIT = re.compile(r"(.*?\d)\s*(bytes|byte|B|params|parameters)", re.IGNORECASE)
 
 
@@ -58,6 +59,7 @@ def integer_from_text(raw: str, what: str = "answer") -> int:
         value = float(text)
         if value.is_integer() and abs(value) <= LARGEST_FLOAT_INTEGER:
             return int(value)
+    text = _GROUPS_IN_EXPRESSION.sub(lambda m: m.group(0).replace(",", ""), text)  # 62,219,904 * 2
     mp = mathparse()
     try:
         expr = mp.parse_expression(text.replace("x", "*") if re.fullmatch(r"[\d\s^*x()]+", text) else text).expr

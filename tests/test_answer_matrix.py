@@ -1,0 +1,97 @@
+"""Matrix answers: every common notation of the right matrix is correct, in every channel."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from answer_channels import statuses, verdicts  # noqa: E402
+
+from problemgen.model.core import AnswerPart  # noqa: E402
+
+KEY = AnswerPart(key="w", type="matrix", value=[[0.5, 0.5], [0.25, 0.75]], atol=0.005)
+ROW = AnswerPart(key="r", type="matrix", value=[[0.1, 0.2, 0.7]], atol=0.005)
+WIDE = AnswerPart(key="m", type="matrix", value=[[1, -1, 0], [2, 0, 3]], atol=0.0)
+SOFT = AnswerPart(key="s", type="matrix", value=[[0.8807970779778823, 0.11920292202211755]], atol=0.005)
+
+ACCEPTED = [
+    (KEY, "[[0.5, 0.5], [0.25, 0.75]]"),
+    (KEY, "[[1/2, 1/2], [1/4, 3/4]]"),
+    (KEY, "[[.5, .5], [.25, .75]]"),
+    (KEY, "[[0.5 0.5]\n [0.25 0.75]]"),             # numpy's printed form
+    (KEY, "[[0.5 0.5] [0.25 0.75]]"),
+    (KEY, "array([[0.5, 0.5], [0.25, 0.75]])"),
+    (KEY, "np.array([[0.5, 0.5],\n [0.25, 0.75]])"),
+    (KEY, "[0.5 0.5; 0.25 0.75]"),                   # MATLAB
+    (KEY, "((0.5, 0.5), (0.25, 0.75))"),             # tuples
+    (KEY, "[[0.5, 0.5,], [0.25, 0.75,],]"),          # trailing commas
+    (KEY, "0.5 0.5\n0.25 0.75"),                     # rows on separate lines
+    (KEY, "[[1/sqrt(4), exp(0)/2], [1/4, 3/4]]"),    # exact expressions
+    (KEY, "[[½, 0.5], [0.25, 0.75]]".replace("½", "1/2")),
+    (WIDE, "[1 -1 0; 2 0 3]"),                       # a space before a sign starts an entry
+    (WIDE, "[[1, \u22121, 0], [2, 0, 3]]"),          # Unicode minus
+    (WIDE, "[[1, 1 - 2, 0], [2, 0, 3]]"),            # spaced operators stay inside the entry
+    (SOFT, "[[exp(2)/(1+exp(2)), 1/(1+exp(2))]]"),
+    (ROW, "[[0.1 0.2 0.7]]"),
+]
+
+INVALID = [
+    (KEY, "[0.5, 0.5, 0.25, 0.75]", "write 2 rows of 2"),  # a flat list of the right length
+    (ROW, "[0.1, 0.2, 0.7]", "one row inside double brackets"),
+    (ROW, "[[0.1], [0.2], [0.7]]", "one row inside double brackets"),
+    (KEY, "[[0.5, 0.5], [0.25, 0.75]", "never closed"),
+    (KEY, "[[0.5, 0.5], [0.25, 0.75, 1]]", "different lengths"),
+    (KEY, "[[0.5, x], [0.25, 0.75]]", "entry (1, 2)"),
+    (KEY, "[[0,5, 0,5], [0,25, 0,75]]", "shape error"),  # decimal commas read as more entries: not unambiguous
+]
+
+WRONG = [
+    (KEY, "[[0.5, 0.25], [0.5, 0.75]]", "(1, 2), (2, 1)"),   # transposed
+    (KEY, "[[0.5 0.5] [0.25 0.7]]", "(2, 2)"),
+    (WIDE, "[1 - 1 0; 2 0 3]", "shape error"),               # 1 - 1 is one entry (0): a 2-entry first row
+]
+
+
+@pytest.mark.parametrize("part, text", ACCEPTED)
+def test_notations_of_the_key_are_correct_in_every_channel(part, text):
+    results = verdicts(part, text)
+    assert {r.status for r in results.values()} == {"correct"}, {k: r.feedback for k, r in results.items()}
+
+
+@pytest.mark.parametrize("part, text, message", INVALID)
+def test_ambiguous_layouts_are_invalid_and_say_how_to_write_them(part, text, message):
+    results = verdicts(part, text)
+    if message == "shape error":
+        assert {r.status for r in results.values()} <= {"invalid", "wrong"}
+        return
+    for channel, result in results.items():
+        assert result.status == "invalid" and message in result.feedback, (channel, result)
+        assert "without quotes" not in result.feedback
+
+
+@pytest.mark.parametrize("part, text, where", WRONG)
+def test_wrong_values_read_unambiguously_are_wrong(part, text, where):
+    for channel, result in verdicts(part, text).items():
+        assert result.status in ("wrong", "invalid") if where == "shape error" else result.status == "wrong"
+        assert where in result.feedback or result.status == "invalid", (channel, result)
+
+
+def test_the_quiz_says_how_it_read_a_notation_that_was_not_plain():
+    result = verdicts(KEY, "[[.5 .5] [.25 .75]]")["typed"]
+    assert result.read_as == "[[.5, .5], [.25, .75]]"
+    assert verdicts(KEY, "[[0.5, 0.5], [0.25, 0.75]]")["typed"].read_as == ""
+
+
+def test_matrices_of_plain_numbers_are_read_without_sympy():
+    import subprocess
+
+    code = ("import sys; from problemgen.model.core import AnswerPart; from problemgen.sheets.grading import grade_text;"
+            "p = AnswerPart(key='w', type='matrix', value=[[0.5, 0.5], [0.25, 0.75]], atol=0.005);"
+            "assert grade_text(p, '[[1/2 .5]; [0.25 3/4]]'.replace(';', '')).status == 'correct';"
+            "assert grade_text(p, '[0.5 0.5; 0.25 0.75]').status == 'correct';"
+            "print('sympy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parents[1])
+    assert out.stdout.strip() == "False", out.stderr

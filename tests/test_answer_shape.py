@@ -1,0 +1,49 @@
+"""Shape answers: one rule for names, given numbers, products and names the prompt defines as equal."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from answer_channels import verdicts  # noqa: E402
+
+from problemgen.model.core import AnswerPart  # noqa: E402
+
+DIMS = {"B": 4, "L": 12, "h": 8, "d_k": 128, "d_v": 128, "d_model": 1024}
+MERGED = AnswerPart(key="s", type="shape", value=["B", "L", "h*d_v"],
+                    spec={"dims": DIMS, "equal": {"d_v": "d_k", "d_model": "h*d_k"}})
+PLAIN = AnswerPart(key="s", type="shape", value=["B", "L", "h*d_k"], spec={"dims": DIMS})
+
+ACCEPTED = [
+    (MERGED, "(B, L, h*d_v)"), (MERGED, "(B, L, d_model)"), (MERGED, "(B, L, h*d_k)"), (MERGED, "(4, 12, 1024)"),
+    (MERGED, "[B, L, d_v*h]"), (MERGED, "B x L x h*d_v"), (MERGED, "B \u00d7 L \u00d7 h\u00b7d_v"),
+    (MERGED, "(B, L, h\u00d7d_v)"), (MERGED, "torch.Size([4, 12, 1024])"), (MERGED, "4x12x1024"),
+    (MERGED, "(B, L, 8*d_k)"), (PLAIN, "(B, L, d_k*h)"), (PLAIN, "(B,L,h*d_k)"), (PLAIN, "(4, 12, 1024)"),
+]
+
+WRONG = [
+    (PLAIN, "(B, L, h*d_v)"),      # an unrelated name of equal value stays wrong
+    (PLAIN, "(B, L, d_model)"),    # this part does not define d_model = h*d_k
+    (MERGED, "(B, h, L, d_v)"),
+    (MERGED, "(L, B, h*d_v)"),
+]
+
+
+@pytest.mark.parametrize("part, text", ACCEPTED)
+def test_notations_of_the_key_are_correct_in_every_channel(part, text):
+    results = verdicts(part, text)
+    assert {r.status for r in results.values()} == {"correct"}, {k: r.feedback for k, r in results.items()}
+
+
+@pytest.mark.parametrize("part, text", WRONG)
+def test_other_dimensions_are_wrong(part, text):
+    assert {r.status for r in verdicts(part, text).values()} == {"wrong"}
+
+
+@pytest.mark.parametrize("text, message", [("(B, __import__('os'), L)", "dimension"), ("(B, L, d_k", "dimension")])
+def test_unreadable_shapes_are_invalid(text, message):
+    for channel, result in verdicts(PLAIN, text).items():
+        assert result.status == "invalid" and message in result.feedback, (channel, result)
