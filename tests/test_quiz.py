@@ -366,3 +366,11 @@ def test_quitting_mid_item_keeps_answered_parts_and_resumes_the_same_variant(sto
 def test_show_reprints_the_problem(store):
     code, script = run(store, "show", "quit")
     assert script.text.count("[prompt] a = ") == 2
+
+
+def test_the_quiz_says_how_it_read_an_answer_that_was_not_plain(store):
+    code, script = run(store, lambda problem, part: f"{part.value * 2}/2", "quit")
+    assert "✓ Correct." in script.text
+    assert "read as: " in script.text
+    code, script = run(store, right, "quit")
+    assert "read as" not in script.text  # a plain answer is not echoed back

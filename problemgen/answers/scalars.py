@@ -29,6 +29,12 @@ def mathparse():
     return module
 
 
+def warm_up() -> None:
+    """Import the expression parser and SymPy ahead of need (about 0.7 s), e.g. from a background
+    thread while the quiz shows its first problem, so the first typed expression is graded at once."""
+    mathparse()
+
+
 def fast_number(text: str) -> float | None:
     """The value of a plain decimal, fraction or power-of-ten form, or None (no SymPy, no errors)."""
     if len(text) > MAX_DIGITS:
