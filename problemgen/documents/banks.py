@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from problemgen.documents import texmath
 from problemgen.model.core import ProblemgenError
 from problemgen.model.registry import all_kinds, generate, get_kind, suggest
 from problemgen.resources import banks_dir
@@ -210,6 +211,9 @@ def _check_top(data: dict, check: _Checker, default_id: str) -> tuple[str, str, 
     if not isinstance(instructions, str):
         check.top_issue("instructions", "instructions must be a string")
         instructions = ""
+    for key, text in (("title", title), ("instructions", instructions)):
+        if texmath.problem(text):
+            check.top_issue(key, texmath.problem(text))
     return bank_id, title.strip(), seed, instructions.strip()
 
 
@@ -261,6 +265,8 @@ def _check_item(index: int, raw: Any, check: _Checker) -> BankItem | None:
     if title is not None and (not isinstance(title, str) or not title.strip()):
         check.item_issue(index, "title", "title must be a non-empty string")
         title = None
+    if title and texmath.problem(title):
+        check.item_issue(index, "title", texmath.problem(title))
     overrides = raw.get("overrides", {})
     if not isinstance(overrides, dict):
         check.item_issue(index, "overrides", "overrides must be a table, e.g. overrides = { L = 3 }")

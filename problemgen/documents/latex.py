@@ -43,8 +43,15 @@ def _first_error(log: str) -> str:
 
 
 def _environment() -> dict[str, str]:
+    r"""Reproducible dates, and kpathsea's paranoid file mode for reading and writing.
+
+    ``openin_any=p`` / ``openout_any=p``: no absolute paths, no ``..``, no dot-files, so text that
+    slipped into a document cannot read ``/etc/passwd`` or write outside the build directory;
+    ``shell_escape=f`` (with ``-no-shell-escape``) keeps ``\write18`` from running commands.
+    """
     env = dict(os.environ)
-    env.update({"SOURCE_DATE_EPOCH": "0", "FORCE_SOURCE_DATE": "1", "openout_any": "p"})
+    env.update({"SOURCE_DATE_EPOCH": "0", "FORCE_SOURCE_DATE": "1", "openin_any": "p", "openout_any": "p",
+                "shell_escape": "f"})  # fmt: skip
     return env
 
 
