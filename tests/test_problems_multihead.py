@@ -104,7 +104,7 @@ def test_gqa_shrinks_only_k_and_v():
         assert p.part("w_k").value == [d, g * d_k]
         if p.difficulty >= 2:
             assert p.part("count").value == 2 * d * h * d_k + 2 * d * g * d_k
-            assert _mistakes(p.part("count"))["gqa_ignored"] == 4 * d * h * d_k
+            assert _mistakes(p.part("count"))["kv_projection_all_heads"] == 4 * d * h * d_k
         if p.difficulty == 3:
             assert p.part("saved").value == 2 * d * (h - g) * d_k
 

@@ -66,7 +66,7 @@ def test_attention_layer_equals_reference_and_names_gqa(difficulty):
         found = mistakes_of(p, "count")
         assert found["heads_multiply_params"] > p.part("count").value
         if cfg.kv_heads < cfg.n_heads:
-            assert found["gqa_ignored"] == reference.attention_parameters(replace(cfg, n_kv_heads=None))
+            assert found["kv_projection_all_heads"] == reference.attention_parameters(replace(cfg, n_kv_heads=None))
         if cfg.qkv_bias or cfg.out_bias:
             assert found["forgot_biases"] < p.part("count").value
 

@@ -59,18 +59,15 @@ def wrong(part: AnswerPart, feedback: str, matches: Callable[[Any], bool] | None
           score: float = 0.0) -> PartResult:
     """A wrong answer, naming the first listed mistake whose value ``matches`` the student's answer.
 
-    When several listed mistakes give the same value for this variant, the tag is the first one (the
-    generator lists the likeliest first) and the feedback carries every matching hint.
+    Generation redraws a variant on which two differently named mistakes give one value, so at most
+    one tag matches; its hint alone is the feedback (never one message covering two mistakes).
     """
-    hits = []
     for mistake in part.mistakes if matches else ():
         try:
             if matches(mistake.value):
-                hits.append(mistake)
+                return PartResult("wrong", score, mistake.name, mistake.hint)
         except (InvalidAnswer, ValueError, TypeError, ArithmeticError):
             continue
-    if hits:
-        return PartResult("wrong", score, hits[0].name, " Or: ".join(dict.fromkeys(m.hint for m in hits)))
     return PartResult("wrong", score, None, feedback)
 
 

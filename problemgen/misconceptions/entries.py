@@ -182,6 +182,8 @@ _ENTRIES = (
      "Query head r uses KV head r // (h / h_kv): repeat each KV head in place (np.repeat along the head axis), not np.tile."),
     ("biases_counted_when_none", "bias vectors counted although the model has none",
      "This model's linear layers have no biases: count the weight matrices only."),
+    ("kv_projection_all_heads", "W_K and W_V given all n_heads heads under grouped-query attention",
+     "With grouped-query attention W_K and W_V produce only the n_kv_heads shared heads: n_kv_heads·d_k columns each."),
     ("scale_multiplied", "scores multiplied by √d_k instead of divided by it",
      "Scaled attention divides: S = Q Kᵀ / √d_k."),
     ('causal_missing', 'no causal mask among the new tokens',

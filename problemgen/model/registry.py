@@ -181,10 +181,21 @@ def _freeze_part(part):
 
 
 def indistinguishable_mistakes(problem: Problem) -> list[tuple[str, str]]:
-    """(part key, mistake name) pairs whose value the grader could not tell from the key."""
+    """(part key, mistake name) pairs the grader could not tell apart: a mistake whose value is the key's,
+    or two differently named mistakes with one value (the answer could not say which was made, so the
+    variant is redrawn rather than given a hint that covers both)."""
     clashes = []
     for part in problem.parts:
-        for mistake in part.mistakes:
+        for i, mistake in enumerate(part.mistakes):
             if values_match(part, mistake.value):
                 clashes.append((part.key, mistake.name))
+            clashes += [(part.key, f"{mistake.name}={other.name}") for other in part.mistakes[i + 1 :]
+                        if other.name != mistake.name and _same_value(part, other.value, mistake.value)]  # fmt: skip
     return clashes
+
+
+def _same_value(part, a, b) -> bool:
+    try:
+        return values_match(part, a, b)
+    except (TypeError, ValueError, ArithmeticError):
+        return False

@@ -31,6 +31,7 @@ KINDS = (
     ('multihead.output_projection', 'multihead', 'Mixing the heads with the output projection', 'Concatenate two heads and multiply by W_O (plus b_O at difficulty 3).', [1, 2, 3]),
     ('multihead.params', 'multihead', 'Parameters of one multi-head attention layer', 'Q, K, V and O projections of one layer: weights, then biases, then a free head width.', [1, 2, 3]),
     ('multihead.projection_shapes', 'multihead', 'Shapes of the per-head and packed projections', "Shapes of one head's W_Q, the packed W_Q of all heads and W_O, in a stated convention.", [1, 2, 3]),
+    ('norms.epsilon', 'norms', 'Normalising a quiet token: where ε goes', 'RMSNorm (d1), LayerNorm (d2) or either (d3, four features) of a token whose spread is close to ε.', [1, 2, 3]),
     ('norms.layer_norm', 'norms', 'LayerNorm of a small vector', 'LayerNorm by hand: mean, biased variance and the normalised (scaled, shifted) output.', [1, 2, 3]),
     ('norms.pre_post_ln', 'norms', 'Pre-LN versus post-LN', 'Identify (d1) or compute (d2, d3) one sublayer wired pre-LN or post-LN.', [1, 2, 3]),
     ('norms.residual', 'norms', 'Residual connection around a sublayer', 'x + sublayer(x) where the sublayer is a linear map (d1) or a small ReLU FFN (d2, d3).', [1, 2, 3]),

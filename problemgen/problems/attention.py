@@ -13,7 +13,13 @@ import numpy as np
 
 import reference
 from problemgen.model.core import AnswerPart, Draft
-from problemgen.misconceptions.attention import attention_no_scaling, attention_scale_by_dk, attention_softmax_wrong_axis
+from problemgen.misconceptions.attention import (
+    attention_no_scaling,
+    attention_scale_by_dk,
+    attention_scale_multiplied,
+    attention_softmax_base,
+    attention_softmax_wrong_axis,
+)
 from problemgen.misconceptions.catalogue import mistake
 from problemgen.problems._common import (
     OUTPUT_ATOL,
@@ -103,11 +109,11 @@ def scaled_scores(rng, difficulty, *, L=None, d_k=None):
         AnswerPart(
             key="scale", type="number", value=1 / np.sqrt(d_k), label="the factor multiplying every score",
             atol=0.0005, exact=f"1/sqrt({d_k})",
-            mistakes=(mistake("scale_by_dk", 1 / d_k), mistake("no_scaling", 1.0)),
+            mistakes=(mistake("scale_by_dk", 1 / d_k), mistake("no_scaling", 1.0), mistake("scale_multiplied", np.sqrt(d_k))),
         ),
         AnswerPart(
             key="scaled", type="matrix", value=scaled, label="the scaled scores QKᵀ/√dₖ", atol=SCORE_ATOL,
-            mistakes=(mistake("no_scaling", s), mistake("scale_by_dk", s / d_k)),
+            mistakes=(mistake("no_scaling", s), mistake("scale_by_dk", s / d_k), mistake("scale_multiplied", s * np.sqrt(d_k))),
         ),
     ]
     return Draft(
@@ -121,13 +127,22 @@ def scaled_scores(rng, difficulty, *, L=None, d_k=None):
 
 
 def _weight_mistakes(q, k, v, scaled) -> tuple:
-    """The misconceptions that change the weight matrix, each computed for this variant."""
-    return (
+    """The misconceptions that change the weight matrix, each computed for this variant.
+
+    A base-2 softmax scales the exponents by ln 2 / √d_k; for d_k = 2 that is 0.49, within rounding of
+    the 1/d_k = 0.5 of ``scale_by_dk``, so there the two cannot be told apart and base 2 is not listed
+    (redrawing instead would never ask about d_k = 2).
+    """
+    found = [
         mistake("no_scaling", attention_no_scaling(q, k, v)[1]),
         mistake("scale_by_dk", attention_scale_by_dk(q, k, v)[1]),
+        mistake("scale_multiplied", attention_scale_multiplied(q, k, v)[1]),
         mistake("softmax_wrong_axis", attention_softmax_wrong_axis(q, k, v)[1]),
         mistake("no_softmax", scaled),
-    )
+    ]
+    if q.shape[-1] != 2:
+        found.append(mistake("softmax_wrong_base", attention_softmax_base(q, k, v, base=2.0)[1]))
+    return tuple(found)
 
 
 @register("attention.weights", title="Attention weights from queries and keys")

@@ -104,9 +104,8 @@ def flops(rng: np.random.Generator, difficulty: int) -> Draft:
         key_name = "q_proj" if difficulty == 2 else "projections"
         proj_mistakes = [mistake("flops_no_factor_two", f[key_name] // 2)]
         if cfg.kv_heads < cfg.n_heads:
-            proj_mistakes.append(mistake("gqa_ignored", reference.attention_flops(
-                replace(cfg, n_kv_heads=None), L, S, batch)[key_name],
-                hint="With grouped-query attention W_K and W_V only produce n_kv_heads heads."))
+            proj_mistakes.append(mistake("kv_projection_all_heads", reference.attention_flops(
+                replace(cfg, n_kv_heads=None), L, S, batch)[key_name]))
         parts.append(AnswerPart(key_name, "integer", f[key_name],
                                 label="the FLOPs of the Q projection" if difficulty == 2 else "the FLOPs of all four projections",
                                 mistakes=tuple(proj_mistakes)))

@@ -13,7 +13,7 @@ import numpy as np
 import reference
 from problemgen.model.core import AnswerPart, Draft
 from problemgen.misconceptions.catalogue import mistake
-from problemgen.misconceptions.masks import causal_off_by_one
+from problemgen.misconceptions.masks import causal_off_by_one, causal_upper_triangle
 from problemgen.problems._common import (
     OUTPUT_ATOL,
     WEIGHT_ATOL,
@@ -66,6 +66,7 @@ def causal(rng, difficulty, *, L=None, representation=None):
         mistake("causal_off_by_one", causal_off_by_one(L, shift=-1)),
         mistake("causal_off_by_one", causal_off_by_one(L, shift=1)),
         mistake("inverted_mask", ~mask),
+        mistake("causal_upper_triangle", causal_upper_triangle(L)),
     )
     parts = [_mask_part("mask", mask, rep, "the causal mask", mask_mistakes)]
     if difficulty >= 2:
@@ -201,7 +202,8 @@ def kv_alignment(rng, difficulty, *, representation=None):
     parts = [
         _mask_part("mask", mask, rep, "the mask for the new queries",
                    (mistake("causal_wrong_alignment", top_left), mistake("causal_off_by_one", shifted),
-                    mistake("inverted_mask", ~mask))),
+                    mistake("inverted_mask", ~mask), mistake("causal_upper_triangle", causal_upper_triangle(L, S, offset=S - L)),
+                    mistake("cache_mask_new_tokens_only", reference.causal_mask(L)))),
         AnswerPart(key="visible", type="integer", value=int(mask[r - 1].sum()),
                    label=f"the number of keys new query {r} may attend to",
                    mistakes=(mistake("causal_wrong_alignment", int(top_left[r - 1].sum())),

@@ -142,7 +142,7 @@ def output_projection(rng, difficulty):
     joined = reference.merge_heads(outs)  # (L, h*d_v)
     y = reference.project(joined, w_o, b_o)  # (L, d_model)
     require(np.count_nonzero(b_o) >= 2 if b_o is not None else True, "bias almost zero")
-    wrong = [mistake("missing_w_o", joined)]
+    wrong = [mistake("missing_w_o", joined), mistake("w_o_transposed", reference.project(joined, w_o.T, b_o))]
     if b_o is not None:
         wrong.append(mistake("forgot_biases", reference.project(joined, w_o)))
     parts = [AnswerPart(key="output", type="matrix", value=y, label="the layer output", atol=0.0,
@@ -215,13 +215,12 @@ def gqa(rng, difficulty):
         AnswerPart(key="group", type="integer", value=heads // kv_heads,
                    label="how many query heads share each key/value head"),
         AnswerPart(key="w_k", type="shape", value=[d_model, kv_heads * d_k], label="the shape of the packed W_K",
-                   mistakes=(mistake("gqa_ignored", [d_model, heads * d_k],
-                                     hint="W_K only produces the n_kv_heads shared key heads: its width is n_kv_heads·d_k."),)),
+                   mistakes=(mistake("kv_projection_all_heads", [d_model, heads * d_k]),)),
     ]
     if difficulty >= 2:
         parts.append(AnswerPart(
             key="count", type="integer", value=grouped, label="the parameters of the attention layer (no biases)",
-            mistakes=(mistake("gqa_ignored", full, hint="Only W_K and W_V shrink: they have n_kv_heads·d_k columns."),),
+            mistakes=(mistake("kv_projection_all_heads", full),),
         ))
     if difficulty == 3:
         parts.append(AnswerPart(key="saved", type="integer", value=full - grouped,

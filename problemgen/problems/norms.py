@@ -15,8 +15,9 @@ import numpy as np
 import reference
 from problemgen.model.core import AnswerPart, Draft, ProblemgenError, Redraw
 from problemgen.misconceptions.catalogue import mistake
+from problemgen.misconceptions import norms as buggy
 from problemgen.misconceptions.norms import layer_norm_unbiased, layer_norm_wrong_axis
-from problemgen.problems._common import override
+from problemgen.problems._common import override, pick
 from problemgen.problems.concepts import Option, choice_part, option_texts
 from problemgen.model.registry import register
 
@@ -155,6 +156,49 @@ def rms_norm(rng: np.random.Generator, difficulty: int, *, d: int | None = None)
             "output": _vector_or_matrix(out),
         },
     )
+
+
+EPSILON = 0.01
+"""The ε of the quiet-token problems: as large as a small token's mean square, so its place shows."""
+
+
+def _quiet_token(rng: np.random.Generator, d: int, centred: bool) -> np.ndarray:
+    """A token of tenths whose mean square (variance when ``centred``) lies within a factor 4 of ε."""
+    x = _ints(rng, -3, 3, d) / 10  # (d,)
+    spread = x.var() if centred else (x**2).mean()
+    if not EPSILON / 4 <= spread <= 4 * EPSILON:
+        raise Redraw("ε should be comparable to the token's spread")
+    return x
+
+
+@register("norms.epsilon", title="Normalising a quiet token: where ε goes")
+def epsilon(rng: np.random.Generator, difficulty: int, *, norm: str | None = None) -> Draft:
+    """RMSNorm (d1), LayerNorm (d2) or either (d3, four features) of a token whose spread is close to ε."""
+    drawn = {1: "rms", 2: "layer"}.get(difficulty) or pick(rng, ("rms", "layer"))
+    norm = override("norm", norm, drawn, ("rms", "layer"))
+    d = 3 if difficulty == 1 else 4
+    x = _quiet_token(rng, d, centred=norm == "layer")  # (d,)
+    if norm == "rms":
+        key = reference.rms_norm(x, eps=EPSILON)  # (d,)
+        ms = float((x**2).mean())
+        slips = (
+            mistake("rms_no_eps", buggy.rms_norm_no_eps(x)),
+            mistake("eps_outside_sqrt", buggy.rms_norm(x, eps=EPSILON, eps_inside=False)),
+            mistake("rms_subtracts_mean", buggy.rms_norm_subtracts_mean(x, eps=EPSILON)),
+        )
+        solution = {"mean_square": ms, "root": float(np.sqrt(ms + EPSILON)), "output": key}
+    else:
+        key = reference.layer_norm(x, eps=EPSILON)  # (d,)
+        slips = (
+            mistake("unbiased_variance", buggy.layer_norm_unbiased(x, eps=EPSILON)),
+            mistake("eps_outside_sqrt", buggy.layer_norm_eps_outside(x, eps=EPSILON)),
+            mistake("unbiased_variance_eps_outside", buggy.layer_norm_unbiased_eps_outside(x, eps=EPSILON)),
+        )
+        var = float(x.var())
+        solution = {"mean": float(x.mean()), "variance": var, "root": float(np.sqrt(var + EPSILON)), "output": key}
+    label = "the RMSNorm output" if norm == "rms" else "the LayerNorm output"
+    part = AnswerPart("output", "matrix", key, label=label, atol=ATOL, mistakes=slips)
+    return Draft(params={"x": x, "d": d, "norm": norm, "eps": EPSILON}, parts=[part], solution=solution)
 
 
 @register("norms.residual", title="Residual connection around a sublayer")

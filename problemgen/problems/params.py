@@ -58,6 +58,11 @@ def _without_biases(cfg: TransformerConfig) -> TransformerConfig:
     return replace(cfg, qkv_bias=False, out_bias=False, ffn_bias=False)
 
 
+def _with_biases(cfg: TransformerConfig) -> TransformerConfig:
+    """The same model with a bias on every linear layer (what counting biases it does not have gives)."""
+    return replace(cfg, qkv_bias=True, out_bias=True, ffn_bias=True)
+
+
 # ------------------------------------------------------------------------------------- one matrix
 
 
@@ -91,7 +96,8 @@ def matrix(rng: np.random.Generator, difficulty: int, *, bias: bool | None = Non
         what = pick(rng, sorted(_MATRICES))
         rows, cols = (dims[n] for n in _MATRICES[what])
         key = linear_parameters(rows, cols, bias)
-        mistakes = [mistake("forgot_biases", linear_parameters(rows, cols, False))] if bias else []
+        mistakes = [mistake("forgot_biases", linear_parameters(rows, cols, False)) if bias
+                    else mistake("biases_counted_when_none", linear_parameters(rows, cols, True))]
     elif difficulty == 2:
         what, rows, cols = "wq_head", d_model, d_k
         key = linear_parameters(d_model, d_k, bias)
@@ -148,9 +154,10 @@ def attention_layer(rng: np.random.Generator, difficulty: int, *, bias: bool | N
     mistakes = [mistake("heads_multiply_params", reference.attention_parameters(replace(cfg, head_dim=d_model)))]
     if bias or out_bias:
         mistakes.append(mistake("forgot_biases", reference.attention_parameters(_without_biases(cfg))))
+    else:
+        mistakes.append(mistake("biases_counted_when_none", reference.attention_parameters(_with_biases(cfg))))
     if cfg.kv_heads < n_heads:
-        mistakes.append(mistake("gqa_ignored", reference.attention_parameters(replace(cfg, n_kv_heads=None)),
-                                hint="With grouped-query attention W_K and W_V only produce n_kv_heads heads."))
+        mistakes.append(mistake("kv_projection_all_heads", reference.attention_parameters(replace(cfg, n_kv_heads=None))))
     part = AnswerPart("count", "integer", key, label="the parameters of the attention layer", mistakes=tuple(mistakes))
     return Draft(params={"config": config_params(cfg)}, parts=[part],
                  solution=_attention_breakdown(cfg) | {"count": key})
@@ -325,6 +332,8 @@ def _model_mistakes(cfg: TransformerConfig, counts: dict) -> list:
     found = []
     if cfg.qkv_bias or cfg.out_bias or cfg.ffn_bias:
         found.append(mistake("forgot_biases", _total(_without_biases(cfg))))
+    else:
+        found.append(mistake("biases_counted_when_none", _total(_with_biases(cfg))))
     found.append(mistake("forgot_norm_params", total - counts["norms"]))
     if cfg.lm_head and cfg.tie_embeddings:
         found.append(mistake("tied_counted_twice", _total(replace(cfg, tie_embeddings=False))))
@@ -335,8 +344,7 @@ def _model_mistakes(cfg: TransformerConfig, counts: dict) -> list:
     if counts["position_embeddings"]:
         found.append(mistake("forgot_position_embeddings", total - counts["position_embeddings"]))
     if cfg.kv_heads < cfg.n_heads:
-        found.append(mistake("gqa_ignored", _total(replace(cfg, n_kv_heads=None)),
-                             hint="With grouped-query attention W_K and W_V only produce n_kv_heads heads."))
+        found.append(mistake("kv_projection_all_heads", _total(replace(cfg, n_kv_heads=None))))
     found.append(mistake("heads_multiply_params", _total(replace(cfg, head_dim=cfg.d_model))))
     return found
 

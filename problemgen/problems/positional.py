@@ -65,6 +65,8 @@ def sinusoidal(rng: np.random.Generator, difficulty: int, *, d_model: int | None
         ]
         if is_cos:  # exponent j/d instead of (j - 1)/d: only the cosine columns can get this wrong
             slips.append(mistake("pe_wrong_frequency_index", float(np.cos(pos / BASE ** (j / d_model)))))
+        if j > 0:  # the formula's 2i read with i the column: exponent 2j/d (column 0 has exponent 0 either way)
+            slips.append(mistake("pe_wrong_frequency_index", float(getattr(np, fn)(pos / BASE ** (2 * j / d_model)))))
         exact = f"{fn}({_angle_exact(pos, pair, d_model)})"
         parts.append(AnswerPart(f"pe_{j}", "number", float(pe[pos, j]), label=f"PE at feature {j}",
                                 atol=PE_ATOL, exact=exact, mistakes=tuple(slips)))

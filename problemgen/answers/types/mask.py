@@ -91,8 +91,12 @@ class MaskType(AnswerType):
         shape, flat = arrays.structure(items if isinstance(items, list) else [items])
         key_shape, _ = _flatten(part.value)
         message = arrays.check_shape(shape, key_shape, "mask")
-        if message:
-            return Reading((shape, None, message), "")
+        if message:  # a wrong-shaped mask may still be a known mistake (one built for the new tokens only)
+            try:
+                entries = [as_mask_entry(x, representation, "an entry") for x in flat]
+            except InvalidAnswer:
+                entries = None
+            return Reading((shape, entries, message), "")
         values = arrays.convert_entries(flat, shape, lambda x, what: as_mask_entry(x, representation, what))
         shown = ""
         if isinstance(raw, str):
@@ -103,7 +107,8 @@ class MaskType(AnswerType):
     def check(self, part: AnswerPart, reading: Reading) -> PartResult:
         shape, values, message = reading.value
         if message:
-            return wrong(part, message)
+            same = (lambda m: _flatten(m)[0] == shape and _lenient(m) == values) if values is not None else None
+            return wrong(part, message, same)
         _, key_flat = _flatten(part.value)
         bad = [i for i, (v, k) in enumerate(zip(values, key_flat)) if v != bool(k)]
         if not bad:

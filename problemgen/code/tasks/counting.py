@@ -90,7 +90,7 @@ def count_variants(config: dict) -> list[tuple[str, dict]]:
     else:
         made.append(("untied_counted_once", _with(right, head=0)))
     if config["n_kv_heads"] < h:
-        made.append(("gqa_ignored", breakdown(dataclasses.replace(cfg, n_kv_heads=None))))
+        made.append(("kv_projection_all_heads", breakdown(dataclasses.replace(cfg, n_kv_heads=None))))
     if config["ffn"] == "swiglu":
         made.append(("swiglu_two_matrices", breakdown(dataclasses.replace(cfg, ffn_kind="relu"))))
     if config["position"] == "learned":
