@@ -17,6 +17,9 @@ public. Layout::
     points = 2                          # default 1
     title = "Weights by hand"           # optional; default: the kind's title
     overrides = { L = 3 }               # the kind's keyword parameters
+    credit = "entries"                  # partial credit per matrix entry (default) or "all-or-nothing"
+    mistake_credit = 0                  # 0–1: the credit for an answer equal to a named mistake (default 0)
+    vary = ["convention"]               # overrides left free per student (default: one structure for all)
 
 Validation reports every problem it finds with the file, the line and the key, and suggests the
 closest name for a typo ("unknown kind 'atention.weights' — did you mean 'attention.weights'?").
@@ -42,7 +45,8 @@ MAX_PROBLEMS = 500
 """Caps that keep a mistyped ``count`` from building a million problems."""
 
 TOP_KEYS = ("id", "title", "seed", "instructions", "problems")
-ITEM_KEYS = ("kind", "count", "seeds", "difficulty", "points", "title", "overrides")
+ITEM_KEYS = ("kind", "count", "seeds", "difficulty", "points", "title", "overrides", "credit", "mistake_credit", "vary")
+CREDIT_POLICIES = ("entries", "all-or-nothing")
 SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
@@ -58,6 +62,9 @@ class BankItem:
     title: str | None = None
     overrides: dict = field(default_factory=dict)
     line: int = 0
+    credit: str = "entries"
+    mistake_credit: float = 0.0
+    vary: tuple[str, ...] = ()
 
     @property
     def size(self) -> int:
@@ -279,13 +286,41 @@ def _check_item(index: int, raw: Any, check: _Checker) -> BankItem | None:
                 f"kind {spec.name!r} has no override {name!r}{suggest(name, list(spec.override_names))}; "
                 f"allowed: {allowed}",
             )
+    credit, mistake_credit = _check_credit(index, raw, check)
+    vary = _check_vary(index, raw, check, spec)
     if spec is None:
         return None
     return BankItem(
         kind=spec.name, count=count, seeds=seeds, difficulty=difficulty if _is_int(difficulty) else None,
         points=float(points), title=title.strip() if title else None, overrides=dict(sorted(overrides.items())),
-        line=check.where.item_span(index)[0] + 1,
+        line=check.where.item_span(index)[0] + 1, credit=credit, mistake_credit=mistake_credit, vary=vary,
     )
+
+
+def _check_credit(index: int, raw: dict, check: _Checker) -> tuple[str, float]:
+    """The item's credit policy: how matrices earn partial credit, and what a named mistake is worth."""
+    credit = raw.get("credit", "entries")
+    if credit not in CREDIT_POLICIES:
+        check.item_issue(index, "credit", f"credit must be one of {', '.join(map(repr, CREDIT_POLICIES))}, not {credit!r}")
+        credit = "entries"
+    mistake_credit = raw.get("mistake_credit", 0)
+    if isinstance(mistake_credit, bool) or not isinstance(mistake_credit, (int, float)) or not 0 <= mistake_credit <= 1:
+        check.item_issue(index, "mistake_credit", f"mistake_credit is a fraction from 0 to 1, not {mistake_credit!r}")
+        mistake_credit = 0
+    return credit, float(mistake_credit)
+
+
+def _check_vary(index: int, raw: dict, check: _Checker, spec) -> tuple[str, ...]:
+    """Overrides the bank wants to differ between students (structural variety, reported per variant)."""
+    vary = raw.get("vary", [])
+    if not isinstance(vary, list) or not all(isinstance(v, str) for v in vary):
+        check.item_issue(index, "vary", 'vary must be a list of override names, e.g. vary = ["convention"]')
+        return ()
+    if spec is not None:
+        for name in sorted(set(vary) - set(spec.override_names)):
+            allowed = ", ".join(spec.override_names) or "none"
+            check.item_issue(index, "vary", f"kind {spec.name!r} has no override {name!r}{suggest(name, list(spec.override_names))}; allowed: {allowed}")
+    return tuple(sorted(set(vary)))
 
 
 def _parse(path: Path, display: str) -> tuple[str, dict]:

@@ -134,7 +134,8 @@ def build_variant(
             problem = cache.get(item, problem_seed_)
             if item.title:
                 problem = replace(problem, title=item.title)
-            placed.append(SheetProblem(id=f"p{len(placed) + 1}", points=item.points, problem=problem))
+            placed.append(SheetProblem(id=f"p{len(placed) + 1}", points=item.points, problem=problem,
+                                       credit=item.credit, mistake_credit=item.mistake_credit))
     return WorksheetVariant(
         variant_id=variant_id or f"{bank.id}-s{seed}", title=bank.title, bank=bank.id, seed=seed,
         problems=tuple(placed), student=student,

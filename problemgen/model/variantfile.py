@@ -24,11 +24,20 @@ MAX_VARIANT_BYTES = 64 * 1024 * 1024
 
 @dataclass(frozen=True)
 class SheetProblem:
-    """A problem placed on a worksheet: its id on the sheet (``p1``…) and its points."""
+    """A problem placed on a worksheet: its id on the sheet (``p1``…), its points and its credit policy
+    (``credit``: ``entries`` or ``all-or-nothing``; ``mistake_credit``: what a named mistake earns)."""
 
     id: str
     points: float
     problem: Problem
+    credit: str = "entries"
+    mistake_credit: float = 0.0
+
+    def to_dict(self) -> dict:
+        data = {"id": self.id, "points": self.points, "problem": self.problem.to_dict()}
+        if (self.credit, self.mistake_credit) != ("entries", 0.0):  # default policy: the file stays as it was
+            data.update(credit=self.credit, mistake_credit=self.mistake_credit)
+        return data
 
 
 @dataclass(frozen=True)
@@ -48,9 +57,7 @@ class WorksheetVariant:
             "bank": self.bank,
             "seed": self.seed,
             "student": self.student,
-            "problems": [
-                {"id": p.id, "points": p.points, "problem": p.problem.to_dict()} for p in self.problems
-            ],
+            "problems": [p.to_dict() for p in self.problems],
         }
 
     def to_json(self) -> str:
@@ -67,7 +74,8 @@ class WorksheetVariant:
             raise ProblemgenError(f"not a problemgen variant file (expected schema {SCHEMA!r})")
         try:
             problems = tuple(
-                SheetProblem(id=p["id"], points=float(p["points"]), problem=Problem.from_dict(p["problem"]))
+                SheetProblem(id=p["id"], points=float(p["points"]), problem=Problem.from_dict(p["problem"]),
+                             credit=str(p.get("credit", "entries")), mistake_credit=float(p.get("mistake_credit", 0.0)))
                 for p in data["problems"]
             )
             return cls(

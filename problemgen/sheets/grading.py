@@ -54,6 +54,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from problemgen.sheets.credit import apply_credit
 from problemgen.answers import types
 from problemgen.answers.arrays import structure  # noqa: F401 - re-exported
 from problemgen.answers.base import PartResult, invalid
@@ -137,7 +138,8 @@ def grade_answers(variant, answers, *, student: str | None = None, source: str =
             elif not isinstance(table, dict):
                 verdict = PartResult("invalid", 0.0, None, f"[{sheet_problem.id}] is not a table")
             else:
-                verdict = grade_part(part, table.get(part.key))
+                verdict = apply_credit(grade_part(part, table.get(part.key)), sheet_problem.credit,
+                                       sheet_problem.mistake_credit)
             results.append(CheckResult(
                 name=f"{sheet_problem.id}.{part.key}", status=verdict.status, passed=verdict.passed,
                 score=points * verdict.score, max_score=points, mistake=verdict.mistake,
