@@ -284,3 +284,26 @@ def test_class_grading_memory_grows_by_a_small_record_per_sheet(tmp_path, monkey
     per_sheet = (peaks[80] - peaks[20]) / 60
     # measured alone: about 2.5 KB (a report held until the end cost about 18 KB); margin for other tests' state
     assert per_sheet < 6 * 1024, f"{per_sheet / 1024:.1f} KB held per extra sheet"
+
+
+# --------------------------------------------------------------------------- whose
+
+
+def test_whose_traces_sheets_worksheets_files_and_variant_ids_to_their_student(class_set, tmp_path, capsys):
+    from problemgen.classes.whose import whose
+    from problemgen.cli import main
+
+    manifest = {e["student"]: e for e in json.loads((class_set / "manifest.json").read_text())["students"]}
+    leaked = tmp_path / "leaked.md"
+    leaked.write_text("posted online:\n" + (class_set / "handouts" / "s3" / "worksheet.md").read_text())
+    assert whose(str(leaked), class_set).student == "s3"
+    assert whose(str(class_set / "keys" / "s5" / "key.toml"), class_set).student == "s5"
+    assert whose(str(class_set / "handouts" / "s2" / "answers.toml"), class_set).student == "s2"
+    assert whose(manifest["s4"]["variant_id"], class_set).student == "s4"
+    assert whose("masking-000000000000", class_set) is None
+    with pytest.raises(SystemExit) as exit_info:
+        main(["whose", str(leaked), "--class", str(class_set)])
+    assert exit_info.value.code == 0 and capsys.readouterr().out.startswith(f"s3: variant {manifest['s3']['variant_id']}")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["whose", "nobody", "--class", str(class_set)])
+    assert exit_info.value.code == 1

@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "worksheet": ("problemgen.cli.worksheet:worksheet_command", "Generate a worksheet, key and answer sheets."),
     "bank": ("problemgen.cli.worksheet:bank_group", "Validate and inspect question banks."),
     "grade": ("problemgen.cli.grade:grade_command", "Grade answer sheets against frozen variants."),
+    "whose": ("problemgen.cli.grade:whose_command", "Tell which student a leaked sheet or variant belongs to."),
     "task": ("problemgen.cli.code:task_group", "List and show coding tasks."),
     "grade-code": ("problemgen.cli.code:grade_code_command", "Grade submitted code in the sandbox."),
     "export": ("problemgen.cli.export:export_group", "Package a grader for Gradescope, GitHub Classroom, PrairieLearn."),

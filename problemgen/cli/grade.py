@@ -72,6 +72,30 @@ def grade_command(answers, variant_path, class_dir, overrides_file, fmt, output,
     click.echo(f"wrote {len(run.written) + run.reports} files to {output or Path('grades')}", err=True)
 
 
+@click.command("whose")
+@click.argument("what")
+@click.option("--class", "class_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Class directory from `problemgen worksheet --roster`.")
+def whose_command(what, class_dir):
+    """Tell which student a leaked question, a stray sheet or a variant id belongs to.
+
+    WHAT is a file (an answer sheet, a worksheet or key in Markdown/LaTeX, or any handout or key file,
+    matched by its printed variant id or its exact bytes) or a variant id.
+
+    \b
+    Example:
+      problemgen whose found_on_forum.md --class class/
+      problemgen whose mixed_exam-6df762af9efc --class class/
+
+    Exit codes: 0 found, 1 no student of the class matches, 2 bad input.
+    """
+    from problemgen.classes.whose import whose
+
+    owner = whose(what, class_dir)
+    click.echo(str(owner) if owner else f"{what}: matches no student of {class_dir}")
+    click.get_current_context().exit(0 if owner else 1)
+
+
 def _emit(text: str, output: Path | None) -> None:
     if output is None:
         return click.echo(text, nl=False)
