@@ -51,6 +51,7 @@ def load_config(source: Path) -> dict:
 
 def identify(config: dict, identities: list[str]) -> list[str]:
     """Roster ids of the given platform identities (e-mails, ids, logins), in order, without repeats."""
+    # deferred: export discovery imports this module; grading pulls in numpy
     from problemgen.exports.roster import normalise
 
     found: list[str] = []
@@ -87,9 +88,10 @@ def grade_sheet_submission(source: Path, submission: Path, identities: list[str]
 
 def grade_sheet(config: dict, variant_text, submission: Path, identities: list[str], who: str) -> Report:
     """Grade against the variant that ``variant_text(student)`` returns (a file, or decrypted keys)."""
+    # deferred: export discovery imports this module; grading pulls in numpy
     from problemgen.model.variantfile import WorksheetVariant
-    from problemgen.sheets.answersheet import read_sheet
-    from problemgen.sheets.grading import grade_answers
+    from problemgen.sheets.answersheet import read_sheet  # (same reason)
+    from problemgen.sheets.grading import grade_answers  # (same reason)
 
     title = config.get("title", "problemgen")
     students = identify(config, identities)
@@ -150,9 +152,10 @@ def grade_code_submission(source: Path, submission: Path, who: str = "", secret:
 
 
 def _grade_code(config: dict, submission: Path, who: str) -> Report:
+    # deferred: export discovery imports this module; grading pulls in numpy
     from problemgen.code.grade import grade_submission, make_plan
-    from problemgen.code.sandbox import IsolationError, Limits, Sandbox, rank
-    from problemgen.code.tasks import get_task
+    from problemgen.code.sandbox import IsolationError, Limits, Sandbox, rank  # (same reason)
+    from problemgen.code.tasks import get_task  # (same reason)
 
     task = get_task(config["task"])
     function = task.functions[0]

@@ -47,8 +47,9 @@ class ClassSet:
 
 
 def read_class(class_dir: str | Path) -> ClassSet:
+    # deferred: export discovery imports this module; class sets and tasks pull in numpy
     from problemgen.classes.sheet_class import roster, variant_path
-    from problemgen.model.variantfile import WorksheetVariant
+    from problemgen.model.variantfile import WorksheetVariant  # (same reason)
 
     class_dir = Path(class_dir)
     title, students = roster(class_dir)
@@ -61,6 +62,7 @@ def read_class(class_dir: str | Path) -> ClassSet:
 
 
 def read_task(name: str | None):
+    # deferred: export discovery imports this module; class sets and tasks pull in numpy
     from problemgen.code.tasks import get_task
 
     if not name:

@@ -90,8 +90,9 @@ def build(output: Path, task: str | None = None, class_dir: Path | None = None, 
     else:
         if roster is None:
             raise ProblemgenError("--class needs --roster roster.csv (with the column named by --match-by)")
+        # deferred: only the class mode needs these
         from problemgen.exports.roster import match_map
-        from problemgen.exports.sealed import seal
+        from problemgen.exports.sealed import seal  # (same reason)
 
         klass = common.read_class(class_dir)
         match = match_map(roster, match_by, list(klass.students), id_column)
@@ -169,6 +170,7 @@ def grade(root: Path) -> Report:
 
 
 def _grade_sheet(config: dict, source: Path, root: Path, secret: str) -> Report:
+    # deferred: only the class mode needs these
     from problemgen.exports.sealed import unseal
 
     repository = os.environ.get("GITHUB_REPOSITORY", root.name)

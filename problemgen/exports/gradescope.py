@@ -72,6 +72,7 @@ def build(output: Path, task: str | None = None, class_dir: Path | None = None, 
     else:
         if roster is None:
             raise ProblemgenError("--class needs --roster roster.csv (with the column named by --match-by)")
+        # deferred: only the class mode reads a roster
         from problemgen.exports.roster import match_map
 
         klass = common.read_class(class_dir)

@@ -1,0 +1,175 @@
+"""PrairieLearn: an externally graded question directory for a coding task, and its grader entry point.
+
+The directory goes under a course's ``questions/``: ``info.json`` (external grading enabled, the image,
+the entry point ``/grade/tests/run.sh``, no network), ``question.html`` (the task's spec, an editor
+holding the starter, and the external-grader results panel) and ``tests/`` (which PrairieLearn copies
+to ``/grade/tests`` and never shows students: the configuration with the hidden-test secret, the wheel
+and ``run.sh``). PrairieLearn puts the student's files in ``/grade/student`` and reads
+``/grade/results/results.json``: ``score`` in [0, 1], ``message``, ``output``, ``tests`` (``name``,
+``description``, ``points``, ``max_points``, ``message``, ``output``); a submission that could not be
+graded is ``"gradable": false`` with ``format_errors`` (no attempt used). The root is
+``$PROBLEMGEN_AUTOGRADER_ROOT`` (default ``/grade``) so the directory is tried locally the same way.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import uuid
+from pathlib import Path
+
+from problemgen.exports import Export, Option
+from problemgen.exports import common
+from problemgen.exports.autograde import grade_code_submission
+from problemgen.exports.bundle import Bundle, write_directory
+from problemgen.sheets.reports import Report, render_text
+
+DEFAULT_IMAGE = "prairielearn/grader-python"
+
+RUN_SH = """#!/usr/bin/env bash
+# PrairieLearn runs this in the grading container; it leaves $ROOT/results/results.json.
+ROOT="${PROBLEMGEN_AUTOGRADER_ROOT:-/grade}"
+PY="${PROBLEMGEN_PYTHON:-python3}"
+mkdir -p "$ROOT/results"
+if ! "$PY" -c 'import problemgen' 2>/dev/null; then
+    # No network while grading: install the shipped wheel alone (the image provides its dependencies).
+    LIB="${PROBLEMGEN_LIB:-/tmp/problemgen-lib}"
+    "$PY" -m pip install -q --no-deps --no-index --target "$LIB" "$ROOT"/tests/problemgen-*.whl \\
+        && export PYTHONPATH="$LIB${PYTHONPATH:+:$PYTHONPATH}"
+fi
+"$PY" -m problemgen.exports.autograde prairielearn --root "$ROOT"
+if [ ! -s "$ROOT/results/results.json" ]; then
+    echo '{"gradable": false, "format_errors": ["the grader could not start: problemgen or its dependencies (numpy, sympy, click, jinja2) are missing from the grading image; tell your instructor"]}' > "$ROOT/results/results.json"
+fi
+"""
+
+
+# ------------------------------------------------------------------------------------------ export
+
+
+def build(output: Path, task: str, secret_env: str = common.SECRET_ENV, min_isolation: str = "process",
+          timeout: float = 5.0, image: str = DEFAULT_IMAGE, wheel: Path | None = None, force: bool = False) -> str:
+    """Write the question directory; returns a line for the terminal."""
+    the_task = common.read_task(task)
+    config = common.task_config(the_task, common.read_secret(secret_env), min_isolation, timeout)
+    the_wheel = common.the_wheel(wheel)
+    bundle = Bundle()
+    bundle.add_json("info.json", info(the_task, image, timeout))
+    bundle.add("question.html", question_html(the_task))
+    bundle.add("tests/run.sh", RUN_SH, executable=True)
+    bundle.add("INSTRUCTOR.md", instructor_notes(the_task, image, secret_env))
+    common.add_grader_files(bundle, "tests/", config, None, the_wheel)
+    write_directory(bundle, output, force=force)
+    return f"wrote {output}: PrairieLearn question for task {the_task.name} ({len(bundle.files)} files)\n"
+
+
+def info(task, image: str, timeout: float) -> dict:
+    """``info.json``: a v3 question graded externally; the uuid is derived from the task, so re-exports agree."""
+    case_seconds = len(task.public_cases()) * timeout
+    return {
+        "uuid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"https://problemgen/tasks/{task.name}")),
+        "title": task.title,
+        "topic": task.topic or "Transformers",
+        "tags": ["problemgen", "code"],
+        "type": "v3",
+        "singleVariant": True,
+        "gradingMethod": "External",
+        "externalGradingOptions": {
+            "enabled": True,
+            "image": image,
+            "entrypoint": "/grade/tests/run.sh",
+            "timeout": int(min(600, max(60, 4 * case_seconds))),
+        },
+    }
+
+
+def question_html(task) -> str:
+    """The spec (Markdown), an editor with the starter, and the grader's results after submission."""
+    return f"""<pl-question-panel>
+<markdown>
+{html.escape(task.spec.strip(), quote=False)}
+</markdown>
+</pl-question-panel>
+
+<pl-file-editor file-name="{task.name}.py" ace-mode="ace/mode/python">
+{html.escape(task.starter, quote=False)}</pl-file-editor>
+
+<pl-submission-panel>
+  <pl-external-grader-results></pl-external-grader-results>
+  <pl-file-preview></pl-file-preview>
+</pl-submission-panel>
+"""
+
+
+def instructor_notes(task, image: str, secret_env: str) -> str:
+    return f"""# PrairieLearn question: {task.title}
+
+1. Copy this directory into your course's `questions/` (rename it as you like; `info.json` carries a
+   uuid derived from the task name — give it a fresh one if the course already has this task).
+2. The grading image must have Python ≥ 3.11 with numpy, sympy, click and jinja2 (no network while
+   grading); `tests/run.sh` installs the problemgen wheel from `tests/` itself. The image in
+   `info.json` is `{image}`; if it lacks those packages, build one and name it with `--image`:
+
+       FROM {DEFAULT_IMAGE}
+       RUN python3 -m pip install "numpy>=1.26" "sympy>=1.12" "click>=8.1" "jinja2>=3.1"
+
+3. Students edit `{task.name}.py` in the browser and submit; the file is graded in problemgen's sandbox
+   (public and hidden tests). A submission without the task's function is "not gradable" and costs no
+   attempt.
+
+The hidden-test secret (from `${secret_env}` when exported) is in `tests/problemgen-export.json`;
+PrairieLearn never serves `tests/` to students. Hidden tests are listed by name and status; their
+output never shows hidden inputs or expected values.
+"""
+
+
+# ------------------------------------------------------------------------------------------ in the grader
+
+
+def results(report: Report) -> dict:
+    """PrairieLearn's results.json for a report (score as a fraction; points per test)."""
+    if not report.results and report.meta.get("error"):
+        return {"gradable": False, "format_errors": [str(report.meta["error"])]}
+    tests = [{
+        "name": r.name,
+        "description": r.group,
+        "points": round(r.score, 6),
+        "max_points": round(r.max_score, 6),
+        "message": r.feedback or r.status,
+        "output": f"{r.status}" + (f" (misconception: {r.mistake})" if r.mistake else ""),
+    } for r in report.results]
+    return {"gradable": True, "score": round(report.score, 6), "message": report.title,
+            "output": render_text(report), "tests": tests}
+
+
+def run(root: Path) -> int:
+    """Grade ``root/student`` against ``root/tests``; write ``root/results/results.json``."""
+    report = grade_code_submission(root / "tests", root / "student")
+    out = root / "results"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results(report), indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+                                      encoding="utf-8")
+    return 0
+
+
+EXPORT = Export(
+    name="prairielearn",
+    summary="A PrairieLearn question directory graded by problemgen (a coding task).",
+    help="""Write a PrairieLearn question directory for coding task --task, graded by an external grader.
+
+    The directory holds info.json, question.html (spec, editor with the starter, results panel) and
+    tests/ (the grader entry point run.sh, the problemgen wheel and the hidden-test secret from
+    --secret-env, which students never see). INSTRUCTOR.md says what the grading image needs.
+
+    \b
+    Example:
+      PROBLEMGEN_GRADER_SECRET=... problemgen export prairielearn --task softmax -o course/questions/softmax/
+    """,
+    options=(
+        Option("--task", "task", "A coding task (see `problemgen task list`).", required=True),
+        common.SECRET, common.MIN_ISOLATION, common.TIMEOUT,
+        Option("--image", "image", "The grading image named in info.json.", default=DEFAULT_IMAGE),
+        common.WHEEL, common.OUTPUT_DIR, common.FORCE,
+    ),
+    build=build,
+)

@@ -1,0 +1,146 @@
+"""``problemgen export prairielearn``: the question directory, graded as PrairieLearn's external grader runs it.
+
+Each end-to-end test lays out ROOT/tests (the question's tests/), ROOT/student (the submitted file) and
+ROOT/data/data.json, runs ROOT/tests/run.sh with $PROBLEMGEN_AUTOGRADER_ROOT=ROOT, and validates
+ROOT/results/results.json against the fields PrairieLearn documents for external grading results:
+``gradable`` (bool; false needs no score and may carry ``format_errors``), ``score`` in [0, 1],
+``message``, ``output``, and ``tests`` with ``name``, ``description``, ``points``, ``max_points``,
+``message``, ``output``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import uuid
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from exports_platform import GRADER_SECRET, SOLUTIONS, platform_env, read_json, run_script
+from problemgen.cli import main
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux")
+SECRET_ENV = "PROBLEMGEN_TEST_PL_SECRET"
+
+PL_TEST = {
+    "type": "object",
+    "required": ["name"],
+    "properties": {
+        "name": {"type": "string"}, "description": {"type": "string"}, "points": {"type": "number"},
+        "max_points": {"type": "number", "minimum": 0}, "message": {"type": "string"}, "output": {"type": "string"},
+        "images": {"type": "array"},
+    },
+}
+PL_RESULTS = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "properties": {
+        "gradable": {"type": "boolean"},
+        "score": {"type": "number", "minimum": 0, "maximum": 1},
+        "message": {"type": "string"},
+        "output": {"type": "string"},
+        "format_errors": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
+        "tests": {"type": "array", "items": PL_TEST},
+        "images": {"type": "array"},
+    },
+    "if": {"properties": {"gradable": {"const": False}}, "required": ["gradable"]},
+    "then": {"required": ["format_errors"]},
+    "else": {"required": ["score"]},
+}
+
+
+def cli(args: list[str]) -> int:
+    with pytest.raises(SystemExit) as exit_info:
+        main(args)
+    return exit_info.value.code
+
+
+@pytest.fixture(scope="module")
+def question(tmp_path_factory):
+    os.environ[SECRET_ENV] = GRADER_SECRET
+    out = tmp_path_factory.mktemp("pl") / "softmax"
+    try:
+        assert cli(["export", "prairielearn", "--task", "softmax", "--secret-env", SECRET_ENV, "-o", str(out)]) == 0
+    finally:
+        os.environ.pop(SECRET_ENV, None)
+    return out
+
+
+def grade(question: Path, tmp: Path, files: dict[str, bytes]) -> dict:
+    root = tmp / "grade"
+    shutil.rmtree(root, ignore_errors=True)
+    shutil.copytree(question / "tests", root / "tests")
+    (root / "student").mkdir()
+    (root / "data").mkdir()
+    (root / "data" / "data.json").write_text(json.dumps({"params": {}, "submitted_answers": {}}), encoding="utf-8")
+    for name, data in files.items():
+        (root / "student" / name).write_bytes(data)
+    done = run_script(root / "tests" / "run.sh", platform_env(PROBLEMGEN_AUTOGRADER_ROOT=str(root)), tmp)
+    assert done.returncode == 0, done.stderr
+    results = read_json(root / "results" / "results.json")
+    jsonschema.validate(results, PL_RESULTS)
+    return results
+
+
+def test_info_json_enables_external_grading_with_the_shipped_entry_point(question):
+    info = read_json(question / "info.json")
+    assert uuid.UUID(info["uuid"]) and info["type"] == "v3" and info["gradingMethod"] == "External"
+    options = info["externalGradingOptions"]
+    assert options["enabled"] is True and options["entrypoint"] == "/grade/tests/run.sh"
+    assert 0 < options["timeout"] <= 600 and not options.get("enableNetworking")
+    assert os.access(question / "tests" / "run.sh", os.X_OK)
+    assert list((question / "tests").glob("problemgen-*.whl"))
+
+
+def test_question_html_has_the_editor_and_the_results_panel(question):
+    text = (question / "question.html").read_text()
+    assert '<pl-file-editor file-name="softmax.py"' in text
+    assert "<pl-external-grader-results>" in text and "def softmax" in text
+
+
+def test_the_secret_is_only_under_tests(question):
+    for path in question.rglob("*"):
+        if path.is_file() and not path.suffix == ".whl":
+            assert (GRADER_SECRET in path.read_text(errors="replace")) == (path.name == "problemgen-export.json"), path
+    assert (question / "tests" / "problemgen-export.json").is_file()
+
+
+@pytest.mark.slow
+def test_an_honest_submission_scores_one(question, tmp_path):
+    results = grade(question, tmp_path, {"softmax.py": (SOLUTIONS / "softmax.py").read_bytes()})
+    assert results["gradable"] is True and results["score"] == 1.0
+    assert results["tests"] and all(t["points"] == t["max_points"] for t in results["tests"])
+
+
+@pytest.mark.slow
+def test_a_buggy_submission_scores_less_and_names_the_failing_tests(question, tmp_path):
+    buggy = (SOLUTIONS / "softmax.py").read_bytes().replace(b"np.sum(e, axis=axis, keepdims=True)", b"np.sum(e)")
+    results = grade(question, tmp_path, {"softmax.py": buggy})
+    assert results["gradable"] is True and 0 <= results["score"] < 1
+    assert any(t["points"] < t["max_points"] for t in results["tests"])
+
+
+@pytest.mark.slow
+def test_a_submission_without_the_function_is_not_gradable(question, tmp_path):
+    results = grade(question, tmp_path, {"softmax.py": b"def soft_max(x):\n    return x\n", "other.py": b"y = 1\n"})
+    assert results["gradable"] is False and "softmax" in results["format_errors"][0]
+
+
+@pytest.mark.slow
+def test_the_grader_installs_its_own_wheel_when_the_image_lacks_problemgen(question, tmp_path):
+    root = tmp_path / "grade"
+    shutil.copytree(question / "tests", root / "tests")
+    (root / "student").mkdir()
+    (root / "student" / "softmax.py").write_bytes((SOLUTIONS / "softmax.py").read_bytes())
+    env = platform_env(PROBLEMGEN_AUTOGRADER_ROOT=str(root), PROBLEMGEN_LIB=str(tmp_path / "lib"))
+    env.pop("PYTHONPATH")
+    done = run_script(root / "tests" / "run.sh", env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "lib" / "problemgen" / "exports" / "autograde.py").is_file()
+    results = read_json(root / "results" / "results.json")
+    jsonschema.validate(results, PL_RESULTS)
+    assert results["score"] == 1.0
