@@ -31,6 +31,18 @@ def test_the_wheel_holds_the_packages_data_and_metadata(wheel):
     assert {f"{dist_info}/{f}" for f in ("METADATA", "WHEEL", "RECORD", "entry_points.txt")} <= set(names)
 
 
+def test_every_package_of_the_source_tree_is_declared_for_packing():
+    """pyproject's package list drives both `pip install .` and the exported wheel: a package missing there is missing everywhere."""
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    declared = set(tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {str(p.parent.relative_to(root)).replace("/", ".") for top in ("problemgen", "reference")
+             for p in (root / top).rglob("__init__.py")}
+    assert found - declared == set()
+
+
 def test_the_tasks_solutions_are_left_out(wheel):
     names = zipfile.ZipFile(io.BytesIO(wheel.data)).namelist()
     assert not [n for n in names if n.startswith(LEFT_OUT)]
