@@ -99,6 +99,20 @@ def test_the_template_has_the_workflow_the_script_and_sealed_keys(class_template
     assert config["match"] == {} and config["variants"] == {}  # the map lives only in the sealed file
 
 
+def test_no_solution_is_readable_in_the_task_template(task_template):
+    import zipfile
+
+    solution = (SOLUTIONS / "softmax.py").read_text()
+    body = [line for line in solution.splitlines() if "np." in line][0].strip()
+    for path in task_template.rglob("*"):
+        if path.suffix == ".whl":
+            names = zipfile.ZipFile(path).namelist()
+            assert not [n for n in names if "/solutions/" in n or n.endswith("mutants.py")]
+        elif path.is_file():
+            assert body not in path.read_text(errors="replace"), path
+    assert (task_template / ".problemgen" / "solutions.sealed").is_file()
+
+
 def test_the_workflow_is_valid_yaml_with_a_push_trigger(class_template):
     yaml = pytest.importorskip("yaml")
     workflow = yaml.safe_load((class_template / ".github" / "workflows" / "problemgen.yml").read_text())
@@ -174,3 +188,25 @@ def test_honest_and_buggy_code_on_a_push(task_template, tmp_path):
     assert data["score"] < 1.0 and junit.failures + junit.errors > 0
     data, summary, _ = push(task_template, tmp_path, {"softmax.py": honest}, "org/softmax-ada-l", secret=None)
     assert data["score"] == 0.0 and "secret is not available" in summary
+
+
+@pytest.mark.slow
+def test_the_installed_template_wheel_grades_with_the_unsealed_solutions(task_template, tmp_path):
+    """As on the runner: problemgen comes only from the template's wheel, which has no solutions in it."""
+    import subprocess
+
+    lib = tmp_path / "lib"
+    wheel = next((task_template / ".problemgen").glob("problemgen-*.whl"))
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", str(lib),
+                    str(wheel)], check=True, capture_output=True)
+    assert not (lib / "problemgen" / "code" / "tasks" / "solutions").exists()
+    repo = tmp_path / "repo"
+    shutil.copytree(task_template, repo)
+    (repo / "softmax.py").write_bytes((SOLUTIONS / "softmax.py").read_bytes())
+    env = platform_env(GITHUB_WORKSPACE=str(repo), GITHUB_REPOSITORY="org/softmax-ada-l",
+                       PROBLEMGEN_RESULTS_DIR=str(tmp_path / "results"))
+    env.update({SECRET_ENV: GRADER_SECRET, "PYTHONPATH": str(lib)})
+    done = run_script(repo / ".problemgen" / "grade.sh", env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    data = json.loads((tmp_path / "results" / "results.json").read_text())
+    assert data["score"] == 1.0, data["meta"]

@@ -12,7 +12,7 @@ import zipfile
 
 import pytest
 
-from problemgen.exports.wheel import LEFT_OUT, build_wheel
+from problemgen.exports.wheel import STUDENT_VISIBLE_LEFT_OUT, build_wheel
 
 
 @pytest.fixture(scope="module")
@@ -43,9 +43,11 @@ def test_every_package_of_the_source_tree_is_declared_for_packing():
     assert found - declared == set()
 
 
-def test_the_tasks_solutions_are_left_out(wheel):
-    names = zipfile.ZipFile(io.BytesIO(wheel.data)).namelist()
-    assert not [n for n in names if n.startswith(LEFT_OUT)]
+def test_a_wheel_for_students_eyes_leaves_the_tasks_solutions_out(wheel):
+    full = zipfile.ZipFile(io.BytesIO(wheel.data)).namelist()
+    assert [n for n in full if n.startswith(STUDENT_VISIBLE_LEFT_OUT)]  # the graders need them
+    names = zipfile.ZipFile(io.BytesIO(build_wheel(STUDENT_VISIBLE_LEFT_OUT).data)).namelist()
+    assert not [n for n in names if n.startswith(STUDENT_VISIBLE_LEFT_OUT)]
     assert "problemgen/code/tasks/__init__.py" in names
 
 

@@ -87,8 +87,9 @@ def one_of(task: str | None, class_dir: Path | None) -> str:
     return "task" if task is not None else "class"
 
 
-def the_wheel(path: Path | None) -> Wheel:
-    return read_wheel(path) if path is not None else build_wheel()
+def the_wheel(path: Path | None, left_out: tuple[str, ...] = ()) -> Wheel:
+    """The user's ``--wheel`` as it is, or a wheel of the running problemgen without ``left_out``."""
+    return read_wheel(path) if path is not None else build_wheel(left_out)
 
 
 def task_config(task, secret: str, min_isolation: str, timeout: float, **extra) -> dict:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import tempfile
 from pathlib import Path
 
 from problemgen.errors import ProblemgenError
@@ -24,10 +25,13 @@ from problemgen.exports import Export, Option
 from problemgen.exports import common
 from problemgen.exports.autograde import CONFIG, failure, grade_code_submission, grade_sheet, load_config
 from problemgen.exports.bundle import Bundle, write_directory
+from problemgen.exports.sealed import seal, unseal
+from problemgen.exports.wheel import SOLUTIONS, STUDENT_VISIBLE_LEFT_OUT, running_files
 from problemgen.sheets.reports import Report, render_json, render_junit, render_markdown, render_text
 
 DOT = ".problemgen"
 SEALED = "keys.sealed"
+SEALED_SOLUTIONS = "solutions.sealed"
 WORKFLOW = ".github/workflows/problemgen.yml"
 _SECRET_NAME = re.compile(r"(?!GITHUB_)[A-Z_][A-Z0-9_]{0,99}")
 
@@ -75,8 +79,7 @@ exec "$PY" -m problemgen.exports.autograde github_classroom --root "$ROOT"
 
 def build(output: Path, task: str | None = None, class_dir: Path | None = None, roster: Path | None = None,
           match_by: str = "github", id_column: str | None = None, secret_env: str = common.SECRET_ENV,
-          min_isolation: str = "process", timeout: float = 5.0, wheel: Path | None = None,
-          force: bool = False) -> str:
+          min_isolation: str = "process", timeout: float = 5.0, force: bool = False) -> str:
     """Write the template repository's grading files into ``output``; returns a line for the terminal."""
     if not _SECRET_NAME.fullmatch(secret_env):
         raise ProblemgenError(f"--secret-env {secret_env!r} is not a GitHub secret name (A-Z, 0-9, _; not GITHUB_…)")
@@ -86,13 +89,12 @@ def build(output: Path, task: str | None = None, class_dir: Path | None = None, 
         the_task = common.read_task(task)
         config = common.task_config(the_task, "", min_isolation, timeout, secret_env=secret_env)
         bundle.add(f"{the_task.name}.py", the_task.starter)
+        bundle.add(f"{DOT}/{SEALED_SOLUTIONS}", seal(secret, _solutions()))
         what = f"task {the_task.name}"
     else:
         if roster is None:
             raise ProblemgenError("--class needs --roster roster.csv (with the column named by --match-by)")
-        # deferred: only the class mode needs these
-        from problemgen.exports.roster import match_map
-        from problemgen.exports.sealed import seal  # (same reason)
+        from problemgen.exports.roster import match_map  # deferred: only the class mode reads a roster
 
         klass = common.read_class(class_dir)
         match = match_map(roster, match_by, list(klass.students), id_column)
@@ -101,13 +103,34 @@ def build(output: Path, task: str | None = None, class_dir: Path | None = None, 
                 "keys": {s: data.decode("utf-8") for s, data in klass.variant_files.items()}}
         bundle.add(f"{DOT}/{SEALED}", seal(secret, json.dumps(keys, sort_keys=True).encode("utf-8")))
         what = f"{len(klass.students)} students of {klass.title}"
-    the_wheel = common.the_wheel(wheel)
+    the_wheel = common.the_wheel(None, STUDENT_VISIBLE_LEFT_OUT)  # students can read this repository
     bundle.add(WORKFLOW, WORKFLOW_TEXT.replace("%(wheel)s", the_wheel.filename).replace("%(secret)s", secret_env))
     bundle.add(f"{DOT}/grade.sh", GRADE_SH, executable=True)
     bundle.add("INSTRUCTOR.md", instructor_notes(config, secret_env))
     common.add_grader_files(bundle, f"{DOT}/", config, None, the_wheel)
     write_directory(bundle, output, force=force)
     return f"wrote {output}: GitHub Classroom grading for {what} ({len(bundle.files)} files)\n"
+
+
+def _solutions() -> bytes:
+    """The tasks' shipped solutions (the code grader checks shapes against them), as JSON to seal."""
+    files = running_files()[2]
+    return json.dumps({path[len(SOLUTIONS):]: data.decode("utf-8") for path, data in sorted(files.items())
+                       if path.startswith(SOLUTIONS)}, sort_keys=True).encode("utf-8")
+
+
+def restore_solutions(source: Path, secret: str, into: Path) -> None:
+    """Unseal the solutions into ``into/solutions/`` and let ``problemgen.code.tasks`` find them there."""
+    import problemgen.code.tasks as tasks  # deferred: only code grading needs the tasks
+
+    files = json.loads(unseal(secret, (source / SEALED_SOLUTIONS).read_bytes()))
+    (into / "solutions").mkdir()
+    for name, text in files.items():
+        if "/" in name or not name.endswith(".py"):
+            raise ProblemgenError(f"unexpected file {name!r} among the sealed solutions")
+        (into / "solutions" / name).write_text(text, encoding="utf-8")
+    if str(into) not in tasks.__path__:
+        tasks.__path__.append(str(into))
 
 
 def instructor_notes(config: dict, secret_env: str) -> str:
@@ -165,14 +188,21 @@ def grade(root: Path) -> Report:
         return failure("problemgen", str(exc))
     secret = os.environ.get(config.get("secret_env", common.SECRET_ENV), "")
     if config["mode"] == "task":
-        return grade_code_submission(source, root, os.environ.get("GITHUB_ACTOR", ""), secret=secret)
+        return _grade_code(config, source, root, secret)
     return _grade_sheet(config, source, root, secret)
 
 
-def _grade_sheet(config: dict, source: Path, root: Path, secret: str) -> Report:
-    # deferred: only the class mode needs these
-    from problemgen.exports.sealed import unseal
+def _grade_code(config: dict, source: Path, root: Path, secret: str) -> Report:
+    with tempfile.TemporaryDirectory(prefix="problemgen-solutions-") as scratch:
+        try:
+            restore_solutions(source, secret, Path(scratch))
+        except (OSError, ValueError, ProblemgenError) as exc:
+            return failure(config["task"], f"the hidden-test secret is not available to the grader or does not "
+                                           f"open its files ({exc}); nothing was run (tell your instructor)")
+        return grade_code_submission(source, root, os.environ.get("GITHUB_ACTOR", ""), secret=secret)
 
+
+def _grade_sheet(config: dict, source: Path, root: Path, secret: str) -> Report:
     repository = os.environ.get("GITHUB_REPOSITORY", root.name)
     try:
         keys = json.loads(unseal(secret, (source / SEALED).read_bytes()))
@@ -218,7 +248,7 @@ EXPORT = Export(
         common.TASK, common.CLASS,
         Option("--roster", "roster", "The roster CSV of the class set, with the --match-by column.", kind="file"),
         Option("--match-by", "match_by", "Roster column holding each student's GitHub login.", default="github"),
-        common.ID_COLUMN, common.SECRET, common.MIN_ISOLATION, common.TIMEOUT, common.WHEEL, common.OUTPUT_DIR,
+        common.ID_COLUMN, common.SECRET, common.MIN_ISOLATION, common.TIMEOUT, common.OUTPUT_DIR,
         common.FORCE,
     ),
     build=build,

@@ -11,9 +11,9 @@ no build isolation, and the same code gives the same bytes.
   directories and package data that ``pyproject.toml`` declares, as setuptools would install them.
 - From an installed distribution: the files its ``RECORD`` lists (byte code and install markers left out).
 
-The coding tasks' reference solutions and their mutants (used only by ``problemgen check``) are left
-out: an exported wheel may sit where students can read it (a GitHub Classroom repository), and the
-graders never need them.
+A wheel that sits where students can read it (a GitHub Classroom repository) leaves out the coding
+tasks' shipped solutions and mutants (:data:`STUDENT_VISIBLE_LEFT_OUT`); the export seals the solutions,
+which the code grader needs, and puts them back at grading time.
 """
 
 from __future__ import annotations
@@ -31,8 +31,9 @@ from problemgen.errors import ProblemgenError
 from problemgen.exports.bundle import ZIP_DATE
 
 WHEEL_TEXT = "Wheel-Version: 1.0\nGenerator: problemgen.exports.wheel\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-LEFT_OUT = ("problemgen/code/tasks/solutions/", "problemgen/code/tasks/mutants.py")
-"""Paths (prefixes) never packed: the tasks' solutions and the mutants patched from them."""
+SOLUTIONS = "problemgen/code/tasks/solutions/"
+STUDENT_VISIBLE_LEFT_OUT = (SOLUTIONS, "problemgen/code/tasks/mutants.py")
+"""Paths (prefixes) left out of a wheel students can read: the tasks' solutions and the mutants made from them."""
 _SKIP_INSTALLED = {"RECORD", "INSTALLER", "REQUESTED", "direct_url.json", "WHEEL"}
 
 
@@ -42,15 +43,17 @@ class Wheel:
     data: bytes
 
 
-def build_wheel() -> Wheel:
-    """A wheel of the running problemgen (checkout or installed distribution)."""
-    checkout = Path(problemgen.__file__).resolve().parents[1]
-    if _is_checkout(checkout):
-        name, version, files = _checkout_files(checkout)
-    else:
-        name, version, files = _installed_files()
-    files = {path: data for path, data in files.items() if not path.startswith(LEFT_OUT)}
+def build_wheel(left_out: tuple[str, ...] = ()) -> Wheel:
+    """A wheel of the running problemgen (checkout or installed distribution), without the ``left_out`` paths."""
+    name, version, files = running_files()
+    files = {path: data for path, data in files.items() if not path.startswith(left_out)}
     return Wheel(f"{name}-{version}-py3-none-any.whl", _pack(name, version, files))
+
+
+def running_files() -> tuple[str, str, dict[str, bytes]]:
+    """(name, version, {path in the wheel: bytes}) of the running problemgen."""
+    checkout = Path(problemgen.__file__).resolve().parents[1]
+    return _checkout_files(checkout) if _is_checkout(checkout) else _installed_files()
 
 
 def _is_checkout(root: Path) -> bool:
