@@ -146,6 +146,32 @@ MHA_RIGHT = {"split": "return np.moveaxis(x.reshape(B, L, n_heads, D // n_heads)
              "merge": "return np.moveaxis(x, 1, 2).reshape(B, L, h * d)",
              "transpose": "", "o_transposed": ""}  # fmt: skip
 
+MHA_GQA_TILED = '''
+import numpy as np
+
+def split_heads(x, n_heads):
+    B, L, D = x.shape
+    return x.reshape(B, L, n_heads, -1).swapaxes(1, 2)
+
+def merge_heads(x):
+    B, h, L, d = x.shape
+    return x.swapaxes(1, 2).reshape(B, L, h * d)
+
+def multi_head_attention(x_q, x_kv, params, n_heads, mask=None, n_kv_heads=None):
+    n_kv = n_kv_heads or n_heads
+    q = split_heads(x_q @ params["w_q"], n_heads)
+    k = split_heads(x_kv @ params["w_k"], n_kv)
+    v = split_heads(x_kv @ params["w_v"], n_kv)
+    k = np.concatenate([k] * (n_heads // n_kv), axis=1)  # heads cycled: 0, 1, 0, 1 instead of 0, 0, 1, 1
+    v = np.concatenate([v] * (n_heads // n_kv), axis=1)
+    s = q @ k.swapaxes(-1, -2) / np.sqrt(q.shape[-1])
+    if mask is not None:
+        s = np.where(np.asarray(mask)[:, None] if np.ndim(mask) == 3 else mask, s, -np.inf)
+    a = np.exp(s - s.max(-1, keepdims=True))
+    a = a / a.sum(-1, keepdims=True)
+    return merge_heads(a @ v) @ params["w_o"], a
+'''
+
 COUNT_WITH_BIASES = '''
 def count_parameters(config):
     d, h, kv = config["d_model"], config["n_heads"], config["n_kv_heads"]
@@ -209,6 +235,7 @@ NAMED = [
         "merge": "return x.transpose(0, 2, 3, 1).reshape(B, L, h * d)"}), "heads_split_wrong_axis"),
     ("multi_head_attention", MHA_TEMPLATE.format(**MHA_RIGHT | {"transpose": ".T"}),
      "projection_transposed"),
+    ("multi_head_attention", MHA_GQA_TILED, "gqa_repeat_wrong"),
     ("count_parameters", COUNT_WITH_BIASES, "biases_counted_when_none"),
     ("kv_cache_step", KV_TEMPLATE.format(mask_lines=KV_NEW_ONLY), "cache_mask_new_tokens_only"),
 ]  # fmt: skip
@@ -268,3 +295,15 @@ def test_a_crash_after_a_wrong_stage_still_names_that_earlier_stage(sandbox, tmp
     report = grade("transformer_block", source, sandbox, tmp_path)
     crashed = [r for r in report.results if r.status == "CRASH" and r.group == "hidden"]
     assert crashed and all("First diverging stage for this input: layer norm" in r.feedback for r in crashed)
+
+
+@pytest.mark.parametrize("task", ["softmax", "layer_norm", "rms_norm", "sinusoidal_encoding", "kv_cache_step",
+                                  "transformer_block", "multi_head_attention", "causal_mask"])
+def test_hidden_tests_diagnose_every_bug_the_public_examples_do(task):
+    """The public examples show the edge cases; the hidden tests keep covering all of them (and more)."""
+    from problemgen.code.tasks.mutation import plans
+
+    public = {v.tag for c in get_task(task).public_cases() for v in c.variants}
+    for plan in plans(get_task(task)).values():
+        hidden = {v.tag for c in plan.cases if c.group == "hidden" for v in c.variants}
+        assert public <= hidden, sorted(public - hidden)

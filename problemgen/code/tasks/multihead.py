@@ -23,26 +23,33 @@ PARAMS_TEXT = """\
 `d_k = d_model / h`, and head `r` owns the feature columns `r*d_k : (r+1)*d_k` of the projections."""
 
 
-def _params(rng: np.random.Generator, d_model: int, d_kv: int | None = None) -> dict[str, np.ndarray]:
-    """Weights ~ N(0, 1/d_in) so projected features have unit scale (scores neither tiny nor saturated)."""
+def _params(rng: np.random.Generator, d_model: int, d_kv: int | None = None, kv_width: int | None = None) -> dict[str, np.ndarray]:
+    """Weights ~ N(0, 1/d_in) so projected features have unit scale (scores neither tiny nor saturated).
+
+    ``kv_width`` is the output width of W_K and W_V (n_kv_heads·d_k under grouped-query attention).
+    """
     d_kv = d_model if d_kv is None else d_kv
+    kv_width = d_model if kv_width is None else kv_width
     return {
         "w_q": I.normal(rng, d_model, d_model, scale=1 / math.sqrt(d_model)),
-        "w_k": I.normal(rng, d_kv, d_model, scale=1 / math.sqrt(d_kv)),
-        "w_v": I.normal(rng, d_kv, d_model, scale=1 / math.sqrt(d_kv)),
+        "w_k": I.normal(rng, d_kv, kv_width, scale=1 / math.sqrt(d_kv)),
+        "w_v": I.normal(rng, d_kv, kv_width, scale=1 / math.sqrt(d_kv)),
         "w_o": I.normal(rng, d_model, d_model, scale=1 / math.sqrt(d_model)),
     }
 
 
-def _draw_mha(rng, B: int, L: int, S: int, d_model: int, d_kv: int, h: int, mask, self_attention: bool):
+def _draw_mha(rng, B: int, L: int, S: int, d_model: int, d_kv: int, h: int, mask, self_attention: bool,
+              n_kv: int | None = None):  # fmt: skip
+    kv_width = None if n_kv is None else n_kv * (d_model // h)
+
     def make(r):
         x = I.normal(r, B, L, d_model)
         memory = x if self_attention else I.normal(r, B, S, d_kv)
-        return x, memory, _params(r, d_model, d_kv)
+        return x, memory, _params(r, d_model, d_kv, kv_width)
 
     def ok(drawn):
         x, memory, p = drawn
-        _, w = ref.multi_head_attention(x, memory, p, h, mask=mask)
+        _, w = ref.multi_head_attention(x, memory, p, h, n_kv_heads=n_kv, mask=mask)
         return I.not_saturated(w)
 
     return I.redraw(rng, make, ok)
@@ -66,6 +73,11 @@ Write three functions:
 `x_q` is `(B, L, d_model)`, `x_kv` is `(B, S, d_model)` (the same array for self-attention).
 {PARAMS_TEXT}
 `mask` is `None` or boolean, broadcasting to `(B, L, S)`, and applies to every head.
+
+Grouped-query attention: when `n_kv_heads` is given (a divisor of `n_heads`), `w_k` and `w_v` are
+`(d_model, n_kv_heads*d_k)`: split K and V into `n_kv_heads` heads, and let query head `r` use
+key/value head `r // (n_heads // n_kv_heads)` (each K/V head repeated in place for its group of
+consecutive query heads, as `np.repeat` along the head axis does). `None` means `n_kv_heads = n_heads`.
 The grader also calls `split_heads` and `merge_heads` on their own, and names the first stage that
 goes wrong: split_heads, attention weights, merge_heads, output projection.
 
@@ -88,7 +100,7 @@ def merge_heads(x):
     raise NotImplementedError
 
 
-def multi_head_attention(x_q, x_kv, params, n_heads, mask=None):
+def multi_head_attention(x_q, x_kv, params, n_heads, mask=None, n_kv_heads=None):
     """Return (output (B, L, d_model), weights (B, h, L, S))."""
     raise NotImplementedError
 '''
@@ -96,14 +108,16 @@ def multi_head_attention(x_q, x_kv, params, n_heads, mask=None):
 MHA_STAGES = ("split_heads", "attention weights", "merge_heads", "output projection")
 
 
-def _mha_cases_for(prefix: str, group: str, x, x_kv, p, h: int, mask, about: str) -> list[Case]:
+def _mha_cases_for(prefix: str, group: str, x, x_kv, p, h: int, mask, about: str, n_kv: int | None = None) -> list[Case]:
     """The stage cases and the full case for one input; they share an input_id."""
+    h_kv = h if n_kv is None else n_kv
     q = ref.project(x, p["w_q"])  # (B, L, d_model)
-    heads, _ = ref.grouped_attention(ref.split_heads(q, h), ref.split_heads(ref.project(x_kv, p["w_k"]), h),
-                                     ref.split_heads(ref.project(x_kv, p["w_v"]), h), mask)  # fmt: skip
+    heads, _ = ref.grouped_attention(ref.split_heads(q, h), ref.split_heads(ref.project(x_kv, p["w_k"]), h_kv),
+                                     ref.split_heads(ref.project(x_kv, p["w_v"]), h_kv), mask)  # fmt: skip
     split = ref.split_heads(q, h)  # (B, h, L, d_k)
     merged = ref.merge_heads(heads)  # (B, L, d_model)
-    expected = ref.multi_head_attention(x, x_kv, p, h, mask=mask)
+    expected = ref.multi_head_attention(x, x_kv, p, h, n_kv_heads=n_kv, mask=mask)
+    kwargs = {"mask": mask} | ({} if n_kv is None else {"n_kv_heads": n_kv})
     return [
         Case(f"{prefix}/split_heads", group, Call("split_heads", (q, h)), split, f"{about}; split_heads of x_q @ w_q",
              stages=("split_heads",), input_id=prefix,
@@ -113,31 +127,37 @@ def _mha_cases_for(prefix: str, group: str, x, x_kv, p, h: int, mask, about: str
              stages=("merge_heads",), input_id=prefix,
              variants=I.variants(merged, {"merge_without_transpose": MH.merge_heads(heads, how="no_transpose"),
                                           "heads_split_wrong_axis": MH.merge_heads(heads, how="wrong_axis")})),
-        Case(f"{prefix}/attention", group, Call("multi_head_attention", (x, x_kv, p, h), {"mask": mask}), expected,
+        Case(f"{prefix}/attention", group, Call("multi_head_attention", (x, x_kv, p, h), kwargs), expected,
              about, parts=("output", "weights"), stages=("output projection", "attention weights"), input_id=prefix,
-             variants=I.variants(expected, MH.mha_variants(x, x_kv, p, h, mask) | _transposed(x, x_kv, p, h, mask))),
+             variants=I.variants(expected, MH.mha_variants(x, x_kv, p, h, mask, n_kv_heads=n_kv)
+                                 | _transposed(x, x_kv, p, h, mask, n_kv))),
     ]  # fmt: skip
 
 
-def _transposed(x, x_kv, p, h: int, mask) -> dict:
+def _transposed(x, x_kv, p, h: int, mask, n_kv: int | None = None) -> dict:
     """Every square weight used as Wᵀ (the column convention applied to row-vector weights)."""
     flipped = {name: w.T for name, w in p.items()}
-    return safely({"projection_transposed": lambda: MH.mha(x, x_kv, flipped, h, mask)})
+    return safely({"projection_transposed": lambda: MH.mha(x, x_kv, flipped, h, mask, n_kv_heads=n_kv)})
 
 
 def _mha_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
     if not hidden:
         x, _, p = _draw_mha(np.random.default_rng(7), 1, 3, 3, 4, 4, 2, None, True)
-        return _mha_cases_for("public/1", "public", x, x, p, 2, None, "B=1, L=3, d_model=4, 2 heads, no mask")
-    plans = [(2, 4, 4, 3, None), (1, 5, 5, 2, "causal"), (3, 3, 3, 4, None), (2, 4, 6, 2, "padding"), (2, 5, 5, 3, "causal")]
+        xg, _, pg = _draw_mha(np.random.default_rng(8), 1, 3, 3, 8, 8, 4, None, True, n_kv=2)
+        return (_mha_cases_for("public/1", "public", x, x, p, 2, None, "B=1, L=3, d_model=4, 2 heads, no mask")
+                + _mha_cases_for("public/gqa", "public", xg, xg, pg, 4, None,
+                                 "B=1, L=3, d_model=8, 4 query heads sharing 2 key/value heads, no mask", n_kv=2))
+    plans = [(2, 4, 4, 3, None, None), (1, 5, 5, 2, "causal", None), (3, 3, 3, 4, None, None), (2, 4, 6, 2, "padding", None),
+             (2, 5, 5, 3, "causal", None), (2, 4, 4, 4, None, 2), (1, 5, 5, 6, "causal", 3)]  # fmt: skip
     cases = []
-    for i, (B, L, S, h, kind) in enumerate(plans):
+    for i, (B, L, S, h, kind, n_kv) in enumerate(plans):
         d_k = int(rng.integers(2, 5))
         d_model = h * d_k
         mask = _mask(rng, kind, B, L, S)
-        x, memory, p = _draw_mha(rng, B, L, S, d_model, d_model, h, mask, L == S)
-        about = f"B={B}, L={L}, S={S}, d_model={d_model}, {h} heads, mask: {kind or 'none'}"
-        cases += _mha_cases_for(f"hidden/{i + 1}", "hidden", x, memory, p, h, mask, about)
+        x, memory, p = _draw_mha(rng, B, L, S, d_model, d_model, h, mask, L == S, n_kv)
+        heads = f"{h} heads" if n_kv is None else f"{h} query heads sharing {n_kv} key/value heads"
+        about = f"B={B}, L={L}, S={S}, d_model={d_model}, {heads}, mask: {kind or 'none'}"
+        cases += _mha_cases_for(f"hidden/{i + 1}", "hidden", x, memory, p, h, mask, about, n_kv)
     return cases
 
 
