@@ -121,7 +121,7 @@ def test_any_notation_of_a_number_key_is_correct_and_of_a_perturbed_key_wrong(x,
     text = fmt(value)
     text = text.replace("-", "\u2212") if unicode_minus else text
     assert verdict_set(part, text) == {"correct"}, text
-    moved = fmt(value * 1.5 + 1.0)
+    moved = fmt(value + max(1.0, abs(value) / 2))
     assert verdict_set(part, moved) == {"wrong"}, moved
 
 

@@ -130,6 +130,8 @@ def _item(text: str, depth: int) -> Any:
         return _group(text[1:-1], depth + 1)
     if text[:1] == "(" and _closing(text, 0) == len(text) - 1 and _is_tuple(text[1:-1]):
         return _group(text[1:-1], depth + 1)
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+        return text[1:-1]  # a quoted entry, as in a TOML array: ["1/2", "-inf"]
     if re.search(r"[\[\]]", text):
         raise InvalidAnswer(f"could not read {_short(text)!r} as one entry: separate entries and rows with "
                             "commas, e.g. [[1, 2], [3, 4]]")

@@ -98,8 +98,8 @@ class AnswerType:
     """
 
     name = ""
-    exact_by_default = True
-    """Whether answers are compared exactly (no tolerance text); number-like types set False."""
+    reads_typed_arrays = False
+    """Whether a typed line that is a TOML array goes to :meth:`read` as text (arrays of entries)."""
 
     # ---- reading and checking
     def read(self, part: AnswerPart, raw: Any) -> Reading:

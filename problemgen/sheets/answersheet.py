@@ -237,7 +237,9 @@ def _recover(text: str, whole_error: str) -> SheetAnswers:
     stray: list[int] = []
     for number, line in enumerate(text.split("\n"), start=1):
         header, key = _HEADER.match(line), _KEY_LINE.match(line)
-        if header:
+        if statements and statements[-1][0] == table and _open_brackets(statements[-1][3]):
+            statements[-1][3].append(line)  # " [F]" inside a bare matrix is a row, not a table header
+        elif header:
             table = header.group(1)
         elif key:
             statements.append((table, key.group(1), number, [line]))
@@ -272,6 +274,12 @@ def _recover(text: str, whole_error: str) -> SheetAnswers:
     for name in sorted(root):
         warnings.append(f"top-level key {name!r} ignored: answers belong under a problem table such as [p1]")
     return SheetAnswers(tables=tables, meta=meta, warnings=tuple(warnings))
+
+
+def _open_brackets(lines: list[str]) -> bool:
+    """Whether a statement's value so far opens more brackets than it closes (quoted text ignored)."""
+    value = re.sub(r'"[^"\n]*"|\'[^\'\n]*\'', "", "\n".join(lines).split("=", 1)[-1])
+    return value.count("[") > value.count("]")
 
 
 def _unquoted_value(chunk: str) -> str | None:

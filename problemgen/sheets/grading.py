@@ -91,6 +91,8 @@ def grade_text(part: AnswerPart, text: str) -> PartResult:
         raw = parse_value(text)
     except ValueError as exc:
         return invalid(str(exc))
+    if isinstance(raw, list) and types.get(part.type).reads_typed_arrays:
+        raw = text.strip()  # the type's own reader sees what was typed ("0,5" is not two entries)
     return grade_part(part, raw)
 
 

@@ -84,6 +84,7 @@ def mask_in(value: Any, representation: str) -> Any:
 
 class MaskType(AnswerType):
     name = "mask"
+    reads_typed_arrays = True
 
     def read(self, part: AnswerPart, raw: Any) -> Reading:
         representation = part.spec.get("representation", "bool")

@@ -10,6 +10,7 @@ partial credit is the fraction of entries within tolerance; feedback names them 
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -21,12 +22,16 @@ from problemgen.answers.text import InvalidAnswer
 from problemgen.model.core import AnswerPart, _flatten, numbers_close
 
 
+_DECIMAL_COMMA = re.compile(r"\d+,\d+")
+
+
 def entry_text(x: Any) -> str:
     return " ".join(x.split()) if isinstance(x, str) else format_number(x, 12)
 
 
 class MatrixType(AnswerType):
     name = "matrix"
+    reads_typed_arrays = True
 
     def read(self, part: AnswerPart, raw: Any) -> Reading:
         items = arrays.array_items(raw)
@@ -36,6 +41,11 @@ class MatrixType(AnswerType):
         key_shape, _ = _flatten(part.value)
         message = arrays.check_shape(shape, key_shape, "matrix")
         shown = arrays.nested_text(items, entry_text) if isinstance(raw, str) else ""
+        if message and isinstance(raw, str) and _DECIMAL_COMMA.search(raw):
+            comma = _DECIMAL_COMMA.search(raw).group(0)
+            raise InvalidAnswer(f"read {comma!r} as two entries, which gives {arrays.shape_text(shape)} where "
+                                f"{arrays.shape_text(key_shape)} is asked: write the decimal point as '.', "
+                                f"e.g. {comma.replace(',', '.')}")
         if message:
             return Reading((shape, _numbers_or_none(flat), message), shown)
         return Reading((shape, arrays.convert_entries(flat, shape, as_number), None), shown)
