@@ -69,5 +69,5 @@ def test_a_kind_that_is_always_degenerate_fails_with_a_clear_error(monkeypatch):
 
 def test_every_registered_kind_is_named_topic_dot_skill_after_its_module():
     for spec in registry.all_kinds():
-        assert spec.topic in registry.TOPIC_MODULES
+        assert spec.topic in registry.topic_modules()
         assert spec.make.__module__ == f"problemgen.problems.{spec.topic}"

@@ -1,7 +1,7 @@
 """The kind registry: generators register themselves; ``generate`` turns (kind, seed, overrides) into a Problem.
 
 A new kind is one decorated generator function in ``problemgen/problems/<topic>.py`` plus one template
-fragment ``templates/problems/<kind>.j2``. The generator is pure:
+fragment ``templates/problems/<kind>.j2`` (the full path is in ``problemgen/problems/__init__.py``). The generator is pure:
 
     @register("attention.weights", title="Attention weights")
     def weights(rng, difficulty, *, L=None):
@@ -25,22 +25,9 @@ from typing import Callable
 from problemgen.model.core import Draft, Mistake, Problem, ProblemgenError, Redraw, to_jsonable, values_match
 
 MAX_ATTEMPTS = 200
-TOPIC_MODULES = (
-    "attention",
-    "scaling",
-    "masks",
-    "multihead",
-    "shapes",
-    "params",
-    "memory",
-    "complexity",
-    "norms",
-    "ffn",
-    "positional",
-    "objective",
-    "concepts",
-)
-"""Topic modules under ``problemgen.problems``; each registers its kinds on import (missing ones are skipped)."""
+GENERATORS = "problemgen.problems"
+"""The package of topic modules; each registers its kinds on import. The registry finds them by name at
+run time (``problemgen.problems.index.topic_modules``), so the model never imports its content."""
 
 
 @dataclass(frozen=True)
@@ -88,13 +75,14 @@ def load_all() -> None:
     global _loaded
     if _loaded:
         return
-    for topic in TOPIC_MODULES:
-        try:
-            importlib.import_module(f"problemgen.problems.{topic}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"problemgen.problems.{topic}":
-                raise
+    for topic in topic_modules():
+        importlib.import_module(f"{GENERATORS}.{topic}")
     _loaded = True
+
+
+def topic_modules() -> list[str]:
+    """The topic modules present in the generators package (discovered, never listed by hand)."""
+    return importlib.import_module(f"{GENERATORS}.index").topic_modules()
 
 
 def all_kinds(topic: str | None = None) -> list[KindSpec]:
@@ -112,8 +100,8 @@ def get_kind(name: str) -> KindSpec:
     generator's imports; an unknown name loads them all to suggest the closest one.
     """
     topic = name.split(".", 1)[0]
-    if name not in _REGISTRY and topic in TOPIC_MODULES:
-        importlib.import_module(f"problemgen.problems.{topic}")
+    if name not in _REGISTRY and topic in topic_modules():
+        importlib.import_module(f"{GENERATORS}.{topic}")
     if name in _REGISTRY:
         return _REGISTRY[name]
     load_all()

@@ -128,7 +128,7 @@ def default_services() -> Services:
     from problemgen.documents import rendering
     from problemgen.problems import index
 
-    kinds = index.load()  # the static index: no need to import every generator (and sympy) up front
+    kinds = index.load()  # read from the sources: no need to import every generator (and sympy) up front
     return Services(
         generate=lambda kind, seed, difficulty: registry.generate(kind, seed, difficulty),
         grade=grading.grade_text,
