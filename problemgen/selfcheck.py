@@ -32,13 +32,13 @@ from dataclasses import dataclass
 
 from problemgen.answers import types
 from problemgen.answers.base import GARBAGE, garbage_like  # noqa: F401 - re-exported for the self-check tests
+from problemgen.documents import FORMATS
 from problemgen.documents.rendering import builtin_templates_dir, format_number, render_block
 from problemgen.misconceptions.catalogue import CATALOGUE
 from problemgen.model import registry
 from problemgen.model.core import AnswerPart, Mistake, Problem, ProblemgenError, values_match
 from problemgen.sheets.grading import grade_part, key_value
 
-FORMATS = ("md", "tex", "text")
 MIN_DISTINCT_FRACTION = 0.5
 MIN_DISTINCT_CAP = 25
 """Per difficulty, at least half of the seeds must give distinct params, up to 25 distinct variants:

@@ -21,10 +21,7 @@ from problemgen.classes.rows import ClassRow, Record, record_of
 from problemgen.classes.statistics import ItemStatistics
 from problemgen.classes.summary import class_summary, flag_copies, items_csv, render_summary
 from problemgen.model.core import ProblemgenError
-from problemgen.sheets.reports import render, render_json
-
-REPORT_EXTENSIONS = {"text": "txt", "json": "json", "junit": "xml", "gradescope": "json", "md": "md"}
-
+from problemgen.sheets.reports import extension, render, render_json
 
 @dataclass(frozen=True)
 class ClassRun:
@@ -62,7 +59,7 @@ def run_class(rows: Iterable[ClassRow], out_dir: str | Path, fmt: str, title: st
     items, shared, reports = ItemStatistics(), {}, 0
     for row in rows:
         if row.report is not None:
-            _write(out / "reports" / f"{row.student}.{REPORT_EXTENSIONS[fmt]}", _render(row, fmt))
+            _write(out / "reports" / f"{row.student}.{extension(fmt)}", _render(row, fmt))
             reports += 1
         records.append(record_of(row, shared))
         if records[-1].counted:

@@ -1,6 +1,6 @@
 """``problemgen list``, ``show`` and ``check``: thin click wrappers over the problem library.
 
-``list`` reads the static kind index (no numpy, sympy or jinja2); ``show`` generates and renders one
+``list`` reads the kinds from the generator sources (no numpy, sympy or jinja2); ``show`` generates and renders one
 variant; ``check`` runs the variant contract of :mod:`problemgen.selfcheck` and exits 1 on failures.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-FORMATS = ("md", "tex", "text")
+from problemgen.documents import FORMATS
 
 
 @click.command("list")

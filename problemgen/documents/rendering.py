@@ -24,9 +24,8 @@ from problemgen.model.core import AnswerPart, Problem, ProblemgenError
 from problemgen.answers import types
 from problemgen.answers.formatting import format_number, tolerance_text  # noqa: F401 - re-exported
 from problemgen.resources import templates_dir
+from problemgen.documents import FORMATS  # noqa: F401 - re-exported; kept in the cheap package __init__
 from problemgen.documents.terminal import to_unicode
-
-FORMATS = ("md", "tex", "text")
 
 
 def _rows(value: Any) -> list[list[Any]]:

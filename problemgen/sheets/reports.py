@@ -17,10 +17,10 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
+from typing import Callable
 
 from problemgen.misconceptions.catalogue import describe
 
-FORMATS = ("text", "json", "junit", "gradescope", "md")
 ERROR_STATUSES = frozenset({"invalid", "error", "timeout", "crash", "memory", "import_error", "bad_output",
                             "no_result"})
 GRADESCOPE_VISIBILITY = ("visible", "hidden", "after_due_date", "after_published")
@@ -75,16 +75,14 @@ class Report:
 
 def render(report: Report, fmt: str) -> str:
     """Render a report as ``text``, ``json``, ``junit``, ``gradescope`` or ``md``; always ends with a newline."""
-    renderers = {
-        "text": render_text,
-        "json": render_json,
-        "junit": render_junit,
-        "gradescope": render_gradescope,
-        "md": render_markdown,
-    }
-    if fmt not in renderers:
+    if fmt not in REPORT_FORMATS:
         raise ValueError(f"unknown report format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    return renderers[fmt](report)
+    return REPORT_FORMATS[fmt].render(report)
+
+
+def extension(fmt: str) -> str:
+    """The file extension of a report in ``fmt`` (``junit`` -> ``xml``)."""
+    return REPORT_FORMATS[fmt].extension
 
 
 def _pts(x: float) -> str:
@@ -345,3 +343,22 @@ def render_gradescope(report: Report, hidden_visibility: str = "hidden") -> str:
         "tests": tests,
     }
     return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+@dataclass(frozen=True)
+class ReportFormat:
+    """One report format: how a report is written and the extension of its file."""
+
+    render: Callable[[Report], str]
+    extension: str
+
+
+REPORT_FORMATS: dict[str, ReportFormat] = {
+    "text": ReportFormat(render_text, "txt"),
+    "json": ReportFormat(render_json, "json"),
+    "junit": ReportFormat(render_junit, "xml"),
+    "gradescope": ReportFormat(render_gradescope, "json"),
+    "md": ReportFormat(render_markdown, "md"),
+}
+"""The one table of report formats: sheet grading, code grading, class runs and the CLI all read it."""
+FORMATS = tuple(REPORT_FORMATS)
