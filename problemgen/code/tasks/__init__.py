@@ -2,19 +2,21 @@
 
 Each task (see :mod:`problemgen.code.base`) has a spec, a starter file, public examples, hidden
 randomized cases drawn from the grader's secret, property checks and banned shortcuts. Tasks are
-registered here by name, in curriculum order.
+discovered: every module of this package that defines ``TASKS`` (a tuple of tasks) and ``ORDER`` (where
+its tasks come in the list) contributes them; nothing lists them by hand.
 
 Adding a task: write a ``Task`` in the topic's module (spec, starter, ``make_cases(rng, hidden)``
 returning cases whose expected values come from ``reference`` and whose variants come from
-the catalogue package ``problemgen.misconceptions``), list it in ``_load`` below, add a
-reference-quality solution to ``tests/fixtures/code/solutions/`` and one mutant per variant tag to
-``tests/fixtures/code/mutants.py``; the mutation tests then hold the task to its own diagnoses.
+the catalogue package ``problemgen.misconceptions``) and add it to that module's ``TASKS``; add a
+reference-quality solution to ``solutions/<task>.py`` and one mutant per variant tag to
+:mod:`problemgen.code.tasks.mutants`; the mutation contract then holds the task to its own diagnoses.
 """
 
 from __future__ import annotations
 
 import copy
 import importlib
+import pkgutil
 from dataclasses import replace
 from typing import Any, Callable
 
@@ -24,13 +26,13 @@ from problemgen.code.sandbox import Call
 
 
 def _load() -> dict[str, Task]:
-    from problemgen.code.tasks import attention, block, counting, layers, multihead  # lazy: task modules need numpy and reference
-
-    tasks = [
-        attention.SOFTMAX, attention.SDPA, attention.CAUSAL, attention.PADDING, multihead.MHA, multihead.CROSS,
-        layers.LAYER_NORM, layers.RMS_NORM, layers.FEED_FORWARD, layers.SINUSOIDAL, block.BLOCK,
-        counting.COUNT_PARAMETERS, multihead.KV_CACHE,
-    ]  # fmt: skip
+    """Import every module of this package and gather the ``TASKS`` of those that define them."""
+    modules = [importlib.import_module(f"{__name__}.{info.name}") for info in pkgutil.iter_modules(__path__)]
+    content = sorted((m for m in modules if hasattr(m, "TASKS")), key=lambda m: (m.ORDER, m.__name__))
+    tasks = [task for module in content for task in module.TASKS]
+    names = [task.name for task in tasks]
+    if len(set(names)) != len(names):
+        raise ProblemgenError(f"two coding tasks share a name: {sorted(n for n in names if names.count(n) > 1)}")
     return {task.name: replace(task, solve=_solver(task.name)) for task in tasks}
 
 
@@ -49,7 +51,7 @@ _TASKS: dict[str, Task] | None = None
 
 
 def all_tasks() -> dict[str, Task]:
-    """Name -> task, in curriculum order."""
+    """Name -> task, in teaching order (the modules' ``ORDER``, then each module's ``TASKS``)."""
     global _TASKS
     if _TASKS is None:
         _TASKS = _load()

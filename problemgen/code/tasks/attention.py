@@ -391,3 +391,8 @@ PADDING = Task(
     summary="Boolean (B, 1, S) key-padding mask from sequence lengths.",
     spec=PADDING_SPEC, starter=PADDING_STARTER, functions=("padding_mask",), make_cases=_padding_cases,
 )  # fmt: skip
+
+TASKS = (SOFTMAX, SDPA, CAUSAL, PADDING,)
+"""This module's tasks, in teaching order."""
+ORDER = 1
+"""Where this module's tasks come in ``problemgen task list`` (modules are discovered, not listed)."""

@@ -211,3 +211,8 @@ BLOCK = Task(
     spec=SPEC, starter=STARTER, functions=("layer_norm", "attention_sublayer", "ffn_sublayer", "transformer_block"),
     make_cases=_cases, make_properties=_properties, banned=(SOFTMAX_SHORTCUTS,), stage_order=STAGES,
 )  # fmt: skip
+
+TASKS = (BLOCK,)
+"""This module's tasks, in teaching order."""
+ORDER = 4
+"""Where this module's tasks come in ``problemgen task list`` (modules are discovered, not listed)."""

@@ -148,3 +148,8 @@ COUNT_PARAMETERS = Task(
     summary="Count embeddings, attention, FFN, norms and head parameters from a config dict.",
     spec=SPEC, starter=STARTER, functions=("count_parameters",), make_cases=_cases,
 )  # fmt: skip
+
+TASKS = (COUNT_PARAMETERS,)
+"""This module's tasks, in teaching order."""
+ORDER = 5
+"""Where this module's tasks come in ``problemgen task list`` (modules are discovered, not listed)."""

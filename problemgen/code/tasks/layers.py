@@ -335,3 +335,8 @@ SINUSOIDAL = Task(
     make_properties=lambda rng: [Property("property/unit-circle-pairs", (Call("sinusoidal_encoding", (50, 16)),), _pe_bounded,
                                           "each (sin, cos) pair lies on the unit circle")],
 )  # fmt: skip
+
+TASKS = (LAYER_NORM, RMS_NORM, FEED_FORWARD, SINUSOIDAL,)
+"""This module's tasks, in teaching order."""
+ORDER = 3
+"""Where this module's tasks come in ``problemgen task list`` (modules are discovered, not listed)."""

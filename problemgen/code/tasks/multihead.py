@@ -374,3 +374,8 @@ KV_CACHE = Task(
     spec=KV_SPEC, starter=KV_STARTER, functions=("kv_cache_step",), make_cases=_kv_cases,
     banned=(SOFTMAX_SHORTCUTS,), stage_order=("cache update", "output"),
 )  # fmt: skip
+
+TASKS = (MHA, CROSS, KV_CACHE,)
+"""This module's tasks, in teaching order."""
+ORDER = 2
+"""Where this module's tasks come in ``problemgen task list`` (modules are discovered, not listed)."""
