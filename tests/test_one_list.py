@@ -9,7 +9,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from problemgen.classes import code_class
+from problemgen.classes.rows import GRADED, ClassRow
+from problemgen.classes.runner import run_class
 from problemgen.code import tasks as task_package
 from problemgen.model import registry
 from problemgen.practice.rules import load_curriculum
@@ -39,13 +40,13 @@ def test_topics_are_the_generator_modules():
     assert {spec.topic for spec in registry.all_kinds()} == set(modules)
 
 
-def test_a_new_report_format_reaches_sheet_and_code_class_outputs(tmp_path, monkeypatch):
+def test_a_new_report_format_reaches_class_outputs(tmp_path, monkeypatch):
     """The crash this guards against: a format added to one table, missing from a second one."""
     monkeypatch.setitem(reports.REPORT_FORMATS, "csv", ReportFormat(lambda report: "score\n1\n", "csv"))
     monkeypatch.setattr(reports, "FORMATS", tuple(reports.REPORT_FORMATS))
     report = Report("t", (CheckResult("c1", "correct", True, 1.0, 1.0),))
     assert reports.render(report, "csv") == "score\n1\n"
-    code_class.write_outputs(code_class.ClassResult((("amy", report),), "summary"), tmp_path, "csv")
+    run_class([ClassRow("amy", GRADED, report)], tmp_path, "csv", "t")
     assert (tmp_path / "reports" / "amy.csv").read_text(encoding="utf-8") == "score\n1\n"
 
 
