@@ -306,3 +306,31 @@ def test_the_read_as_preview_shows_the_reading_and_never_the_verdict(client):
     assert not garbage["readable"] and garbage["html"]
     with ProgressStore(client.db) as store:
         assert store.answers() == []  # previews are not answers
+
+
+def test_a_student_stuck_on_a_skill_is_offered_a_worked_example(client):
+    from problemgen.practice.rules import WHEEL_SPIN_AFTER
+
+    offers = []
+    for _ in range(WHEEL_SPIN_AFTER):
+        item = client.api("/api/start")
+        part = problem_of(item).parts[0]
+        wrong = client.api("/api/answer", {"item": item["item"], "part": part.key, "text": "12345"})
+        assert wrong["status"] in ("wrong", "invalid")
+        offers = client.api("/api/solution", {"item": item["item"]})["offers"]
+    assert [o["offer"] for o in offers][:1] == ["example"], offers
+    taken = client.api("/api/offer", {"offer": "example"})
+    assert "Worked example" in taken["example"] and "<math" in taken["example"]
+    assert taken["item"]["kind"] == item["kind"] and taken["item"]["complete"]
+    assert client.post("/api/offer", {"offer": "nonsense"}).status_code == 400
+
+
+def test_the_solution_after_a_wrong_answer_ends_the_item(client):
+    item = client.api("/api/start")
+    part = problem_of(item).parts[0]
+    assert client.api("/api/answer", {"item": item["item"], "part": part.key, "text": "12345"})["status"] == "wrong"
+    retry = client.api("/api/answer", {"item": item["item"], "part": part.key, **key_payload(part)})
+    assert retry["status"] == "correct"  # the page lets the student correct it (it still counts as wrong)
+    client.api("/api/solution", {"item": item["item"]})
+    assert client.api("/api/current") is None
+    assert client.api("/api/start")["item"] != item["item"]

@@ -20,7 +20,7 @@ from problemgen.documents.worksheet import build_variant
 from problemgen.model.core import ProblemgenError
 from problemgen.practice.progress import ProgressStore
 from problemgen.practice.quiz import clock_from_env, default_services
-from problemgen.practice.rules import all_states, load_curriculum, summary
+from problemgen.practice.rules import load_curriculum, summary
 from problemgen.practice.web import security
 from problemgen.practice.web.engine import ItemView, Practice, find_part
 from problemgen.practice.web.inputs import answer_text, empty_cells
@@ -149,29 +149,24 @@ def _pages(app: Flask) -> None:
     @app.get("/")
     def curriculum():
         practice = _practice()
-        items = practice.store.items()
-        services = practice.services
-        rows = summary(practice.curriculum, items, practice.clock(), services.available)
-        states = all_states(practice.curriculum, items)
-        for row, unit in zip(rows, practice.curriculum.units):
-            kinds = [k for k in unit.kinds if k in services.available]
-            row["skills"] = skill_rows(kinds, items, dict(services.summary))
-            row["level"] = states[unit.id].level
+        rows = summary(practice.curriculum, practice.store.items(), practice.clock(), practice.services.available)
+        for row in rows:
+            row["skills"] = skill_rows(row["skills"], dict(practice.services.summary))
         return _page("curriculum.html.j2", units=rows, current=practice.current())
 
     @app.get("/practice")
     def practice_page():
         practice = _practice()
         view = practice.current()
-        return _page("practice.html.j2", **(_problem_context(view) if view else {"view": None}))
+        context = _problem_context(view) if view else {"view": None, "offers": practice.offers()}
+        return _page("practice.html.j2", **context)
 
     @app.get("/progress")
     def progress_page():
         practice = _practice()
         items = practice.store.items()
-        services = practice.services
-        skills = skill_rows([k for k in practice.curriculum.all_kinds() if k in services.available], items,
-                            dict(services.summary))
+        rows = summary(practice.curriculum, items, practice.clock(), practice.services.available)
+        skills = skill_rows([s for row in rows for s in row["skills"]], dict(practice.services.summary))
         return _page("progress.html.j2", skills=[s for s in skills if s["shown"]],
                      mistakes=mistakes_over_time(practice.store.answers(), items), db=str(_state()["db"]))
 
@@ -185,6 +180,13 @@ def _problem_context(view: ItemView) -> dict[str, Any]:
     unit = _state()["curriculum"].unit(view.record.unit)
     return {"view": view, "unit": unit, "prompt": problem_html(view.problem, "prompt"),
             "parts": [dict(part_view(p, describe), done=p.key in view.done_parts) for p in view.problem.parts]}
+
+
+def _solution_html(view: ItemView, prompt: bool = False) -> str:
+    """The worked solution and keys of an item (with its prompt first for a worked example)."""
+    return render_template("_solution.html.j2", solution=problem_html(view.problem, "solution"),
+                           keys=[key_view(p) for p in view.problem.parts], title=view.problem.title,
+                           prompt=problem_html(view.problem, "prompt") if prompt else None)
 
 
 def _bank_context(name: str, seed_text: str) -> dict[str, Any]:
@@ -244,10 +246,19 @@ def _api(app: Flask) -> None:
 
     @app.post("/api/solution")
     def solution():
-        view = _practice().reveal(_item_id(_payload()))
-        keys = [key_view(p) for p in view.problem.parts]
-        return jsonify(html=render_template("_solution.html.j2", solution=problem_html(view.problem, "solution"),
-                                            keys=keys))
+        practice = _practice()
+        view = practice.reveal(_item_id(_payload()))
+        return jsonify(html=_solution_html(view), offers=practice.offers())
+
+    @app.post("/api/offer")
+    def offer():
+        """Take one of the wheel-spinning offers; a worked example comes back with its solution."""
+        name = _payload().get("offer")
+        if not isinstance(name, str):
+            raise ProblemgenError("offer must be one of the offers")
+        view = _practice().take_offer(name)
+        example = _solution_html(view, prompt=True) if view.complete else None
+        return jsonify(item=item_json(view), example=example)
 
     @app.post("/api/skip")
     def skip():

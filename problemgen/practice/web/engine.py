@@ -20,13 +20,17 @@ from typing import Any, Callable
 from problemgen.misconceptions.catalogue import describe
 from problemgen.model.core import AnswerPart, Problem, ProblemgenError
 from problemgen.practice.progress import ItemRecord, ProgressStore
-from problemgen.practice.quiz import Services, hint_text
+from problemgen.practice.quiz import OFFER_TEXT, Services, hint_text
 from problemgen.practice.rules import (
+    Choice,
     Curriculum,
     all_states,
     answer_outcome,
+    apply_offer,
     choose_next,
     draw_variant,
+    last_of_kind,
+    resumable,
     unit_unlocked,
 )
 
@@ -68,12 +72,15 @@ class Practice:
     # -- reading -------------------------------------------------------------------------------
 
     def current(self) -> ItemView | None:
-        """The latest item when it is still open (parts left and not skipped or revealed), else None."""
-        items = self.store.items()
-        if not items:
+        """The item to resume, by the terminal quiz's rule (``rules.resumable``: undecided, or quit in
+        the terminal, which is reopened), else None. A decided item is not resumed (in either front end)."""
+        record = resumable(self.store.items())
+        if record is None or record.kind not in self.services.available:
             return None
-        view = self.view(items[-1])
-        return None if view.complete else view
+        if record.outcome == "quit":
+            self.store.reopen_item(record.id)
+            record = self.store.items()[-1]
+        return self.view(record)
 
     def view(self, record: ItemRecord) -> ItemView:
         answers = self.store.answers(record.id)
@@ -89,21 +96,50 @@ class Practice:
             raise ProblemgenError("this problem is no longer the current one; reload the page")
         return self.view(items[-1])
 
+    def states(self) -> dict:
+        """Every unit's state; mastery requires the installed kinds only, as in the terminal quiz."""
+        return all_states(self.curriculum, self.store.items(), self.services.available)
+
     def _generate(self, kind: str, seed: int, difficulty: int) -> Problem:
         return _cached_generate(self.services.generate, kind, seed, difficulty)
 
     # -- starting --------------------------------------------------------------------------------
 
-    def start(self, unit: str | None = None, *, resume: bool = True) -> ItemView:
+    def start(self, unit: str | None = None, *, resume: bool = True, leave: str | None = None) -> ItemView:
         """The open item (when ``resume``), else a new variant chosen by the practice rules."""
         open_item = self.current()
         if open_item is not None:
             if resume and (unit is None or open_item.record.unit == unit):
                 return open_item
             self.store.finish_item(open_item.id, "skipped", self.clock())
-        choice = choose_next(self.curriculum, self.store.items(), self.clock(), self.services.available, unit)
+            leave = open_item.record.kind
+        return self._begin(self.choose(unit, leave))
+
+    def choose(self, unit: str | None = None, leave: str | None = None) -> Choice:
+        """What the rules pick next (``leave``: the kind just skipped, not picked again at once)."""
+        return choose_next(self.curriculum, self.store.items(), self.clock(), self.services.available, unit,
+                           leave=leave)
+
+    def offers(self) -> list[dict[str, str]]:
+        """Wheel-spinning: the other ways in the rules propose for the next pick, with their wording."""
+        return [{"offer": o, "text": OFFER_TEXT[o]} for o in self.choose().offers]
+
+    def take_offer(self, offer: str) -> ItemView:
+        """Start the next item by the offer the student took (a worked example is shown revealed)."""
+        choice = apply_offer(self.choose(), offer, self.curriculum, self.store.items(), self.clock(),
+                             self.services.available)
+        view = self._begin(choice)
+        if choice.example:  # a worked example is not an answer: closed at once, never shown again
+            self.store.finish_item(view.id, "skipped", self.clock())
+            view = self.view(self.store.items()[-1])
+        return view
+
+    def _begin(self, choice: Choice) -> ItemView:
+        """Draw a never-seen variant for ``choice`` (answers unlike the last of its kind) and store it."""
+        last = last_of_kind(self.store.items(), choice.kind)
+        previous = last and self._generate(last.kind, last.seed, last.difficulty)
         problem = draw_variant(choice, self.store.base_seed(), set(self.store.seen(choice.kind)),
-                               self._generate)
+                               self._generate, previous)
         self.store.start_item(self.session_id, unit=choice.unit.id, kind=choice.kind, seed=problem.seed,
                               difficulty=problem.difficulty, variant_id=problem.variant_id,
                               review=choice.review, target=choice.target, now=self.clock())
@@ -119,7 +155,7 @@ class Practice:
         part = find_part(view.problem, part_key)
         if part.key in view.done_parts:
             raise ProblemgenError(f"part {part.key!r} is already answered")
-        before = all_states(self.curriculum, self.store.items())
+        before = self.states()
         result = self.services.grade(part, text)
         last = [p.key for p in view.remaining()] == [part.key]
         decided = answer_outcome(result.status, view.failed, last)
@@ -133,6 +169,7 @@ class Practice:
         after_view = self.view(self.store.items()[-1])
         reply["item_complete"] = after_view.complete
         reply["progress"] = self._report(view.record.unit, before) if after_view.complete else []
+        reply["offers"] = self.offers() if after_view.complete else []
         return reply
 
     def hint(self, item_id: int) -> dict[str, Any]:
@@ -156,31 +193,19 @@ class Practice:
         if how not in ("skip", "another"):
             raise ProblemgenError(f"unknown action {how!r}")
         view = self.item(item_id)
-        if how == "skip":
+        if how == "skip":  # leaves the skill for now, as in the terminal quiz
             self.store.finish_item(item_id, "skipped", self.clock())
-            return self.start()
+            return self._begin(self.choose(leave=view.record.kind))
         self.store.finish_item(item_id, "another", self.clock())
-        return self._another(view)
-
-    def _another(self, view: ItemView) -> ItemView:
         record = view.record
-        choice = choose_next(self.curriculum, self.store.items(), self.clock(), self.services.available,
-                             record.unit)
-        if choice.kind != record.kind:  # the same skill, as in the terminal quiz
-            from dataclasses import replace
-
-            choice = replace(choice, kind=record.kind, difficulty=record.difficulty, target=record.target)
-        problem = draw_variant(choice, self.store.base_seed(), set(self.store.seen(choice.kind)), self._generate)
-        self.store.start_item(self.session_id, unit=record.unit, kind=record.kind, seed=problem.seed,
-                              difficulty=problem.difficulty, variant_id=problem.variant_id,
-                              review=record.review, target=record.target, now=self.clock())
-        return self.view(self.store.items()[-1])
+        unit = self.curriculum.unit(record.unit)
+        return self._begin(Choice(unit, record.kind, record.difficulty, record.review, record.target, "another"))
 
     # -- after an item -----------------------------------------------------------------------------
 
     def _report(self, unit_id: str, before: dict) -> list[str]:
         """What changed for the units: mastered, unlocked, or the progress toward mastery."""
-        after = all_states(self.curriculum, self.store.items())
+        after = self.states()
         unit, old, new = self.curriculum.unit(unit_id), before[unit_id], after[unit_id]
         lines = []
         if new.mastered and not old.mastered:

@@ -16,7 +16,7 @@ from problemgen.documents.rendering import answer_display, is_heatmap, render_bl
 from problemgen.misconceptions.catalogue import describe
 from problemgen.model.core import AnswerPart, Problem
 from problemgen.practice.progress import AnswerRecord, ItemRecord
-from problemgen.practice.rules import grade_of
+from problemgen.practice.rules import mistake_history
 from problemgen.practice.web.inputs import cell_hint, widget_for
 from problemgen.practice.web.mathml import fragment_html, text_html
 
@@ -56,39 +56,21 @@ def heatmap(value: Any) -> dict[str, Any]:
     return {"rows": cells, "cols": len(rows[0])}
 
 
-def skill_rows(kinds: Iterable[str], items: Iterable[ItemRecord], summaries: dict[str, str]) -> list[dict]:
-    """Per skill (kind): how often shown, answered (counted), right unaided, and the accuracy."""
-    kinds = list(kinds)
-    shown, answered, correct = Counter(), Counter(), Counter()
-    for item in items:
-        if item.kind not in kinds:
-            continue
-        shown[item.kind] += 1
-        grade = grade_of(item)
-        answered[item.kind] += grade is not None
-        correct[item.kind] += grade == "success"
-    return [{"kind": k, "summary": summaries.get(k, ""), "shown": shown[k], "answered": answered[k],
-             "correct": correct[k],
-             "accuracy": round(100 * correct[k] / answered[k]) if answered[k] else None} for k in kinds]
+def skill_rows(skills: Iterable[dict], summaries: dict[str, str]) -> list[dict]:
+    """The rules' per-skill rows (``rules.summary``) with the kind's one-line summary and a percentage."""
+    return [{**skill, "summary": summaries.get(skill["kind"], ""),
+             "percent": None if skill["accuracy"] is None else round(100 * skill["accuracy"])} for skill in skills]
 
 
-def mistakes_over_time(answers: Iterable[AnswerRecord], items: Iterable[ItemRecord], days: int = 7) -> dict:
-    """Named misconceptions matched in the student's answers, counted per day (the last ``days`` days
-    with any), with whether each was overcome: the same skill answered right unaided afterwards."""
-    kind_of = {i.id: i.kind for i in items}
-    per: dict[str, Counter] = defaultdict(Counter)
-    last_at: dict[str, tuple] = {}
+def mistakes_over_time(answers: list[AnswerRecord], items: list[ItemRecord], days: int = 7) -> dict:
+    """The rules' misconception history (``rules.mistake_history``: how often, overcome since) with
+    the count per day over the last ``days`` days that had any."""
+    per_day: dict[str, Counter] = defaultdict(Counter)
     for answer in answers:
         if answer.mistake:
-            day = answer.at.strftime("%Y-%m-%d")
-            per[answer.mistake][day] += 1
-            last_at[answer.mistake] = (answer.at, kind_of.get(answer.item_id))
-    wins = [(i.finished_at or i.started_at, i.kind) for i in items if grade_of(i) == "success"]
-    all_days = sorted({d for c in per.values() for d in c})[-days:]
-    rows = []
-    for tag, counts in sorted(per.items(), key=lambda kv: -sum(kv[1].values())):
-        when, kind = last_at[tag]
-        overcome = any(at > when and k == kind for at, k in wins)
-        rows.append({"tag": tag, "title": text_html(describe(tag)), "total": sum(counts.values()),
-                     "per_day": [counts.get(d, 0) for d in all_days], "overcome": overcome})
+            per_day[answer.mistake][answer.at.strftime("%Y-%m-%d")] += 1
+    all_days = sorted({d for counts in per_day.values() for d in counts})[-days:]
+    rows = [{"tag": row["mistake"], "title": text_html(describe(row["mistake"])), "total": row["count"],
+             "per_day": [per_day[row["mistake"]].get(d, 0) for d in all_days], "overcome": row["overcome"]}
+            for row in mistake_history(items, answers)]
     return {"days": all_days, "rows": rows}

@@ -65,6 +65,40 @@ function setupStart() {
   });
 }
 
+// Wheel-spinning: the rules propose other ways in (worked example, easier, prerequisite).
+async function takeOffer(offer, where) {
+  const taken = await post("/api/offer", { offer });
+  if (taken.example) {
+    where.innerHTML = taken.example;  // rendered and escaped by the server
+    where.querySelector("h2").setAttribute("tabindex", "-1");
+    where.querySelector("h2").focus();
+  } else {
+    window.location.assign("/practice");
+  }
+}
+
+function showOffers(box, offers, where) {
+  if (!box || !offers || offers.length === 0) return;
+  box.replaceChildren(paragraph("Several tries at this skill without a right answer yet — that happens. Another way in may help:", "warn"));
+  offers.forEach((offer) => {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.textContent = offer.text.charAt(0).toUpperCase() + offer.text.slice(1);
+    button.addEventListener("click", () => takeOffer(offer.offer, where).catch((e) => say(where, e.message, "warn")));
+    box.append(button, " ");
+  });
+  box.hidden = false;
+}
+
+function setupOffers() {
+  document.querySelectorAll("[data-offer]").forEach((button) => {
+    button.addEventListener("click", () => {
+      const where = document.querySelector(".solution-box");
+      takeOffer(button.dataset.offer, where).catch((e) => say(where, e.message, "warn"));
+    });
+  });
+}
+
 function setupProblem(article) {
   const item = Number(article.dataset.item);
   const report = article.querySelector(".report");
@@ -126,6 +160,7 @@ function setupProblem(article) {
         if (result.item_complete) {
           report.replaceChildren(...result.progress.map((line) => paragraph(line)));
           finish();
+          showOffers(article.querySelector(".offers"), result.offers, article.querySelector(".solution-box"));
         }
       } catch (error) {
         say(feedback, error.message, "warn");
@@ -153,6 +188,7 @@ function setupProblem(article) {
       const solution = await post("/api/solution", { item });
       article.querySelector(".solution-box").innerHTML = solution.html;  // rendered and escaped by the server
       finish();
+      showOffers(article.querySelector(".offers"), solution.offers, article.querySelector(".solution-box"));
     } catch (error) { say(report, error.message, "warn"); }
   });
   const leave = (how) => async () => {
@@ -173,6 +209,7 @@ function setupProblem(article) {
 
 document.addEventListener("DOMContentLoaded", () => {
   setupStart();
+  setupOffers();
   const article = document.querySelector("article.problem[data-item]");
   if (article) setupProblem(article);
   document.documentElement.dataset.ready = "true";
