@@ -374,3 +374,48 @@ def test_the_quiz_says_how_it_read_an_answer_that_was_not_plain(store):
     assert "read as: " in script.text
     code, script = run(store, right, "quit")
     assert "read as" not in script.text  # a plain answer is not echoed back
+
+
+def matrix_services() -> Services:
+    """One 2 x 3 matrix part (the real matrix reader): entry (i, j) is seed + i + j."""
+    from problemgen.sheets.grading import grade_text
+
+    def generate(kind, seed, difficulty):
+        value = [[seed % 5 + i + j for j in range(3)] for i in range(2)]
+        part = AnswerPart("m", "matrix", value, label="the matrix", atol=0.005)
+        return Problem(kind, seed, difficulty, {}, "Matrix", "toy", {"a": 0, "b": 0}, (part,), {})
+
+    fake = services()
+    fake.generate = generate
+    return fake
+
+
+def test_a_matrix_can_be_typed_one_row_per_line(store):
+    def row(number):
+        return lambda problem, part: " ".join(str(x) for x in part.value[number])
+
+    script = Script(row(0), row(1), "quit")
+    script.session = QuizSession(store, CURRICULUM, Console(script.read, script.out.append), matrix_services(),
+                                 clock=lambda: T0, seed=11)
+    script.session.run()
+    assert "row 2 of 2> " in script.text and "✓ Correct." in script.text
+    assert "(or type it one row per line)" in script.text
+    assert store.items()[0].outcome == "correct"
+
+
+def test_a_single_number_for_a_matrix_is_graded_at_once_not_taken_as_a_row(store):
+    script = Script("0", "quit")
+    script.session = QuizSession(store, CURRICULUM, Console(script.read, script.out.append), matrix_services(),
+                                 clock=lambda: T0, seed=11)
+    script.session.run()
+    assert "row 2 of" not in script.text
+
+
+def test_long_prose_wraps_to_the_console_width(store):
+    script = Script("help", "quit")
+    session = QuizSession(store, CURRICULUM, Console(script.read, script.out.append, width=40), services(),
+                          clock=lambda: T0, seed=11)
+    script.session = session
+    session.run()
+    long = [line for line in script.text.splitlines() if len(line) > 40]
+    assert all(str(store.path) in line for line in long)  # only the unbreakable file path

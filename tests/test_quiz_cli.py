@@ -290,3 +290,17 @@ def test_ctrl_c_at_the_prompt_saves_and_exits_130(tmp_path):
     term.child.close()
     assert term.child.exitstatus == 130
     assert progress_json(db, DAY1)["attention"]["correct"] == 1
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_an_output_encoding_without_unicode_gets_ascii_maths_not_a_traceback(tmp_path, encoding):
+    db = tmp_path / "me.sqlite3"
+    run = subprocess.run([*PROBLEMGEN, "quiz", "--db", str(db), "--kind", "attention.weights"],
+                         input=b"hint\nhint\nsolution\nquit\n", env=env_at(DAY1, PYTHONIOENCODING=encoding, COLUMNS="40"),
+                         capture_output=True, timeout=60)
+    assert run.returncode == 0 and b"Traceback" not in run.stderr, run.stderr.decode(errors="replace")
+    text = run.stdout.decode(encoding)
+    assert "sqrt(d_k)" in text and "Worked solution:" in text
+    progress = subprocess.run([*PROBLEMGEN, "progress", "--db", str(db)], env=env_at(DAY1, PYTHONIOENCODING=encoding),
+                              capture_output=True, timeout=60)
+    assert progress.returncode == 0 and b"Traceback" not in progress.stderr

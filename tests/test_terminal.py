@@ -129,3 +129,35 @@ def test_every_registered_kind_renders_to_the_terminal_without_leftover_latex():
                 if found:
                     leftovers.append(f"{problem.variant_id} {block}: {''.join(found)}")
     assert leftovers == []
+
+
+def test_ascii_spelling_of_the_quiz_maths_never_raises():
+    from problemgen.documents.terminal import to_ascii
+
+    text = to_ascii("✓ Correct. √dₖ = 1.4142, Kᵀ, σ², −∞ ┌ 1 ┐ │ 2 │ └ 3 ┘ x̂ 😀")
+    text.encode("ascii")  # every character has an ASCII spelling now
+    assert "sqrt(d_k) = 1.4142" in text and "K^T" in text and "sigma^2" in text and "-inf" in text
+    assert to_ascii("× · ±", "latin-1") == "× · ±"  # what latin-1 can show stays
+
+
+def test_prose_wraps_but_matrices_keep_their_lines():
+    from problemgen.documents.terminal import wrap
+
+    prose = "Compute the attention weights along each row so that every row of the matrix sums to one."
+    matrix = "  ┌ 1  2  3  4  5  6  7  8  9  10  11  12  13  14  15  16  17  18  19  20 ┐"
+    out = wrap(prose + "\n" + matrix, 40).splitlines()
+    assert all(len(line) <= 40 for line in out[:-1]) and out[-1] == matrix
+
+
+def test_side_by_side_matrices_stack_when_the_terminal_is_narrow():
+    from problemgen.documents.terminal import layout_width, math_to_unicode
+
+    tex = r"Q = \begin{bmatrix} 1 & 2 & 3 \\ 4 & 5 & 6 \end{bmatrix}, K = \begin{bmatrix} 7 & 8 & 9 \\ 1 & 2 & 3 \end{bmatrix}"
+    wide = math_to_unicode(tex)
+    token = layout_width.set(24)
+    try:
+        narrow = math_to_unicode(tex)
+    finally:
+        layout_width.reset(token)
+    assert max(len(line) for line in wide.splitlines()) > 24  # side by side on a wide terminal
+    assert max(len(line) for line in narrow.splitlines()) <= 24  # stacked on a narrow one

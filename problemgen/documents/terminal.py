@@ -7,12 +7,21 @@ the prose. ``to_unicode`` rewrites the common part of it — ``$`` delimiters dr
 letters, ``\\frac{a}{b}`` -> ``a/b`` — and leaves anything it does not know readable as it was.
 
 Colour is used only when the output is a terminal and ``NO_COLOR`` is unset (https://no-color.org).
+
+Layout follows the terminal: ``layout_width`` (a context variable the quiz sets from the terminal's
+columns) decides when side-by-side matrices are stacked instead, and ``wrap`` folds prose to it. When
+the output encoding cannot show the Unicode maths (``PYTHONIOENCODING=ascii``, latin-1), ``to_ascii``
+writes it in ASCII (``sqrt(d_k)``, ``K^T``, ``[ … ]`` brackets) instead of failing.
 """
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import os
 import re
+import textwrap
+import unicodedata
 from typing import Mapping, TextIO
 
 _SUB = dict(zip("0123456789+-=()aehijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ"))
@@ -129,6 +138,8 @@ def _argument(tex: str, i: int, run: bool = False) -> tuple[str, int]:
 
 _BLOCK = re.compile(r"\n?((?:[ \t]*[┌│└][^\n]*(?:\n|$))+)")
 MAX_WIDTH = 100
+layout_width: contextvars.ContextVar[int] = contextvars.ContextVar("layout_width", default=MAX_WIDTH)
+"""Columns available for laying matrices side by side (the quiz sets it to the terminal's width)."""
 
 
 def side_by_side(text: str) -> str:
@@ -146,7 +157,7 @@ def side_by_side(text: str) -> str:
         return text
     height = max(len(p) for p in pieces)
     widths = [max(len(line) for line in p) for p in pieces]
-    if sum(widths) + len(pieces) > MAX_WIDTH:
+    if sum(widths) + len(pieces) + 2 > layout_width.get():
         return text
     rows = [[" " * w for w in widths] for _ in range(height)]
     for column, (piece, width) in enumerate(zip(pieces, widths)):
@@ -207,3 +218,79 @@ def style(text: str, role: str, colour: bool) -> str:
     if not colour or role not in _STYLES:
         return text
     return f"\x1b[{_STYLES[role]}m{text}\x1b[0m"
+
+
+# ------------------------------------------------------------------------------------------ layout
+
+
+_MATRIX_LINE = re.compile(r"[┌┐└┘│]|^\s*\[[^\[\]]*\]\s*$")
+"""A line of an aligned block: a matrix drawn with box characters, or a one-row vector ``[ 1  2 ]``."""
+
+
+def wrap(text: str, width: int) -> str:
+    """Fold prose lines longer than ``width`` at spaces, keeping their indentation; lines of matrices,
+    tables and other aligned blocks (box characters, leading runs of spaces) are left as they are."""
+    lines = []
+    for line in text.split("\n"):
+        if len(line) <= width or _MATRIX_LINE.search(line):
+            lines.append(line)
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        lines.append(textwrap.fill(line.strip(), width, initial_indent=indent, subsequent_indent=indent + "  ",
+                                   break_long_words=False, break_on_hyphens=False))
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------- ASCII
+
+
+_ASCII = {
+    "✓": "OK", "✗": "X", "★": "*", "─": "-", "━": "-", "┌": "[", "┐": "]", "└": "[", "┘": "]", "│": "|",
+    "·": ".", "—": "--", "–": "-", "−": "-", "×": "x", "√": "sqrt", "ᵀ": "^T", "≤": "<=", "≥": ">=",
+    "≠": "!=", "≈": "~", "→": "->", "←": "<-", "⇒": "=>", "⇔": "<=>", "∞": "inf", "…": "...", "⋯": "...",
+    "“": '"', "”": '"', "‘": "'", "’": "'", "±": "+/-", "‖": "||", "⊙": "(.)", "⊗": "(x)", "∈": " in ",
+    "ℝ": "R", "ℕ": "N", "ℤ": "Z", "•": "*", "Σ": "sum", "Π": "prod", "∂": "d", "∇": "grad", "∘": "o",
+    "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "eps", "θ": "theta", "λ": "lambda",
+    "μ": "mu", "σ": "sigma", "τ": "tau", "φ": "phi", "Φ": "Phi", "π": "pi", "ω": "omega", "η": "eta",
+    "ρ": "rho", "ψ": "psi", "χ": "chi", "ξ": "xi", "ν": "nu", "ζ": "zeta", "κ": "kappa", "Δ": "Delta",
+    "Γ": "Gamma", "Θ": "Theta", "Λ": "Lambda", "Ω": "Omega", "Ψ": "Psi", "ℓ": "l", "⟨": "<", "⟩": ">",
+    "⌊": "floor(", "⌋": ")", "⌈": "ceil(", "⌉": ")", "∪": " u ", "∩": " n ", "∀": "for all ", "∃": "exists ",
+    "¬": "not ", "∧": " and ", "∨": " or ", "↦": "|->", "∝": "~", "█": "#", "▓": "#", "▒": "+", "░": ".",
+    "‹": "<", "›": ">", "«": "<<", "»": ">>", "\u00a0": " ", "\u2009": " ",
+}
+_ASCII.update({sub: "_" + plain for plain, sub in _SUB.items()})
+_ASCII.update({sup: "^" + plain for plain, sup in _SUP.items() if sup != "ᵀ"})
+
+
+def can_encode(encoding: str | None, sample: str = "✓ √dₖ ┌ │ └ ×") -> bool:
+    """True when ``encoding`` can write the Unicode maths the quiz prints."""
+    try:
+        sample.encode(encoding or "ascii")
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+def to_ascii(text: str, encoding: str = "ascii") -> str:
+    """``text`` with every character ``encoding`` cannot write replaced by an ASCII spelling (never raises)."""
+    if not can_encode(encoding, "√"):
+        text = _ROOT.sub(lambda m: f"sqrt({m.group(1).strip('()')})", text)
+    return "".join(_spell(char, encoding) for char in text)
+
+
+_ROOT = re.compile(r"√(\([^()]*\)|[\w.\u2080-\u209c\u1d62-\u1d6a\u2090-\u209c]+)")
+
+
+@functools.lru_cache(maxsize=4096)
+def _spell(char: str, encoding: str) -> str:
+    try:
+        char.encode(encoding)
+        return char
+    except (UnicodeEncodeError, LookupError):
+        pass
+    if char in _ASCII:
+        return _ASCII[char]
+    if unicodedata.combining(char):
+        return ""
+    plain = unicodedata.normalize("NFKD", char).encode("ascii", "ignore").decode("ascii")
+    return plain or "?"

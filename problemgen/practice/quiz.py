@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -36,7 +37,7 @@ from problemgen.practice.rules import (
 )
 from problemgen.practice.hints import first_entry, first_intermediate, hint_text, solution_names  # noqa: F401  (re-exported)
 from problemgen.practice.progress import ProgressStore, default_db_path, from_text, utc_now
-from problemgen.documents.terminal import math_to_unicode, style, use_colour
+from problemgen.documents.terminal import can_encode, layout_width, math_to_unicode, style, to_ascii, use_colour, wrap
 
 COMMANDS: dict[str, str] = {
     "hint": "a hint; ask again for a more specific one (an item answered after a hint does not count toward mastery)",
@@ -68,8 +69,11 @@ class Console:
     write: Callable[[str], None]
     colour: bool = False
     interactive: bool = False  # a person at a terminal: pause after a worked solution
+    width: int = 0  # fold prose to this many columns (0: never)
 
     def say(self, text: str = "", role: str = "") -> None:
+        if self.width:
+            text = wrap(text, self.width)
         self.write(style(text, role, self.colour) + "\n")
 
 
@@ -77,10 +81,10 @@ def terminal_console(stdin=None, stdout=None, env: Mapping[str, str] | None = No
     """A console on real streams: ``input()`` on a terminal, one line per answer from a pipe."""
     stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
     interactive = stdin.isatty() and stdout.isatty()
-
-    def write(text: str) -> None:
-        stdout.write(text)
-        stdout.flush()
+    for stream in (stdin, stdout):  # an undecodable byte or unencodable character must never end the quiz
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")
+    write = safe_writer(stdout)
 
     def read(prompt: str) -> str:
         if interactive:
@@ -94,7 +98,34 @@ def terminal_console(stdin=None, stdout=None, env: Mapping[str, str] | None = No
 
     if interactive:
         enable_line_editing()
-    return Console(read, write, colour=interactive and use_colour(stdout, env), interactive=interactive)
+    width = terminal_width(stdout, env)
+    layout_width.set(width)
+    return Console(read, write, colour=interactive and use_colour(stdout, env), interactive=interactive,
+                   width=width)
+
+
+def terminal_width(stdout, env: Mapping[str, str] | None = None) -> int:
+    """The terminal's columns (``COLUMNS`` when set, else the terminal's size, else 100 for pipes)."""
+    env = os.environ if env is None else env
+    if str(env.get("COLUMNS", "")).isdigit() and int(env["COLUMNS"]) >= 20:
+        return int(env["COLUMNS"])
+    try:
+        return max(20, os.get_terminal_size(stdout.fileno()).columns)
+    except (OSError, AttributeError, ValueError):
+        return shutil.get_terminal_size((100, 24)).columns
+
+
+def safe_writer(stdout) -> Callable[[str], None]:
+    """A write-and-flush for ``stdout`` that spells the Unicode maths in ASCII when the stream's
+    encoding cannot show it (``PYTHONIOENCODING=ascii``, latin-1): never a UnicodeEncodeError."""
+    encoding = getattr(stdout, "encoding", None) or "utf-8"
+    plain = not can_encode(encoding)
+
+    def write(text: str) -> None:
+        stdout.write(to_ascii(text, encoding) if plain else text)
+        stdout.flush()
+
+    return write
 
 
 def enable_line_editing() -> bool:
@@ -371,7 +402,8 @@ class QuizSession:
             if part.key in item.done:
                 continue
             label = f"Part {number} of {len(parts)}: " if len(parts) > 1 else "Answer: "
-            self.console.say(f"{label}{part.label or part.key} — {self.services.describe(part)}", "accent")
+            rows = " (or type it one row per line)" if matrix_rows(part) > 1 else ""
+            self.console.say(f"{label}{part.label or part.key} — {self.services.describe(part)}{rows}", "accent")
             item.part = part
             ending = self._ask_part(item, part, last=number == len(parts))
             if ending != "answered":
@@ -389,8 +421,25 @@ class QuizSession:
                 if ending:
                     return ending
                 continue
-            if self._answer(item, part, line, last):
+            line = self._more_rows(item, part, line)
+            if line and self._answer(item, part, line, last):
                 return "answered"
+
+    def _more_rows(self, item: ItemState, part: AnswerPart, line: str) -> str:
+        """A matrix may be typed one row per line: when the first line is one row of a matrix with
+        several rows, ask for the others (an empty line cancels) and hand the rows on together."""
+        rows = matrix_rows(part)
+        if rows < 2 or not _one_row(line, len(part.value[0])):
+            return line
+        typed = [line]
+        while len(typed) < rows:
+            more = self._read(f"row {len(typed) + 1} of {rows}> ", item)
+            if not more.strip():
+                self.console.say("Matrix entry cancelled.", "dim")
+                return ""
+            typed.append(more)
+        rows_text = [row.strip()[1:-1] if row.strip().startswith("[") else row.strip() for row in typed]
+        return "[" + "; ".join(rows_text) + "]"  # the rows as one MATLAB-style line, which the reader takes
 
     def _read(self, prompt: str, item: ItemState) -> str:
         try:
@@ -500,6 +549,35 @@ def show_value(value: Any) -> str:
     return math_to_unicode(str(value))
 
 
+def matrix_rows(part: AnswerPart) -> int:
+    """Rows of a matrix or mask answer (0 for other answers)."""
+    value = part.value
+    if part.type not in ("matrix", "mask") or not isinstance(value, list) or not value:
+        return 0
+    return len(value) if isinstance(value[0], list) else 0
+
+
+def _one_row(line: str, columns: int) -> bool:
+    """True when a typed line is exactly one row of ``columns`` (≥ 2) entries (``1 2 3``, ``1, 2, 3``,
+    ``[1, 2, 3]``), not a whole matrix and not a single number."""
+    text = line.strip()
+    if columns < 2 or ";" in text or text.startswith(("[[", "((", "array", "np.", "numpy.", "torch.")):
+        return False
+    text = text[1:-1] if text.startswith("[") and text.endswith("]") else text
+    if "[" in text or "]" in text:
+        return False
+    depth, entries, current = 0, [], ""
+    for char in text + " ":
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and char in ", \t":
+            if current.strip():
+                entries.append(current)
+            current = ""
+        else:
+            current += char
+    return len(entries) == columns
+
+
 def _progress_phrase(state: UnitState, rule: MasteryRule) -> str:
     if state.mastered:
         return f"mastered; review box {state.box}, next review on {_day(state.due)}."
@@ -557,14 +635,15 @@ def run_progress(db: str | None = None, as_json: bool = False, reset: bool = Fal
     curriculum = load_curriculum()
     rows = summary(curriculum, items, now, _installed_kinds())
     history = mistake_history(items, answers)
+    write = safe_writer(stdout)
     if as_json:
         payload = {"db": str(path), "now": now.strftime("%Y-%m-%dT%H:%M:%SZ"), "units": rows,
                    "mistakes": history}
-        stdout.write(json.dumps(payload, indent=2, sort_keys=True) + "\n")
+        write(json.dumps(payload, indent=2, sort_keys=True) + "\n")
     elif mistakes:
-        stdout.write(format_mistakes(history, str(path)))
+        write(format_mistakes(history, str(path)))
     else:
-        stdout.write(format_progress(rows, str(path), now, curriculum.intervals_days))
+        write(format_progress(rows, str(path), now, curriculum.intervals_days))
     return 0
 
 
