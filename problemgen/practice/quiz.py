@@ -176,12 +176,9 @@ def warm_expression_reader() -> threading.Thread:
     """Import the expression reader (and SymPy, ~1 s) in a background thread while the student reads
     the first problem, so the first answer written as an expression is graded at once instead of
     waiting for the import; start-up itself never loads SymPy."""
-    def load() -> None:
-        from problemgen.answers import mathparse  # lazy on purpose: the import is what is being moved off start-up
+    from problemgen.answers.scalars import warm_up  # cheap; what it imports (SymPy) runs in the thread
 
-        mathparse.parse_expression("2*x + 1", ("x",))
-
-    thread = threading.Thread(target=load, name="warm-expression-reader", daemon=True)
+    thread = threading.Thread(target=warm_up, name="warm-expression-reader", daemon=True)
     thread.start()
     return thread
 
