@@ -158,3 +158,16 @@ def test_two_mistakes_never_share_a_value_on_a_generated_variant():
                         for b in part.mistakes[i + 1 :]:
                             if a.name != b.name:
                                 assert not values_match(part, a.value, b.value), (spec.name, seed, part.key, a.name, b.name)
+
+
+def test_gqa_key_value_heads_tiled_instead_of_repeated():
+    seen = 0
+    for seed in range(20):
+        p = generate("multihead.gqa", seed, 2)
+        if "reads" not in [part.key for part in p.parts]:
+            continue
+        r, kv = p.params["r"], p.params["kv_heads"]
+        tiled = np.tile(np.arange(1, kv + 1), p.params["heads"] // kv)  # KV head of each query head, cycled
+        assert_named(p.part("reads"), int(tiled[r - 1]), "gqa_repeat_wrong")
+        seen += 1
+    assert seen >= 5

@@ -225,8 +225,16 @@ def gqa(rng, difficulty):
     if difficulty == 3:
         parts.append(AnswerPart(key="saved", type="integer", value=full - grouped,
                                 label="the parameters saved compared with full multi-head attention"))
+    group = heads // kv_heads
+    # a query head whose group differs from the head a tiled layout gives it (1-based numbers)
+    readers = [r for r in range(1, heads + 1) if (r - 1) // group != (r - 1) % kv_heads]
+    r = pick(rng, readers) if difficulty >= 2 and readers else None
+    if r is not None:
+        parts.append(AnswerPart(key="reads", type="integer", value=(r - 1) // group + 1,
+                                label=f"the key/value head query head {r} reads",
+                                mistakes=(mistake("gqa_repeat_wrong", (r - 1) % kv_heads + 1),)))
     return Draft(
-        params={"name": name, "d_model": d_model, "heads": heads, "kv_heads": kv_heads, "d_k": d_k},
+        params={"name": name, "d_model": d_model, "heads": heads, "kv_heads": kv_heads, "d_k": d_k, "r": r},
         parts=parts,
         solution={"q": d_model * heads * d_k, "kv": d_model * kv_heads * d_k, "o": heads * d_k * d_model,
                   "full": full, "grouped": grouped},
