@@ -15,10 +15,12 @@ on Linux, ``~/Library/Application Support/problemgen`` on macOS, ``%APPDATA%/pro
 
 from __future__ import annotations
 
+import functools
 import os
 import secrets
 import sqlite3
 import sys
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -113,6 +115,46 @@ def default_db_path(env: Mapping[str, str] | None = None, platform: str | None =
     return base / "problemgen" / DB_FILENAME
 
 
+QUERY_SECONDS = 2.0
+"""Any statement (and the reading of its rows) is interrupted after this long: our queries take
+milliseconds, so a longer one means a damaged or hostile file."""
+
+
+class _TimedConnection(sqlite3.Connection):
+    """A connection whose every statement is time-boxed by a progress handler."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._deadline = 0.0
+        self.set_progress_handler(lambda: int(time.monotonic() > self._deadline), 10_000)
+
+    def execute(self, *args, **kwargs):  # noqa: D102 - sqlite3.Connection.execute, time-boxed
+        self._deadline = time.monotonic() + QUERY_SECONDS
+        return super().execute(*args, **kwargs)
+
+    def executescript(self, *args, **kwargs):  # noqa: D102
+        self._deadline = time.monotonic() + QUERY_SECONDS
+        return super().executescript(*args, **kwargs)
+
+
+def _schema_of(db: sqlite3.Connection) -> tuple[tuple[str, str, str], ...]:
+    """(type, name, sql) of every schema object but SQLite's own, sorted."""
+    rows = db.execute("SELECT type, name, COALESCE(sql, '') FROM sqlite_master WHERE name NOT LIKE 'sqlite^_%' ESCAPE '^'")
+    return tuple(sorted(tuple(str(v) for v in row) for row in rows.fetchall()))
+
+
+@functools.lru_cache(maxsize=None)
+def _expected_schema(version: int) -> tuple[tuple[str, str, str], ...]:
+    """The schema our migrations make up to ``version``, built in memory."""
+    db = sqlite3.connect(":memory:")
+    try:
+        for migration in MIGRATIONS[:version]:
+            db.executescript(migration)
+        return _schema_of(db)
+    finally:
+        db.close()
+
+
 @dataclass(frozen=True)
 class ItemRecord:
     """One shown variant as the practice rules see it (chronological by ``id``)."""
@@ -150,17 +192,29 @@ class ProgressStore:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # isolation_level=None: no implicit transactions; each write below says BEGIN/COMMIT itself.
-            self._db = sqlite3.connect(self.path, isolation_level=None, timeout=5.0)
+            self._db = sqlite3.connect(self.path, isolation_level=None, timeout=5.0, factory=_TimedConnection)
         except (OSError, sqlite3.Error) as exc:
             raise ProblemgenError(f"{self.path}: cannot open the progress store ({exc})") from exc
         try:
+            self._db.execute("PRAGMA trusted_schema=OFF")  # no SQL functions run from a file's views or triggers
+            self._check_schema()  # before anything is written: a foreign file is refused untouched
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.execute("PRAGMA foreign_keys=ON")
             self._migrate()
+            self._check_schema()
+        except sqlite3.OperationalError as exc:
+            self._db.close()
+            if "interrupted" in str(exc):
+                raise ProblemgenError(f"{self.path}: a query took longer than {QUERY_SECONDS:g} s; "
+                                      "not a usable progress store") from exc  # fmt: skip
+            raise ProblemgenError(f"{self.path}: not a problemgen progress store ({exc})") from exc
         except sqlite3.DatabaseError as exc:
             self._db.close()
             raise ProblemgenError(f"{self.path}: not a problemgen progress store ({exc})") from exc
+        except ProblemgenError:
+            self._db.close()
+            raise
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -185,6 +239,22 @@ class ProgressStore:
             self._db.executescript(
                 f"BEGIN IMMEDIATE;\n{MIGRATIONS[number]}\nPRAGMA user_version = {number + 1};\nCOMMIT;"
             )
+
+    def _check_schema(self) -> None:
+        """The file holds exactly the tables and indexes our migrations make (or nothing yet): no views,
+        no triggers, no other tables. A hostile file (a recursive view named ``items``) is refused here."""
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        found = _schema_of(self._db)
+        if found == (() if version == 0 else _expected_schema(version)):
+            return
+        if version > SCHEMA_VERSION:
+            return  # _migrate explains that this problemgen is too old
+        expected = {(kind, name) for kind, name, _ in _expected_schema(version)} if version else set()
+        present = {(kind, name) for kind, name, _ in found}
+        odd = sorted(present - expected) + [(f"no {k}", n) for k, n in sorted(expected - present)]
+        odd = odd or [(kind, name) for kind, name, _ in found]  # same names, other definitions
+        shown = ", ".join(f"{kind} {name!r}" for kind, name in odd[:3])
+        raise ProblemgenError(f"{self.path}: not a problemgen progress store (unexpected schema v{version}: {shown})")
 
     def schema_version(self) -> int:
         return self._db.execute("PRAGMA user_version").fetchone()[0]
