@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from problemgen.errors import ProblemgenError
-from problemgen.sheets.reports import FORMATS, render
+from problemgen.sheets.reports import FORMATS, Report, render
 from problemgen.code.sandbox import Limits, Sandbox, rank
 from problemgen.code.sandbox.runner import IsolationError
 from problemgen.code.tasks import get_task
@@ -65,6 +65,21 @@ def grade_code(request: GradeRequest) -> tuple[str, int]:
                 text = ""
     below = request.fail_under is not None and score < request.fail_under
     return text, EXIT_BELOW if below else EXIT_OK
+
+
+def grade_file(submission: str | Path, task: str, *, public_only: bool = False, secret: str | None = None,
+               limits: Limits = Limits(), min_isolation: str = "process") -> Report:
+    """Grade one submission (a ``.py`` file or a package directory) for ``task`` and return its report.
+
+    The library form of ``problemgen grade-code FILE --task TASK``; raises ``IsolationError`` (before any
+    student code runs) when the sandbox is weaker than ``min_isolation``.
+    """
+    plan = make_plan(get_task(task), public_only=public_only, secret=secret)
+    if not Path(submission).exists():
+        raise ProblemgenError(f"{submission}: no such file or directory")
+    with Sandbox(limits, min_level=min_isolation) as sandbox:
+        _require_isolation(sandbox, min_isolation)
+        return grade_submission(plan, Path(submission), sandbox)
 
 
 def _require_isolation(sandbox: Sandbox, minimum: str) -> None:
