@@ -51,5 +51,16 @@ def run_script(script: Path, env: dict[str, str], cwd: Path) -> subprocess.Compl
     return subprocess.run([str(script)], env=env, cwd=cwd, capture_output=True, text=True, timeout=300)
 
 
+def cli(args: list[str]) -> int:
+    """Run ``problemgen ARGS`` in this process; return its exit code."""
+    import pytest
+
+    from problemgen.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(args)
+    return exit_info.value.code
+
+
 def read_json(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))

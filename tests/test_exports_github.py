@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 from junitparser import JUnitXml
 
-from exports_platform import GRADER_SECRET, HOSTILE_SHEET, SOLUTIONS, make_class, platform_env, run_script, student_file
-from problemgen.cli import main
+from exports_platform import GRADER_SECRET, HOSTILE_SHEET, SOLUTIONS, cli, make_class, platform_env, run_script, student_file
 from problemgen.errors import ProblemgenError
 from problemgen.exports.github_classroom import repository_login
 from problemgen.exports.sealed import seal, unseal
@@ -26,11 +25,6 @@ from problemgen.exports.sealed import seal, unseal
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux")
 SECRET_ENV = "PROBLEMGEN_TEST_GH_SECRET"
 
-
-def cli(args: list[str]) -> int:
-    with pytest.raises(SystemExit) as exit_info:
-        main(args)
-    return exit_info.value.code
 
 
 @pytest.fixture(scope="module")

@@ -21,9 +21,8 @@ import numpy as np
 import pytest
 
 from exports_platform import (
-    GRADER_SECRET, HOSTILE_SHEET, SOLUTIONS, make_class, platform_env, read_json, run_script, student_file,
+    GRADER_SECRET, HOSTILE_SHEET, SOLUTIONS, cli, make_class, platform_env, read_json, run_script, student_file,
 )
-from problemgen.cli import main
 from problemgen.exports.bundle import unpack_zip
 
 VISIBILITY = {"enum": ["hidden", "after_due_date", "after_published", "visible"]}
@@ -88,11 +87,6 @@ def code_zip(tmp_path_factory):
     assert cli(args) == 0
     return target
 
-
-def cli(args: list[str]) -> int:
-    with pytest.raises(SystemExit) as exit_info:
-        main(args)
-    return exit_info.value.code
 
 
 def autograde(archive: Path, tmp: Path, files: dict[str, bytes], users: list[dict] | None) -> dict:
@@ -275,3 +269,33 @@ def test_a_buggy_submission_loses_points_and_never_sees_hidden_values(code_zip, 
 def test_a_submission_without_the_function_scores_zero_and_names_what_was_uploaded(code_zip, tmp_path):
     results = autograde(code_zip, tmp_path, {"a.py": b"def helper():\n    pass\n", "b.py": b"x = 2\n"}, ADA)
     assert results["score"] == 0 and "softmax" in results["output"] and "a.py, b.py" in results["output"]
+
+
+def test_below_the_required_isolation_nothing_runs_and_the_result_says_so(code_zip, tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from problemgen.code.sandbox import Sandbox
+    from problemgen.exports import autograde
+
+    source, submission = tmp_path / "source", tmp_path / "submission"
+    unpack_zip(code_zip, source)
+    submission.mkdir()
+    (submission / "softmax.py").write_bytes(softmax_source())
+    config = json.loads((source / "problemgen-export.json").read_text())
+    (source / "problemgen-export.json").write_text(json.dumps({**config, "min_isolation": "seccomp+landlock"}))
+    monkeypatch.setattr(Sandbox, "probe", lambda self: SimpleNamespace(isolation="rlimits", confinement={}))
+    ran = []
+    monkeypatch.setattr(Sandbox, "run", lambda self, *a, **k: ran.append(a))
+    report = autograde.grade_code_submission(source, submission)
+    assert report.score == 0 and not ran
+    assert "below the required 'seccomp+landlock'" in report.meta["error"]
+
+
+def test_every_export_is_discovered_documented_and_writes_instructor_notes():
+    from problemgen.exports import all_exports
+
+    exports = all_exports()
+    assert {"gradescope", "github-classroom", "prairielearn"} <= set(exports)
+    for export in exports.values():
+        assert "Example:" in export.help and f"problemgen export {export.name}" in export.help
+        assert "INSTRUCTOR.md" in export.help

@@ -20,8 +20,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from exports_platform import GRADER_SECRET, SOLUTIONS, platform_env, read_json, run_script
-from problemgen.cli import main
+from exports_platform import GRADER_SECRET, SOLUTIONS, cli, platform_env, read_json, run_script
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux")
 SECRET_ENV = "PROBLEMGEN_TEST_PL_SECRET"
@@ -52,11 +51,6 @@ PL_RESULTS = {
     "else": {"required": ["score"]},
 }
 
-
-def cli(args: list[str]) -> int:
-    with pytest.raises(SystemExit) as exit_info:
-        main(args)
-    return exit_info.value.code
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +87,7 @@ def test_info_json_enables_external_grading_with_the_shipped_entry_point(questio
     assert options["enabled"] is True and options["entrypoint"] == "/grade/tests/run.sh"
     assert 0 < options["timeout"] <= 600 and not options.get("enableNetworking")
     assert os.access(question / "tests" / "run.sh", os.X_OK)
-    assert list((question / "tests").glob("problemgen-*.whl"))
+    assert list((question / "tests").glob("problemgen-*.whl")) and (question / "INSTRUCTOR.md").is_file()
 
 
 def test_question_html_has_the_editor_and_the_results_panel(question):

@@ -298,13 +298,19 @@ def read_roster_entries(path: str | Path, id_column: str | None = None) -> list[
     """
     path = Path(path)
     rows = roster_rows(path)
-    header = [h.strip().lower() for h in rows[0]]
+    column = roster_id_column(path, rows[0], id_column)
+    return _roster_students(path, rows[1:], column, _name_columns([h.strip().lower() for h in rows[0]]))
+
+
+def roster_id_column(path: Path, header_row: list[str], id_column: str | None = None) -> int:
+    """Index of the student id column: ``id_column`` when given, else the first of ROSTER_ID_COLUMNS."""
+    header = [h.strip().lower() for h in header_row]
     wanted = (id_column.strip().lower(),) if id_column else ROSTER_ID_COLUMNS
     column = next((header.index(name) for name in wanted if name in header), None)
     if column is None:
         expected = f"the column {id_column!r}" if id_column else f"one of {', '.join(ROSTER_ID_COLUMNS)} (or --id-column)"
-        raise ProblemgenError(f"{path}, line 1: no student id column; expected {expected} (found {rows[0]})")
-    return _roster_students(path, rows[1:], column, _name_columns(header))
+        raise ProblemgenError(f"{path}, line 1: no student id column; expected {expected} (found {header_row})")
+    return column
 
 
 def roster_rows(path: Path) -> list[list[str]]:

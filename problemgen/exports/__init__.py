@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
-from problemgen.errors import ProblemgenError
 
 
 @dataclass(frozen=True)
@@ -28,7 +27,7 @@ class Option:
     """One command-line option of an export, described without click (the CLI turns it into one).
 
     ``kind`` is ``text``, ``path`` (any path), ``file`` (an existing file), ``dir`` (an existing
-    directory) or ``choice`` (one of ``choices``); ``flag`` options are booleans.
+    directory), ``choice`` (one of ``choices``), ``float`` (seconds, 0.1 to 600) or ``flag`` (a boolean).
     """
 
     name: str  # the long option, e.g. "--class"
@@ -54,7 +53,6 @@ class Export:
     help: str
     options: tuple[Option, ...]
     build: Callable[..., str]
-    extra: dict = field(default_factory=dict)
 
 
 def all_exports() -> dict[str, Export]:
@@ -69,9 +67,3 @@ def all_exports() -> dict[str, Export]:
             found[export.name] = export
     return found
 
-
-def get_export(name: str) -> Export:
-    exports = all_exports()
-    if name not in exports:
-        raise ProblemgenError(f"unknown export {name!r}; choose from {', '.join(exports)}")
-    return exports[name]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from problemgen.documents.worksheet import ROSTER_ID_COLUMNS, roster_rows
+from problemgen.documents.worksheet import roster_id_column, roster_rows
 from problemgen.errors import ProblemgenError
 
 
@@ -30,10 +30,7 @@ def match_map(path: str | Path, match_by: str, students: list[str], id_column: s
     path = Path(path)
     rows = roster_rows(path)
     header = [h.strip().lower() for h in rows[0]]
-    wanted = (id_column.strip().lower(),) if id_column else ROSTER_ID_COLUMNS
-    id_index = next((header.index(n) for n in wanted if n in header), None)
-    if id_index is None:
-        raise ProblemgenError(f"{path}, line 1: no student id column; expected one of {', '.join(wanted)}")
+    id_index = roster_id_column(path, rows[0], id_column)
     column = match_by.strip().lower()
     if column not in header:
         raise ProblemgenError(f"{path}, line 1: no column {match_by!r} to match submitters by (found {', '.join(header)})")
