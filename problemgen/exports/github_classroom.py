@@ -26,7 +26,7 @@ from problemgen.exports import common
 from problemgen.exports.autograde import CONFIG, failure, grade_code_submission, grade_sheet, load_config
 from problemgen.exports.bundle import Bundle, write_directory
 from problemgen.exports.sealed import seal, unseal
-from problemgen.exports.wheel import SOLUTIONS, STUDENT_VISIBLE_LEFT_OUT, running_files
+from problemgen.exports.wheel import STUDENT_VISIBLE_LEFT_OUT, running_files
 from problemgen.sheets.reports import Report, render_json, render_junit, render_markdown, render_text
 
 DOT = ".problemgen"
@@ -112,23 +112,30 @@ def build(output: Path, task: str | None = None, class_dir: Path | None = None, 
     return f"wrote {output}: GitHub Classroom grading for {what} ({len(bundle.files)} files)\n"
 
 
+TASKS_DIR = "problemgen/code/tasks/"
+
+
 def _solutions() -> bytes:
-    """The tasks' shipped solutions (the code grader checks shapes against them), as JSON to seal."""
+    """The files left out of the students' wheel (the tasks' solutions and mutants), as JSON to seal.
+
+    The code grader needs them: it checks results against the shipped solutions, and task discovery
+    imports every module of ``problemgen.code.tasks``.
+    """
     files = running_files()[2]
-    return json.dumps({path[len(SOLUTIONS):]: data.decode("utf-8") for path, data in sorted(files.items())
-                       if path.startswith(SOLUTIONS)}, sort_keys=True).encode("utf-8")
+    return json.dumps({path[len(TASKS_DIR):]: data.decode("utf-8") for path, data in sorted(files.items())
+                       if path.startswith(STUDENT_VISIBLE_LEFT_OUT)}, sort_keys=True).encode("utf-8")
 
 
 def restore_solutions(source: Path, secret: str, into: Path) -> None:
-    """Unseal the solutions into ``into/solutions/`` and let ``problemgen.code.tasks`` find them there."""
+    """Unseal the left-out files into ``into`` and let ``problemgen.code.tasks`` find them there."""
     import problemgen.code.tasks as tasks  # deferred: only code grading needs the tasks
 
     files = json.loads(unseal(secret, (source / SEALED_SOLUTIONS).read_bytes()))
-    (into / "solutions").mkdir()
     for name, text in files.items():
-        if "/" in name or not name.endswith(".py"):
+        if not (TASKS_DIR + name).startswith(STUDENT_VISIBLE_LEFT_OUT) or ".." in name or not name.endswith(".py"):
             raise ProblemgenError(f"unexpected file {name!r} among the sealed solutions")
-        (into / "solutions" / name).write_text(text, encoding="utf-8")
+        (into / name).parent.mkdir(parents=True, exist_ok=True)
+        (into / name).write_text(text, encoding="utf-8")
     if str(into) not in tasks.__path__:
         tasks.__path__.append(str(into))
 
