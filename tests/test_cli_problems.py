@@ -59,12 +59,29 @@ def test_list_shows_every_kind_and_filters_by_topic(capsys):
     assert code == 0 and out.splitlines() and all(line.startswith("masks.") for line in out.splitlines())
 
 
-def test_list_json_carries_names_titles_and_difficulties(capsys):
+def test_list_json_carries_names_titles_difficulties_and_overrides(capsys):
     code, out, _ = run(["list", "--json", "--topic", "attention"], capsys)
     entries = json.loads(out)
     assert code == 0
     assert {e["name"] for e in entries} == {spec.name for spec in registry.all_kinds("attention")}
-    assert all(set(e) == {"name", "topic", "title", "summary", "difficulties"} for e in entries)
+    assert all(set(e) == {"name", "topic", "title", "summary", "difficulties", "overrides"} for e in entries)
+    by_name = {e["name"]: e for e in entries}
+    assert by_name["attention.projection"]["overrides"] == {"convention": ["row", "column"]}
+    assert by_name["attention.weights"]["overrides"]["d_k"] == [2, 3, 4, 8, 9, 16]
+
+
+def test_every_override_of_every_kind_is_listed_with_its_allowed_values():
+    for spec in registry.all_kinds():
+        assert set(registry.override_choices(spec.name)) == set(spec.override_names), spec.name
+
+
+def test_show_set_pins_an_override_and_refuses_a_bad_value_in_one_line(capsys):
+    code, out, _ = run(["show", "masks.causal", "--set", "L=5", "--set", "representation=additive"], capsys)
+    assert code == 0 and "5 tokens" in out and "additive" in out
+    code, _, err = run(["show", "masks.causal", "--set", "L=50"], capsys)
+    assert code == 2 and err.startswith("error: override L=50 is not allowed; choose one of 2, 3")
+    code, _, err = run(["show", "masks.causal", "--set", "L"], capsys)
+    assert code == 2 and "expected NAME=VALUE" in err
 
 
 def test_unknown_topic_is_a_usage_error_with_a_suggestion(capsys):

@@ -421,3 +421,67 @@ def test_answer_sheet_says_how_to_write_a_product_dimension_and_the_key_sheet_gr
     assert "(a product as C*W)" in blank_sheet(variant)
     (tmp_path / "key.toml").write_text(key_sheet(variant), encoding="utf-8")
     assert grade_sheet(variant, tmp_path / "key.toml").score == 1.0
+
+
+# --- fair variants --------------------------------------------------------------------------------
+
+FAIR_BANK = """
+    title = "Fair"
+    seed = 11
+
+    [[problems]]
+    kind = "attention.weights"
+    difficulty = 2
+
+    [[problems]]
+    kind = "masks.causal"
+    difficulty = 2
+
+    [[problems]]
+    kind = "attention.projection"
+    difficulty = 2
+    {vary}
+"""
+
+
+def _class_variants(tmp_path, monkeypatch, vary: str, students: int = 12) -> list[WorksheetVariant]:
+    monkeypatch.setenv(SECRET_ENV, "a long class secret")
+    bank = tmp_path / f"fair{len(vary)}.toml"
+    bank.write_text(textwrap.dedent(FAIR_BANK.format(vary=vary)).lstrip(), encoding="utf-8")
+    roster = tmp_path / "fair_roster.csv"
+    roster.write_text("id\n" + "".join(f"s{i}\n" for i in range(students)), encoding="utf-8")
+    out = tmp_path / f"fair{len(vary)}"
+    worksheet.write_class_set(WorksheetJob(bank, out), roster, SECRET_ENV)
+    return [WorksheetVariant.load(out / "keys" / f"s{i}" / "variant.json") for i in range(students)]
+
+
+def test_a_class_set_gives_every_student_the_same_structure_and_different_numbers(tmp_path, monkeypatch):
+    from problemgen.classes.sheet_class import structure_label
+
+    variants = _class_variants(tmp_path, monkeypatch, "")
+    for position in range(3):
+        problems = [v.problems[position].problem for v in variants]
+        assert len({structure_label(p) for p in problems}) == 1, [structure_label(p) for p in problems]
+        if position != 1:  # a causal mask of a given size has no numbers to vary
+            assert len({json.dumps(p.params, sort_keys=True) for p in problems}) >= 10  # the numbers differ
+    masks = [v.problems[1].problem.parts[0].spec.get("representation") for v in variants]
+    assert len(set(masks)) == 1
+
+
+def test_vary_asks_for_structural_variety_and_the_gradebook_reports_it_per_variant(tmp_path, monkeypatch):
+    from problemgen.classes.sheet_class import structure_label
+    from problemgen.classes.statistics import ItemStatistics
+    from problemgen.sheets.answersheet import key_sheet, parse_sheet_text
+    from problemgen.sheets.grading import grade_answers
+
+    variants = _class_variants(tmp_path, monkeypatch, 'vary = ["convention"]')
+    conventions = {v.problems[2].problem.params.get("convention") for v in variants}
+    assert conventions == {"row", "column"}
+    stats = ItemStatistics()
+    for variant in variants:
+        report = grade_answers(variant, parse_sheet_text(key_sheet(variant)))
+        stats.add(variant.student, report, {p.id: structure_label(p.problem) for p in variant.problems})
+    items = {i["part"]: i for i in stats.items()}
+    varied = [i for name, i in items.items() if name.startswith("p3.")]
+    assert varied and all(len(i["variants"]) == 2 for i in varied)
+    assert all(i["variants"] == {} for name, i in items.items() if not name.startswith("p3."))

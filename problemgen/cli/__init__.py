@@ -53,7 +53,7 @@ def fast_path(args: list[str]) -> str | None:
         return f"problemgen, version {__version__}\n"
     if args and args[0] == "list":
         options = _simple_list_options(args[1:])
-        if options is not None:
+        if options is not None and not options["json"]:  # --json lists overrides: it draws every kind
             from problemgen.problems.index import listing
 
             return listing(options["topic"], as_json=options["json"]) + "\n"

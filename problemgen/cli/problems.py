@@ -34,19 +34,24 @@ def list_command(topic: str | None, as_json: bool) -> None:
 @click.option("--difficulty", type=click.IntRange(1, 3), help="1 (by hand) to 3; default: the kind's easiest.")
 @click.option("--solution", is_flag=True, help="Append the worked solution.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="md", show_default=True)
-def show_command(kind: str, seed: int, difficulty: int | None, solution: bool, fmt: str) -> None:
+@click.option("--set", "settings", multiple=True, metavar="NAME=VALUE",
+              help="Pin an override (repeatable); `problemgen list --json` lists each kind's overrides and values.")
+def show_command(kind: str, seed: int, difficulty: int | None, solution: bool, fmt: str, settings: tuple[str, ...]) -> None:
     """Show one generated problem (and its solution).
 
     \b
     Examples:
       problemgen show attention.weights --seed 7
       problemgen show masks.causal --seed 3 --difficulty 2 --solution
+      problemgen show masks.causal --set L=5 --set representation=additive
       problemgen show shapes.trace --format tex --solution
     """
-    from problemgen.model.registry import generate
     from problemgen.documents.rendering import render_problem
+    from problemgen.model.overrides import parse_settings
+    from problemgen.model.registry import generate
 
-    click.echo(render_problem(generate(kind, seed, difficulty), fmt, solution=solution), nl=False)
+    problem = generate(kind, seed, difficulty, **parse_settings(settings))
+    click.echo(render_problem(problem, fmt, solution=solution), nl=False)
 
 
 @click.command("check")

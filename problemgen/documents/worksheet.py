@@ -98,22 +98,66 @@ class ProblemCache:
     def __init__(self) -> None:
         self._pinned: dict[tuple, Problem] = {}
 
-    def get(self, item: BankItem, seed: int) -> Problem:
+    def get(self, item: BankItem, seed: int, fair: dict | None = None) -> Problem:
         key = (item.kind, seed, item.difficulty, json.dumps(item.overrides, sort_keys=True))
         if item.seeds is None:
-            return self._generate(item, seed)
+            return self._generate(item, seed, fair or {})
         if key not in self._pinned:
-            self._pinned[key] = self._generate(item, seed)
+            self._pinned[key] = self._generate(item, seed, {})
         return self._pinned[key]
 
     @staticmethod
-    def _generate(item: BankItem, seed: int) -> Problem:
+    def _generate(item: BankItem, seed: int, fair: dict) -> Problem:
         from problemgen.model.registry import generate
 
         try:
-            return generate(item.kind, seed, item.difficulty, **item.overrides)
+            return generate(item.kind, seed, item.difficulty, **{**fair, **item.overrides})
         except ProblemgenError as exc:
             raise ProblemgenError(f"bank entry at line {item.line}: {exc}") from exc
+
+
+STRUCTURAL_OVERRIDES = ("representation", "convention", "alignment")
+"""Overrides that always shape a problem; a numeric override does when it sizes a matrix or vector."""
+
+
+def _dimensions(value, found: set[int] | None = None) -> set[int]:
+    """Every length of every (nested) list in ``value``: the sizes a student sees."""
+    found = set() if found is None else found
+    if isinstance(value, dict):
+        for item in value.values():
+            _dimensions(item, found)
+    elif isinstance(value, (list, tuple)):
+        found.add(len(value))
+        for item in value:
+            _dimensions(item, found)
+    return found
+
+
+def fair_overrides(bank: Bank, base_seed: int) -> dict[tuple[int, int], dict]:
+    """(item index, copy) -> the structural overrides every student of a class set shares.
+
+    One class-wide draw per problem chooses its structure — sizes, mask representation, convention —
+    and every student's variant is drawn with those values pinned, so only the numbers differ. Names in
+    the item's ``vary`` stay free per student; the item's own ``overrides`` win. Pinned-seed items are
+    identical for everyone already.
+    """
+    from problemgen.model.registry import draw_choices
+
+    pinned: dict[tuple[int, int], dict] = {}
+    for index, item in enumerate(bank.items):
+        for copy in range(item.count if item.seeds is None else 0):
+            seed = problem_seed(base_seed, index, copy, item.kind)
+            try:
+                problem, chosen = draw_choices(item.kind, seed, item.difficulty, **item.overrides)
+            except ProblemgenError as exc:
+                raise ProblemgenError(f"bank entry at line {item.line}: {exc}") from exc
+            sizes = _dimensions(problem.params) | _dimensions([p.value for p in problem.parts])
+            pinned[(index, copy)] = {
+                name: value for name, value in sorted(chosen.items())
+                if name not in item.vary and name not in item.overrides and value is not None
+                and (name in STRUCTURAL_OVERRIDES or (type(value) is int and value in sizes))
+            }
+    return pinned
 
 
 def _item_seeds(item: BankItem, item_index: int, worksheet_seed: int) -> list[int]:
@@ -124,14 +168,16 @@ def _item_seeds(item: BankItem, item_index: int, worksheet_seed: int) -> list[in
 
 def build_variant(
     bank: Bank, seed: int, *, student: str | None = None, variant_id: str | None = None,
-    cache: ProblemCache | None = None,
+    cache: ProblemCache | None = None, fair: dict | None = None,
 ) -> WorksheetVariant:
-    """The frozen worksheet for ``seed``: problems ``p1…pn`` in bank order, with their points and titles."""
+    """The frozen worksheet for ``seed``: problems ``p1…pn`` in bank order, with their points and titles
+    (``fair``: the class set's pinned structure, see :func:`fair_overrides`)."""
     cache = cache or ProblemCache()
+    fair = fair or {}
     placed: list[SheetProblem] = []
     for index, item in enumerate(bank.items):
-        for problem_seed_ in _item_seeds(item, index, seed):
-            problem = cache.get(item, problem_seed_)
+        for copy, problem_seed_ in enumerate(_item_seeds(item, index, seed)):
+            problem = cache.get(item, problem_seed_, fair.get((index, copy)))
             if item.title:
                 problem = replace(problem, title=item.title)
             placed.append(SheetProblem(id=f"p{len(placed) + 1}", points=item.points, problem=problem,
@@ -474,13 +520,15 @@ class StudentWriter:
 
     def __init__(self, bank: Bank, job: WorksheetJob, secret: str, base_seed: int, root: Path) -> None:
         self.bank, self.job, self.secret, self.base_seed, self.root = bank, job, secret, base_seed, root
+        self.fair = fair_overrides(bank, base_seed)
         self.cache = ProblemCache()
         self.renderer = DocumentRenderer(job.templates)
         self.combine = "pdf" in job.formats
 
     def __call__(self, student: RosterStudent) -> dict:
         seed, tag = student_seed(self.secret, self.bank.id, self.base_seed, student.id)
-        variant = build_variant(self.bank, seed, student=student.id, variant_id=f"{self.bank.id}-{tag}", cache=self.cache)
+        variant = build_variant(self.bank, seed, student=student.id, variant_id=f"{self.bank.id}-{tag}", cache=self.cache,
+                                fair=self.fair)
         formats = (*self.job.formats, "tex") if self.combine else self.job.formats
         files = variant_files(variant, self.renderer, formats, self.bank.instructions, student.name)
         sources = {name: files[name].decode() for name in ("worksheet.tex", "answer_key.tex")} if self.combine else {}
@@ -594,6 +642,7 @@ def write_class_set(
         "schema": "problemgen.manifest/2", "bank": bank.id, "title": bank.title, "base_seed": base_seed,
         "formats": list(job.formats), "problems": bank.size, "students": entries,
         "handouts": HANDOUTS, "keys": KEYS, "student_files": student_files(job.formats),
+        "structure": {f"{index}.{copy}": pinned for (index, copy), pinned in sorted(writer.fair.items())},
     }
     write_files(root, None, {"manifest.json": (json.dumps(manifest, sort_keys=True, indent=1) + "\n").encode()})
     return entries

@@ -22,6 +22,7 @@ import zlib
 from dataclasses import dataclass, replace
 from typing import Callable
 
+from problemgen.model import overrides as watch
 from problemgen.model.core import Draft, Mistake, Problem, ProblemgenError, Redraw, to_jsonable, values_match
 
 MAX_ATTEMPTS = 200
@@ -136,17 +137,39 @@ def generate(kind: str, seed: int, difficulty: int | None = None, **overrides) -
     if not isinstance(seed, int) or seed < 0:
         raise ProblemgenError(f"seed must be a non-negative integer, not {seed!r}")
     for attempt in range(MAX_ATTEMPTS):
+        watch.new_attempt()
         try:
             draft = spec.make(rng_for(kind, seed, attempt), difficulty, **overrides)
         except Redraw:
             continue
         problem = _freeze(spec, seed, difficulty, overrides, draft)
         if not indistinguishable_mistakes(problem):
+            watch.attempt_succeeded()
             return problem
     raise ProblemgenError(
         f"could not draw a non-degenerate variant of {kind!r} with overrides {overrides} "
         f"in {MAX_ATTEMPTS} attempts"
     )
+
+
+def override_choices(kind: str) -> dict[str, list | str]:
+    """Every override of ``kind`` with its allowed values, discovered by drawing each difficulty once.
+
+    An override the generator accepts but never validates through the shared helper is listed as
+    ``"any"`` (its meaning is in the generator's docstring).
+    """
+    spec = get_kind(kind)
+    with watch.watching() as seen:
+        for difficulty in spec.difficulties:
+            generate(kind, 0, difficulty)
+    return {name: seen.allowed.get(name, "any") for name in spec.override_names}
+
+
+def draw_choices(kind: str, seed: int, difficulty: int | None = None, **overrides) -> tuple[Problem, dict]:
+    """(problem, the override values its successful draw used): what a class set pins for fairness."""
+    with watch.watching() as seen:
+        problem = generate(kind, seed, difficulty, **overrides)
+    return problem, dict(seen.chosen)
 
 
 def _freeze(spec: KindSpec, seed: int, difficulty: int, overrides: dict, draft: Draft) -> Problem:

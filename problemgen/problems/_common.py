@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from problemgen.model.core import ProblemgenError, Redraw
+from problemgen.model.overrides import note
 
 WEIGHT_ATOL = 0.005
 """Tolerance on attention weights: the prompt asks for 3 decimals and accepts ±0.005."""
@@ -62,11 +63,13 @@ def override(name: str, value, default, allowed: Iterable) -> object:
     so a bad one is a ``ProblemgenError`` naming the parameter, not a crash inside numpy.
     """
     if value is None:
+        note(name, allowed, default)  # lets list --json show the allowed values and class sets pin the choice
         return default
     allowed = list(allowed)
     if value not in allowed:
         shown = ", ".join(str(a) for a in allowed[:12]) + (" …" if len(allowed) > 12 else "")
         raise ProblemgenError(f"override {name}={value!r} is not allowed; choose one of {shown}")
+    note(name, allowed, value)
     return value
 
 

@@ -19,6 +19,8 @@ import os
 from problemgen.errors import ProblemgenError
 
 FIELDS = ("name", "topic", "title", "summary", "difficulties")
+"""Read from the sources; ``list --json`` adds ``overrides`` (every keyword override with its allowed
+values, discovered by drawing each difficulty once: ``registry.override_choices``)."""
 DEFAULT_DIFFICULTIES = [1, 2, 3]
 _MARK = "\n@register("
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -100,6 +102,9 @@ def listing(topic: str | None = None, *, as_json: bool = False) -> str:
     if as_json:
         import json  # only here: plain listing must start as fast as Python itself
 
+        from problemgen.model.registry import override_choices  # lazy: JSON lists the overrides, drawn live
+
+        entries = [{**e, "overrides": override_choices(e["name"])} for e in entries]
         return json.dumps(entries, indent=1, ensure_ascii=False)
     width = max((len(e["name"]) for e in entries), default=0)
     return "\n".join(

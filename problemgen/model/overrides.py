@@ -1,0 +1,98 @@
+"""The overrides a generator offers, discovered by watching it draw (never listed twice).
+
+Every generator validates its keyword overrides through one helper (``problems._common.override``),
+which reports each (name, allowed values, value used) here. Watching a few draws therefore tells
+``problemgen list --json`` every override of a kind with its allowed values, and tells a class set which
+values one draw chose, so they can be pinned for every student (fair variants).
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+
+MAX_LISTED = 24
+"""Allowed sets larger than this are described by their range instead of listed."""
+
+
+@dataclass
+class Watch:
+    """What the draws under :func:`watching` asked for: every override's allowed values, and the values
+    chosen by the attempt that succeeded."""
+
+    allowed: dict = field(default_factory=dict)
+    attempt: dict = field(default_factory=dict)
+    chosen: dict = field(default_factory=dict)
+
+
+_WATCH: ContextVar[Watch | None] = ContextVar("problemgen_override_watch", default=None)
+
+
+def note(name: str, allowed, value) -> None:
+    """Called by the override helper for every override it resolves (cheap when nobody watches)."""
+    watch = _WATCH.get()
+    if watch is not None:
+        watch.allowed.setdefault(name, describe_allowed(allowed))
+        watch.attempt[name] = value
+
+
+def new_attempt() -> None:
+    """A fresh draw starts (the generator may redraw several times)."""
+    watch = _WATCH.get()
+    if watch is not None:
+        watch.attempt = {}
+
+
+def attempt_succeeded() -> None:
+    """The current draw is the one kept: its values are the chosen ones."""
+    watch = _WATCH.get()
+    if watch is not None:
+        watch.chosen = dict(watch.attempt)
+
+
+@contextmanager
+def watching():
+    """Collect override notes from the draws made inside the block."""
+    token = _WATCH.set(Watch())
+    try:
+        yield _WATCH.get()
+    finally:
+        _WATCH.reset(token)
+
+
+def describe_allowed(allowed) -> list | str:
+    """A JSON-ready description: the list of values, or ``"2..8"`` for a range, or a summary."""
+    if isinstance(allowed, range) and len(allowed) > MAX_LISTED:
+        return f"{allowed.start}..{allowed.stop - 1}" + (f" step {allowed.step}" if allowed.step != 1 else "")
+    values = list(allowed)
+    if len(values) <= MAX_LISTED:
+        return [v if isinstance(v, (int, float, str, bool)) else str(v) for v in values]
+    if all(isinstance(v, int) for v in values):
+        return f"{min(values)}..{max(values)} ({len(values)} values)"
+    return [str(v) for v in values[:MAX_LISTED]] + ["…"]
+
+
+def parse_settings(settings: tuple[str, ...] | list[str]) -> dict:
+    """``["L=5", "representation=additive"]`` -> ``{"L": 5, "representation": "additive"}``: integers,
+    decimals and true/false are read as such, anything else stays text (the generator validates it)."""
+    from problemgen.model.core import ProblemgenError
+
+    result = {}
+    for setting in settings:
+        name, sep, text = setting.partition("=")
+        if not sep or not name.strip().isidentifier():
+            raise ProblemgenError(f"--set {setting!r}: expected NAME=VALUE, e.g. --set L=4")
+        result[name.strip()] = _value(text.strip())
+    return result
+
+
+def _value(text: str):
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            continue
+    return text
