@@ -12,6 +12,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
+from problemgen.model.core import ProblemgenError
+
 MAX_LISTED = 24
 """Allowed sets larger than this are described by their range instead of listed."""
 
@@ -76,8 +78,6 @@ def describe_allowed(allowed) -> list | str:
 def parse_settings(settings: tuple[str, ...] | list[str]) -> dict:
     """``["L=5", "representation=additive"]`` -> ``{"L": 5, "representation": "additive"}``: integers,
     decimals and true/false are read as such, anything else stays text (the generator validates it)."""
-    from problemgen.model.core import ProblemgenError
-
     result = {}
     for setting in settings:
         name, sep, text = setting.partition("=")
