@@ -45,9 +45,10 @@ def main(fd: int) -> None:
     for name in PRELOAD:
         __import__(name)
     _warm_blas()
-    from problemgen.code.sandbox import child, isolation, privileges
+    from problemgen.code.sandbox import child, isolation, privileges, seccomp
 
     allow = isolation.server_allowlist()
+    seccomp._template()  # built once here, patched with each child's pid
     ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     baseline = own_state()
@@ -63,6 +64,8 @@ def main(fd: int) -> None:
                     os.close(fd)
                 _send(sock, {"event": "tampered", "what": changed})
                 break
+            if os.geteuid() != 0 or allow.drop_uid:  # the count RLIMIT_NPROC starts from, inherited by the child
+                isolation.tasks_of_uid(isolation.NOBODY if allow.drop_uid else os.getuid())
             _serve_run(sock, message["config"], fds, allow, child, privileges)
         else:
             for extra in fds:
@@ -157,8 +160,7 @@ def _wait_or_kill(sock: socket.socket, pid: int) -> bool:
             for extra in fds:
                 os.close(extra)
             if message is None or message.get("op") == "kill":
-                _kill_group(pid)
-                _kill_descendants(keep=pid)
+                _kill_group(pid)  # its escapees are reparented to us as it dies; swept once it is reaped
                 killed = True
                 if message is None:  # the grader is gone: clean up and leave
                     os.waitpid(pid, 0)
@@ -176,42 +178,44 @@ def _kill_group(pid: int) -> None:
             pass
 
 
-def _scan() -> dict[int, tuple[int, bytes]]:
-    """pid -> (parent pid, state letter) for every process visible in /proc."""
-    table: dict[int, tuple[int, bytes]] = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/stat", "rb") as handle:
-                    fields = handle.read().rsplit(b")", 1)[1].split()
-                table[int(name)] = (int(fields[1]), fields[0])
-            except (OSError, IndexError, ValueError):
-                continue
-    return table
-
-
-def _descendants(table: dict[int, tuple[int, bytes]]) -> list[int]:
-    """Live (non-zombie) pids whose chain of parents leads to this process."""
-    me, found = os.getpid(), []
-    for pid, (parent, state) in table.items():
-        seen, cursor = 0, parent
-        while cursor and cursor != me and seen < 4096:
-            cursor, seen = table.get(cursor, (0, b""))[0], seen + 1
-        if cursor == me and state != b"Z":
-            found.append(pid)
+def _children(pid: int) -> list[int]:
+    """Live and dead children of ``pid`` (every thread's), from /proc/<pid>/task/<tid>/children."""
+    found: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as handle:
+                found += [int(p) for p in handle.read().split()]
+        except (OSError, ValueError):
+            continue
     return found
 
 
-def _kill_descendants(keep: int | None = None) -> int:
-    """SIGKILL every descendant (stopped first, so a forking tree cannot outrun us); reap orphans.
+def _subtree(pid: int) -> list[int]:
+    """``pid``'s descendants, depth first (children files: no scan of all of /proc)."""
+    found, todo = [], _children(pid)
+    while todo and len(found) < 1 << 16:
+        current = todo.pop()
+        found.append(current)
+        todo += _children(current)
+    return found
 
-    ``keep`` is the run's own child while it is still to be waited for explicitly.
+
+def _kill_descendants() -> int:
+    """SIGKILL everything left below us once the run's child is reaped; returns how many were killed.
+
+    We are a child subreaper, so whatever the run left behind (escaped its process group, daemonised)
+    is our child by now, or a descendant of one; stopped first so a forking tree cannot outrun us.
+    Under seccomp a child cannot fork at all and this is one read of our own children file.
     """
-    killed = 0
+    killed, me = 0, os.getpid()
     for _ in range(64):
-        table = _scan()
-        _reap_orphans(table, keep)
-        victims = _descendants(table)
+        _reap()
+        direct = _children(me)
+        victims = _subtree(me)
         if not victims:
             break
         for sig in (signal.SIGSTOP, signal.SIGKILL):
@@ -220,20 +224,25 @@ def _kill_descendants(keep: int | None = None) -> int:
                     os.kill(pid, sig)
                 except OSError:
                     pass
-        killed += len([p for p in victims if p != keep])
-    _reap_orphans(_scan(), keep)
+        for pid in direct:  # wait until they are gone: their own children then come to us
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+        killed += len(victims)
+    _reap()
     return killed
 
 
-def _reap_orphans(table: dict[int, tuple[int, bytes]], keep: int | None) -> None:
-    """Collect dead processes reparented to us (we are their subreaper), except ``keep``."""
-    me = os.getpid()
-    for pid, (parent, state) in table.items():
-        if parent == me and state == b"Z" and pid != keep:
-            try:
-                os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                pass
+def _reap() -> None:
+    """Collect every dead child (orphans reparented to us included)."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
 
 
 def _send(sock: socket.socket, message: dict) -> None:

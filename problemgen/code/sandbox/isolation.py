@@ -27,6 +27,7 @@ import signal
 import stat
 import sys
 import sysconfig
+import time
 from dataclasses import dataclass, field
 
 from problemgen.code.sandbox import landlock, privileges, runtimeview, seccomp
@@ -233,7 +234,7 @@ def _apply_rlimits(limits: ChildLimits, done: Confinement) -> None:
         _set(resource.RLIMIT_NOFILE, limits.open_files)
         _set(resource.RLIMIT_CORE, 0)
         if os.getuid() != 0:
-            _set(resource.RLIMIT_NPROC, _tasks_of_uid(os.getuid()) + limits.extra_tasks)
+            _set(resource.RLIMIT_NPROC, tasks_of_uid(os.getuid()) + limits.extra_tasks)
         else:
             done.notes.append("RLIMIT_NPROC not enforced for root")
         done.rlimits = True
@@ -251,8 +252,24 @@ def _mapped_bytes() -> int:
     return pages * os.sysconf("SC_PAGE_SIZE")
 
 
-def _tasks_of_uid(uid: int) -> int:
-    """Threads currently owned by ``uid`` (RLIMIT_NPROC counts them all, system-wide)."""
+TASK_COUNT_SECONDS = 5.0
+_task_counts: dict[int, tuple[float, int]] = {}
+
+
+def tasks_of_uid(uid: int) -> int:
+    """Threads owned by ``uid`` (RLIMIT_NPROC counts them all, system-wide), counted at most every 5 s.
+
+    A full scan of /proc costs milliseconds per child; the fork server counts before it forks and
+    every child inherits the count. The margin (``extra_tasks``) absorbs what changed since.
+    """
+    counted_at, count = _task_counts.get(uid, (-TASK_COUNT_SECONDS, 0))
+    if time.monotonic() - counted_at >= TASK_COUNT_SECONDS:
+        count = _scan_tasks_of_uid(uid)
+        _task_counts[uid] = (time.monotonic(), count)
+    return count
+
+
+def _scan_tasks_of_uid(uid: int) -> int:
     count = 0
     for name in os.listdir("/proc"):
         if not name.isdigit():

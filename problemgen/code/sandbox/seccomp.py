@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import os
 import platform
 import struct
@@ -244,12 +245,32 @@ _SECCOMP_SET_MODE_FILTER = 1
 _SECCOMP_FILTER_FLAG_TSYNC = 1
 
 
+_PID_SLOT = 0x7FFFFFFE  # above any pid_max: marks the instructions that compare with the child's pid
+
+
+@functools.lru_cache(maxsize=1)
+def _template() -> tuple[bytes, tuple[int, ...]]:
+    """The program built once (the fork server warms this), and the byte offsets of its pid constants."""
+    program = build_filter(_PID_SLOT)
+    slots = tuple(i + 4 for i in range(0, len(program), 8) if struct.unpack_from("<I", program, i + 4)[0] == _PID_SLOT)
+    return program, slots
+
+
+def filter_for(own_pid: int) -> bytes:
+    """``build_filter(own_pid)``, made by patching the cached template (a child has no time to spare)."""
+    program, slots = _template()
+    patched = bytearray(program)
+    for offset in slots:
+        struct.pack_into("<I", patched, offset, own_pid & 0xFFFFFFFF)
+    return bytes(patched)
+
+
 def install(own_pid: int | None = None) -> None:
     """Load the filter into the calling process (irreversible). Raises OSError on failure."""
     if not available():
         raise OSError(errno.ENOSYS, "seccomp filter is only built for x86-64 Linux")
     libc = ctypes.CDLL(None, use_errno=True)
-    program = build_filter(os.getpid() if own_pid is None else own_pid)
+    program = filter_for(os.getpid() if own_pid is None else own_pid)
     buffer = ctypes.create_string_buffer(program, len(program))
     fprog = _SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
     if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
