@@ -16,7 +16,7 @@ COUNT = AnswerPart(key="n", type="integer", value=124439808)
 
 
 @pytest.mark.parametrize("text", ["124439808", "124,439,808", "124_439_808", "124 439 808", "124\u2009439\u2009808",
-                                  "124439808 bytes", "1.24439808e8", "62219904*2", "62,219,904 \u00d7 2"])
+                                  "124439808 bytes", "995518464 bits", "1.24439808e8", "62219904*2", "62,219,904 \u00d7 2"])
 def test_notations_of_the_count_are_correct(text):
     results = verdicts(COUNT, text)
     assert {r.status for r in results.values()} == {"correct"}, {k: r.feedback for k, r in results.items()}
@@ -29,6 +29,6 @@ def test_unreadable_counts_are_invalid(text, message):
         assert result.status == "invalid" and message in result.feedback, (channel, result)
 
 
-@pytest.mark.parametrize("text", ["124439809", "124,439,809", "4\u00d72^20"])
+@pytest.mark.parametrize("text", ["124439809", "124,439,809", "4\u00d72^20", "124439808 bits", "995518465 bits"])
 def test_other_counts_are_wrong(text):
     assert {r.status for r in verdicts(COUNT, text).values()} == {"wrong"}

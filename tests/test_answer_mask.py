@@ -35,7 +35,7 @@ def test_spellings_of_the_asked_representation_are_correct(representation, text)
 
 
 @pytest.mark.parametrize("representation, text, message", [
-    ("additive", "[[0, -1e9], [0, 0]]", "-1e+09 is not -inf"),
+    ("additive", "[[0, -1e9], [0, 0]]", "-1e9 is not -inf"),
     ("additive", "[[1, 0], [1, 1]]", "additive mask"),
     ("bool", "[[0, -inf], [0, 0]]", "boolean mask"),
     ("01", "[[1, 2], [1, 1]]", "0/1 mask"),

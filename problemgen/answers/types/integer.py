@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from problemgen.answers.base import AnswerType, PartResult, Reading, correct, wrong
+from problemgen.answers.formatting import format_number
 from problemgen.answers.scalars import grouped_integer, mathparse
 from problemgen.answers.text import InvalidAnswer, NonFinite, clean, kind_of
 from problemgen.model.core import AnswerPart
@@ -21,6 +22,7 @@ LARGEST_FLOAT_INTEGER = 2**53
 MAX_INTEGER_DIGITS = 400
 _PLAIN = re.compile(r"[+-]?\d{1,400}")
 _GROUPS_IN_EXPRESSION = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d.,])")
+_BITS = re.compile(r"(.*?\d)\s*bits?", re.IGNORECASE)
 _UNIT = re.compile(r"(.*?\d)\s*(bytes|byte|B|params|parameters)", re.IGNORECASE)
 
 
@@ -76,6 +78,11 @@ class IntegerType(AnswerType):
     name = "integer"
 
     def read(self, part: AnswerPart, raw: Any) -> Reading:
+        bits = _BITS.fullmatch(raw.strip()) if isinstance(raw, str) else None
+        if bits:  # a count of bits where bytes are asked: converted (8 bits a byte) and graded
+            count = integer_from_text(bits.group(1))
+            value = count // 8 if count % 8 == 0 else count / 8
+            return Reading(value, f"{bits.group(1)} bits = {format_number(count / 8, 6)} bytes")
         value = as_integer(raw)
         return Reading(value, str(value) if isinstance(raw, str) and not _PLAIN.fullmatch(raw.strip()) else "")
 

@@ -9,6 +9,7 @@ nothing; feedback names the wrong entries.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -51,7 +52,8 @@ def as_mask_entry(x: Any, representation: str, what: str) -> bool:
         return True
     number = _number(x)
     if number is not None and number <= LARGE_NEGATIVE:
-        raise InvalidAnswer(f"{what} is {echo(x)}: {number:g} is not -inf (it still lets a little attention "
+        written = x.strip() if isinstance(x, str) else re.sub(r"e\+?0*", "e", f"{number:g}")
+        raise InvalidAnswer(f"{what} is {echo(x)}: {written} is not -inf (it still lets a little attention "
                             "through); this problem asks for an additive mask, write -inf for a blocked entry")
     raise InvalidAnswer(f"{what} is {echo(x)}: this problem asks for an additive mask, "
                         f"0 (may attend) or -inf (blocked)")
