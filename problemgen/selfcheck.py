@@ -209,7 +209,7 @@ def _render(problem: Problem) -> list[str]:
 def _tolerances_stated(problem: Problem, prompt: str, format_number) -> list[str]:
     missing = []
     for part in problem.parts:
-        if part.type not in ("number", "matrix", "expression") or not (part.atol or part.rtol):
+        if not _answer_type(part).tolerant or not (part.atol or part.rtol):
             continue
         shown = []
         if part.atol:

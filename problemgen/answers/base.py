@@ -20,6 +20,10 @@ from problemgen.answers.text import InvalidAnswer, NonFinite, kind_of  # noqa: F
 from problemgen.model.core import AnswerPart
 
 
+MAX_READ_AS = 200
+"""Longest "read as" text shown (a whole matrix fits; a pasted essay does not)."""
+
+
 @dataclass(frozen=True)
 class PartResult:
     """The verdict on one answer part; ``score`` is the fraction of the part's points (0..1).
@@ -98,6 +102,8 @@ class AnswerType:
     """
 
     name = ""
+    tolerant = False
+    """Whether ``rtol``/``atol`` apply to this type's answers (numbers, matrices, decimals of expressions)."""
     reads_typed_arrays = False
     """Whether a typed line that is a TOML array goes to :meth:`read` as text (arrays of entries)."""
 
@@ -118,7 +124,7 @@ class AnswerType:
             return invalid(str(exc))
         shown = reading.text
         if shown and "".join(shown.split()) != "".join(plain_text(raw).split()):
-            result = replace(result, read_as=shown)
+            result = replace(result, read_as=shown if len(shown) <= MAX_READ_AS else shown[: MAX_READ_AS - 1] + "…")
         return result
 
     def key_value(self, part: AnswerPart) -> Any:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from problemgen.answers import types
 from problemgen.model.core import AnswerPart
 
 
@@ -30,7 +31,7 @@ def format_number(x: Any, digits: int = 4) -> str:
 
 def tolerance_text(part: AnswerPart) -> str:
     """How close an answer must be, in words ("within ±0.005", "exact")."""
-    if part.type not in ("number", "matrix", "expression"):
+    if not types.get(part.type).tolerant:
         return "exact"
     bounds = []
     if part.atol > 0:

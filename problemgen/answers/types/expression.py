@@ -21,6 +21,7 @@ from problemgen.model.core import AnswerPart, numbers_close
 
 class ExpressionType(AnswerType):
     name = "expression"
+    tolerant = True
 
     def read(self, part: AnswerPart, raw: Any) -> Reading:
         mp = mathparse()

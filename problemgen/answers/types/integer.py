@@ -8,12 +8,12 @@ bytes are asked; an exact integer expression (``2^20*4``, ``4×2^20``). ``3.5`` 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 import re
 from dataclasses import replace
 from typing import Any
 
 from problemgen.answers.base import AnswerType, PartResult, Reading, correct, wrong
-from problemgen.answers.formatting import format_number
 from problemgen.answers.scalars import grouped_integer, mathparse
 from problemgen.answers.text import InvalidAnswer, NonFinite, clean, kind_of
 from problemgen.model.core import AnswerPart
@@ -81,8 +81,8 @@ class IntegerType(AnswerType):
         bits = _BITS.fullmatch(raw.strip()) if isinstance(raw, str) else None
         if bits:  # a count of bits where bytes are asked: converted (8 bits a byte) and graded
             count = integer_from_text(bits.group(1))
-            value = count // 8 if count % 8 == 0 else count / 8
-            return Reading(value, f"{bits.group(1)} bits = {format_number(count / 8, 6)} bytes")
+            value = count // 8 if count % 8 == 0 else Fraction(count, 8)  # exact: never equal to a whole key
+            return Reading(value, f"{bits.group(1)} bits = {value} bytes")
         value = as_integer(raw)
         return Reading(value, str(value) if isinstance(raw, str) and not _PLAIN.fullmatch(raw.strip()) else "")
 

@@ -60,14 +60,12 @@ def as_mask_entry(x: Any, representation: str, what: str) -> bool:
 
 
 def _number(x: Any) -> float | None:
-    if isinstance(x, (int, float)) and not isinstance(x, bool):
-        return float(x)
-    if isinstance(x, str):
-        try:
-            return float(x.strip())
-        except ValueError:
-            return None
-    return None
+    try:
+        if isinstance(x, (int, float)) and not isinstance(x, bool):
+            return float(x)
+        return float(x.strip()) if isinstance(x, str) else None
+    except (ValueError, OverflowError):  # not a number, or an integer beyond any float
+        return None
 
 
 def _lenient(value: Any) -> list[bool]:

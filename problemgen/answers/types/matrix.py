@@ -31,6 +31,7 @@ def entry_text(x: Any) -> str:
 
 class MatrixType(AnswerType):
     name = "matrix"
+    tolerant = True
     reads_typed_arrays = True
 
     def read(self, part: AnswerPart, raw: Any) -> Reading:

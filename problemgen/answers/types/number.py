@@ -33,6 +33,7 @@ _PERCENT = re.compile(r"(.*?)\s*%")
 
 class NumberType(AnswerType):
     name = "number"
+    tolerant = True
 
     def read(self, part: AnswerPart, raw: Any) -> Reading:
         if not isinstance(raw, str):
