@@ -419,3 +419,15 @@ def test_long_prose_wraps_to_the_console_width(store):
     session.run()
     long = [line for line in script.text.splitlines() if len(line) > 40]
     assert all(str(store.path) in line for line in long)  # only the unbreakable file path
+
+
+def test_after_eight_tries_without_progress_the_quiz_offers_a_worked_example(store):
+    script = Script(*([slip, right] * 8), "1", "quit")
+    script.session = QuizSession(store, CURRICULUM, Console(script.read, script.out.append), services(),
+                                 clock=lambda: T0, seed=11)
+    script.session.run()
+    assert "8 tries at this skill without a right answer yet" in script.text
+    assert "1. see a worked example of a new variant" in script.text
+    assert "Worked example:" in script.text and "[solution] a = " in script.text
+    example = store.items()[8]
+    assert example.outcome == "skipped" and example.kind == store.items()[7].kind

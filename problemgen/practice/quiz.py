@@ -579,7 +579,10 @@ def _progress_phrase(state: UnitState, rule: MasteryRule) -> str:
     if state.mastered:
         return f"mastered; review box {state.box}, next review on {_day(state.due)}."
     counted = f"in your last {rule.window}" if rule.window else "in a row"
-    return f"progress {state.progress} of {state.needed} correct {counted} (difficulty {state.level})."
+    skills = len(state.skills)
+    solved = skills - len(state.missing)
+    return (f"progress {state.progress} of {state.needed} correct {counted}, {solved} of {skills} skills "
+            f"answered right (difficulty {state.level}).")
 
 
 def _day(moment: datetime | None) -> str:
@@ -661,7 +664,7 @@ def format_progress(rows: list[dict], path: str, now: datetime, intervals: tuple
             lines += [_skill_line(skill) for skill in row["skills"]]
     days = ", ".join(str(d) for d in intervals)
     default = _default_rule_text()
-    lines += ["", f"Mastery: {default}."]
+    lines += ["", f"Mastery: {default}; and every skill of the unit (✓) answered right unaided at least once."]
     lines += [f"  except {row['id']}: {row['rule']}." for row in rows if row["rule"] != default]
     lines += [f"Mastered units come back for review after {days} days (Leitner boxes 1–{len(intervals)});",
               "a missed review goes back to box 1. Units unlock when their prerequisites are mastered.", ""]
@@ -697,7 +700,8 @@ def _status_text(row: dict) -> str:
     if row["status"] == "locked":
         return f"locked (needs {', '.join(row['requires'])})"
     if row["status"] == "learning":
-        return f"learning: {row['progress']}/{row['needed']}, difficulty {row['difficulty']}"
+        solved = sum(skill["status"] == "mastered" for skill in row["skills"])
+        return f"learning: {row['progress']}/{row['needed']}, skills {solved}/{len(row['skills'])}"
     return row["status"]
 
 
