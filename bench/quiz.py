@@ -163,7 +163,9 @@ def pty_session(tmp: Path, answers: int, read_seconds: float) -> list[tuple[str,
         child.sendline(line)
         child.expect(FEEDBACK)
         results.append((form, time.perf_counter() - start, child.match.group(1)))
-        child.expect([PROMPT, re.compile(r"Press Enter")])
+        while child.expect([PROMPT, re.compile(r"Press Enter|choose> ")]) == 1:  # a pause or an offer:
+            transcript += child.before
+            child.sendline("")  # Enter goes on as before
         transcript += child.before
     child.sendline("quit")
     child.expect(pexpect.EOF)
