@@ -12,6 +12,7 @@ import sys
 from fractions import Fraction
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -162,3 +163,44 @@ def test_any_spelling_of_a_mask_key_is_correct_and_of_a_flipped_entry_wrong(repr
     flipped = [list(r) for r in mask]
     flipped[0][0] = not flipped[0][0]
     assert verdict_set(part, layout(flipped, spell)) == {"wrong"}
+
+
+def everyday_notations(part: AnswerPart):
+    """How a student might write the key of a real generated part (one or two notations per type)."""
+    value, kind = part.value, part.type
+    if kind == "matrix":
+        rows = value if value and isinstance(value[0], list) else [value]
+        yield numpy_print(rows, entry_decimal) if rows is value else "(" + ", ".join(map(repr, value)) + ")"
+        if rows is value and len(rows) > 1:
+            yield matlab(rows, entry_decimal)
+    elif kind == "number":
+        yield repr(value).replace("-", "\u2212")
+        yield number_times_ten(value)
+        if part.spec.get("unit"):
+            yield f"{value!r} {part.spec['unit']}"
+    elif kind == "integer":
+        yield f"{value:,}"
+    elif kind == "shape":
+        yield " x ".join(map(str, value))
+    elif kind == "choice":
+        yield f"option {value[0].upper()}" if len(value) == 1 else " and ".join(f"({x})" for x in value)
+    elif kind == "mask":
+        allowed, blocked = MASK_SPELLINGS[part.spec.get("representation", "bool")][-1]
+        yield numpy_print(value, lambda v: allowed if v else blocked)
+    elif kind == "term":
+        yield value[0].upper().replace(" ", "-")
+
+
+@pytest.mark.slow
+def test_everyday_notations_of_every_kinds_keys_are_correct_in_every_channel():
+    from problemgen.model import registry
+
+    misread = []
+    for spec in registry.all_kinds():
+        for difficulty in spec.difficulties:
+            problem = registry.generate(spec.name, 0, difficulty)
+            for part in problem.parts:
+                for text in everyday_notations(part):
+                    if verdict_set(part, text) != {"correct"}:
+                        misread.append(f"{problem.variant_id} {part.key}: {text!r}")
+    assert not misread, "\n".join(misread[:20])
