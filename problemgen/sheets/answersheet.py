@@ -364,7 +364,7 @@ def _comment(text: str) -> str:
 
 def _sheet(variant, header: str, value_of) -> str:
     lines = [header, "# One table per problem, one line per answer. \"\" means not answered.",
-             "# Numbers are plain (0.25); expressions, shapes and choices go in quotes.",
+             "# Write answers as on paper: 0.25, 1/4, [[1/2, 1/2], [1/4, 3/4]], (B, L, d), b; quotes are optional.",
              "[meta]", f"variant = {toml_value(variant.variant_id)}",
              f"student = {toml_value(variant.student or '')}"]
     for sheet_problem in variant.problems:
