@@ -33,7 +33,8 @@ def list_command(topic: str | None, as_json: bool) -> None:
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Variant seed.")
 @click.option("--difficulty", type=click.IntRange(1, 3), help="1 (by hand) to 3; default: the kind's easiest.")
 @click.option("--solution", is_flag=True, help="Append the worked solution.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="md", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="md", show_default=True,
+              help="Markdown, LaTeX or terminal text (Unicode maths).")
 @click.option("--set", "settings", multiple=True, metavar="NAME=VALUE",
               help="Pin an override (repeatable); `problemgen list --json` lists each kind's overrides and values.")
 def show_command(kind: str, seed: int, difficulty: int | None, solution: bool, fmt: str, settings: tuple[str, ...]) -> None:
