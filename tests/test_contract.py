@@ -196,6 +196,7 @@ def _key_values(part) -> list:
     return flat
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("topic", _ALL_TOPICS)
 def test_a_format_example_in_the_prompt_never_equals_the_key(topic):
     from problemgen.documents.rendering import render_block
@@ -293,6 +294,7 @@ def test_the_widest_variant_search_measures_unbreakable_math():
     assert _longest_unbreakable("no math at all") == 0
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex not installed")
 def test_prompts_and_solutions_of_the_widest_variants_fit_the_page(tmp_path):
     """Matrices side by side on one display line overflow the margin at d_k = 8 or 9; they must wrap."""

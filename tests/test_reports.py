@@ -196,9 +196,3 @@ def test_markdown_report_is_one_table_with_escaped_cells():
     assert "| p2.w1 | invalid | 0/1.5 |" in text
     assert "&lt;b&gt;" in text and "\x1b" not in text
     assert "Error: sheet unreadable" in text
-
-
-def test_natural_key_lists_p2_before_p10():
-    from problemgen.sheets.reports import natural_key
-
-    assert sorted(["p10.x", "p2.x", "p1.y", "p1.x"], key=natural_key) == ["p1.x", "p1.y", "p2.x", "p10.x"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import csv
 import json
+import os
 import re
 import subprocess
 import sys
@@ -223,9 +224,13 @@ def test_gradebook_neutralises_spreadsheet_formulas():
 
 
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=120, cwd=cwd)
+    """The checkout's own ``problemgen`` (first on PYTHONPATH), from any working directory."""
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=120, cwd=cwd, env=env)
 
 
+@pytest.mark.slow
 def test_task_list_and_show_with_starter(tmp_path):
     listing = run_cli("task", "list")
     assert listing.returncode == 0 and len(listing.stdout.splitlines()) == len(all_tasks())
@@ -238,6 +243,7 @@ def test_task_list_and_show_with_starter(tmp_path):
     assert unknown.returncode == 2 and "unknown task" in unknown.stderr
 
 
+@pytest.mark.slow
 def test_grade_code_json_and_fail_under(tmp_path):
     path = write(tmp_path, "rms.py", solution("rms_norm"))
     graded = run_cli("grade-code", str(path), "--task", "rms_norm", "--format", "json")

@@ -40,6 +40,7 @@ def test_shipped_bank_key_sheet_scores_full_marks_and_the_blank_sheet_none(path,
     assert grade_sheet(variant, out / "answers.toml").score == 0.0
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(latex.pdflatex_path() is None, reason="pdflatex not installed (apt-get install texlive-latex-base texlive-latex-recommended)")
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
 def test_shipped_bank_compiles_to_pdf(path, tmp_path):
@@ -83,6 +84,7 @@ def test_every_kind_renders_to_latex_using_only_characters_pdflatex_knows(tmp_pa
         assert not unknown, f"{name}: characters pdflatex cannot print: {sorted(unknown)}"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(latex.pdflatex_path() is None, reason="pdflatex not installed (apt-get install texlive-latex-base texlive-latex-recommended)")
 def test_every_kind_at_every_difficulty_compiles(tmp_path):
     out = tmp_path / "out"
@@ -91,6 +93,7 @@ def test_every_kind_at_every_difficulty_compiles(tmp_path):
         assert (out / name).read_bytes().startswith(b"%PDF")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(latex.pdflatex_path() is None, reason="pdflatex not installed (apt-get install texlive-latex-base texlive-latex-recommended)")
 @pytest.mark.parametrize("seed", [7, 11])  # 11 once overflowed by 21pt
 def test_answer_keys_of_every_kind_fit_the_page(tmp_path, seed):

@@ -71,6 +71,7 @@ def test_overfull_boxes_are_read_from_the_log_with_their_widths_and_source_lines
     assert latex.overfull_boxes(log) == [latex.Overfull(41.02444, 1577, 1578), latex.Overfull(2.5, 12, 12)]
 
 
+@pytest.mark.slow
 def test_every_kind_answer_key_and_worksheet_wrapper_lines_fit_the_page(tmp_path):
     """Each kind at d1–d3, three seeds each: answers, labels, mistakes and headings stay on the page."""
     out = tmp_path / "out"

@@ -12,7 +12,6 @@ At the prompt the student types an answer or one of the commands in ``COMMANDS``
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import sys
 import threading
@@ -37,7 +36,7 @@ from problemgen.practice.rules import (
 )
 from problemgen.practice.hints import first_entry, first_intermediate, hint_text, solution_names  # noqa: F401  (re-exported)
 from problemgen.practice.progress import ProgressStore, default_db_path, from_text, utc_now
-from problemgen.documents.terminal import can_encode, layout_width, math_to_unicode, style, to_ascii, use_colour, wrap
+from problemgen.documents.terminal import can_encode, layout_width, style, to_ascii, use_colour, wrap
 
 COMMANDS: dict[str, str] = {
     "hint": "a hint; ask again for a more specific one (an item answered after a hint does not count toward mastery)",
@@ -530,20 +529,6 @@ class QuizSession:
             now = unit_unlocked(other, self.curriculum, after, self.services.available)
             if now and not was:
                 self.console.say(f"Unlocked: {other.title} [{other.id}].", "good")
-
-
-def show_value(value: Any) -> str:
-    """A solution value in terminal form: aligned matrix, rounded number or plain text."""
-    from problemgen.documents.rendering import format_number, matrix_text
-
-    if isinstance(value, list) and value and all(isinstance(v, (int, float, list)) for v in value):
-        try:
-            return matrix_text(value)
-        except (TypeError, ValueError):
-            return str(value)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return format_number(value)
-    return math_to_unicode(str(value))
 
 
 def matrix_rows(part: AnswerPart) -> int:

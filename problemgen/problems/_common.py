@@ -98,14 +98,6 @@ def require_unsaturated(weights: np.ndarray, difficulty: int) -> None:
     require(max_weight(weights) <= SATURATION_LIMIT[difficulty], "saturated softmax")
 
 
-def require_distinct(values: Sequence, reason: str, *, atol: float = 0.0) -> None:
-    """Redraw unless the numbers in ``values`` differ pairwise by more than ``atol``."""
-    flat = [float(v) for v in values]
-    for i, a in enumerate(flat):
-        for b in flat[i + 1 :]:
-            require(abs(a - b) > atol, reason)
-
-
 def choice_options(
     rng: np.random.Generator, correct: Sequence[tuple[str, str]], wrong: Sequence[tuple[str, str]]
 ) -> tuple[list[dict], list[str]]:
@@ -126,12 +118,6 @@ def sentence(rng: np.random.Generator, n: int) -> list[str]:
     if n > len(TOKENS[0]):
         return [f"t{i + 1}" for i in range(n)]
     return list(TOKENS[int(rng.integers(len(TOKENS)))][:n])
-
-
-def sqrt_text(n: int) -> str:
-    """``sqrt(n)`` written for SymPy, simplified for perfect squares (``4`` -> ``2``)."""
-    root = int(round(n**0.5))
-    return str(root) if root * root == n else f"sqrt({n})"
 
 
 def exact_string(expr) -> str:

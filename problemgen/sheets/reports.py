@@ -19,7 +19,6 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable
 
-from problemgen.misconceptions.catalogue import describe
 
 ERROR_STATUSES = frozenset({"invalid", "error", "timeout", "crash", "memory", "import_error", "bad_output",
                             "no_result"})
@@ -98,13 +97,6 @@ def _round(x: float) -> float:
 
 def _warnings(report: Report) -> list[str]:
     return [str(w) for w in report.meta.get("warnings", ())]
-
-
-def natural_key(name: str) -> list:
-    """Sort key that puts p2 before p10 (digit runs compare as numbers)."""
-    import re
-
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
 
 def _printable(text: str) -> str:
