@@ -22,6 +22,8 @@ from problemgen.classes.rows import DUPLICATE, GRADED, MISMATCH, MISSING, REFUSE
 from problemgen.classes.runner import ClassRun, run_class
 from problemgen.model.core import ProblemgenError
 from problemgen.sheets.grading import grade_answers
+from problemgen.model.variantfile import WorksheetVariant
+from problemgen.sheets.answersheet import read_sheet, toml_value
 
 _SAFE_STUDENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
@@ -103,9 +105,6 @@ class SheetJob:
 
 def grade_student(job: SheetJob) -> ClassRow:
     """Grade one student's submission against their own frozen variant; never raises for bad input."""
-    from problemgen.model.variantfile import WorksheetVariant
-    from problemgen.sheets.answersheet import read_sheet
-
     try:
         variant = WorksheetVariant.load(variant_path(job.class_dir, job.student))
     except ProblemgenError as exc:
@@ -139,8 +138,6 @@ def _status(job: SheetJob, variant, answers, report) -> str:
 
 def _wrong_answers(report, answers) -> frozenset:
     """(part, answer text) of every non-blank wrong answer: the evidence for copy detection."""
-    from problemgen.sheets.answersheet import toml_value
-
     found = set()
     for result in report.results:
         if result.status != "wrong" or result.feedback == "no answer":

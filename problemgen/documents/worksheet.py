@@ -33,6 +33,9 @@ from typing import Callable
 from problemgen.documents.banks import SAFE_ID, Bank, BankItem, load_bank
 from problemgen.model.core import Problem, ProblemgenError
 from problemgen.model.variantfile import SheetProblem, WorksheetVariant
+from problemgen.model.registry import draw_choices, generate
+from problemgen.misconceptions.catalogue import describe
+from problemgen.sheets.answersheet import blank_sheet, key_sheet
 
 FORMATS = ("md", "tex", "pdf")
 """Document formats; Markdown is always written, ``tex`` and ``pdf`` on request."""
@@ -108,8 +111,6 @@ class ProblemCache:
 
     @staticmethod
     def _generate(item: BankItem, seed: int, fair: dict) -> Problem:
-        from problemgen.model.registry import generate
-
         try:
             return generate(item.kind, seed, item.difficulty, **{**fair, **item.overrides})
         except ProblemgenError as exc:
@@ -141,8 +142,6 @@ def fair_overrides(bank: Bank, base_seed: int) -> dict[tuple[int, int], dict]:
     the item's ``vary`` stay free per student; the item's own ``overrides`` win. Pinned-seed items are
     identical for everyone already.
     """
-    from problemgen.model.registry import draw_choices
-
     pinned: dict[tuple[int, int], dict] = {}
     for index, item in enumerate(bank.items):
         for copy in range(item.count if item.seeds is None else 0):
@@ -204,7 +203,7 @@ class DocumentRenderer:
     def _block(self, problem: Problem, block: str, fmt: str) -> str:
         import jinja2
 
-        from problemgen.documents.rendering import render_block
+        from problemgen.documents.rendering import render_block  # lazy: jinja2 only when rendering
 
         key = (problem.variant_id, problem.title, block, fmt)
         if key not in self._blocks:
@@ -217,7 +216,7 @@ class DocumentRenderer:
         return self._blocks[key]
 
     def conventions(self, fmt: str) -> str:
-        from problemgen.documents.rendering import environment
+        from problemgen.documents.rendering import environment  # lazy: jinja2 only when rendering
 
         if fmt not in self._conventions:
             template = environment(fmt, self.user_dir).get_template("documents/conventions.j2")
@@ -225,8 +224,7 @@ class DocumentRenderer:
         return self._conventions[fmt]
 
     def _part(self, part, fmt: str) -> dict:
-        from problemgen.documents import rendering
-        from problemgen.misconceptions.catalogue import describe
+        from problemgen.documents import rendering  # lazy: jinja2 only when rendering
 
         heatmap = rendering.heatmap_md if fmt == "md" else rendering.heatmap_tex
         return {
@@ -263,7 +261,7 @@ class DocumentRenderer:
     ) -> dict[str, bytes]:
         """File name -> bytes of every document of one variant in the requested formats (``student_name``:
         the roster's name, printed on the name line)."""
-        from problemgen.documents.rendering import render_document
+        from problemgen.documents.rendering import render_document  # lazy: jinja2 only when rendering
 
         self._blocks.clear()  # prompts are shared within one variant; across students they differ
         files: dict[str, bytes] = {}
@@ -275,7 +273,7 @@ class DocumentRenderer:
                 if fmt == "md" or "tex" in formats:
                     files[f"{name}.{fmt}"] = text.encode("utf-8")
                 if fmt == "tex" and "pdf" in formats:
-                    from problemgen.documents.latex import compile_pdf
+                    from problemgen.documents.latex import compile_pdf  # lazy: only PDF output needs the LaTeX tools
 
                     files[f"{name}.pdf"] = compile_pdf(text, name)
         return files
@@ -285,15 +283,13 @@ def _name_for(name: str, fmt: str) -> str:
     """The roster name for one format: pdflatex (no unicode engine) gets '?' for characters it cannot print."""
     if fmt != "tex":
         return name
-    from problemgen.documents.rendering import TEX_UNICODE
+    from problemgen.documents.rendering import TEX_UNICODE  # lazy: jinja2 only when rendering
 
     return "".join(c if ord(c) < 0x250 or c in TEX_UNICODE else "?" for c in name)
 
 
 def answer_sheets(variant: WorksheetVariant) -> dict[str, bytes]:
     """``answers.toml`` (blank) and ``key.toml`` (filled): the sheet format belongs to the grader's module."""
-    from problemgen.sheets.answersheet import blank_sheet, key_sheet
-
     return {"answers.toml": blank_sheet(variant).encode("utf-8"), "key.toml": key_sheet(variant).encode("utf-8")}
 
 
@@ -490,7 +486,7 @@ class WorksheetJob:
 
 def _check_formats(job: WorksheetJob) -> None:
     if "pdf" in job.formats:
-        from problemgen.documents.latex import INSTALL_HINT, pdflatex_path
+        from problemgen.documents.latex import INSTALL_HINT, pdflatex_path  # lazy: only PDF output needs the LaTeX tools
 
         if pdflatex_path() is None:
             raise ProblemgenError(INSTALL_HINT)
@@ -602,7 +598,7 @@ def combine_tex(sources: list[str]) -> str:
 
 def _write_combined(root: Path, formats: tuple[str, ...], sources: dict[str, list[str]]) -> None:
     """``handouts.pdf`` and ``keys.pdf`` (and their ``.tex`` when asked) at the top of the class set."""
-    from problemgen.documents.latex import compile_pdf
+    from problemgen.documents.latex import compile_pdf  # lazy: only PDF output needs the LaTeX tools
 
     for name, docs in sources.items():
         text = combine_tex(docs)

@@ -31,12 +31,17 @@ from problemgen.practice.rules import (
     choose_next,
     draw_variant,
     last_of_kind,
+    load_curriculum,
+    mistake_history,
     resumable,
+    summary,
     unit_unlocked,
 )
 from problemgen.practice.hints import first_entry, first_intermediate, hint_text, solution_names  # noqa: F401  (re-exported)
 from problemgen.practice.progress import ProgressStore, default_db_path, from_text, utc_now
 from problemgen.documents.terminal import can_encode, layout_width, style, to_ascii, use_colour, wrap
+from problemgen.misconceptions.catalogue import describe
+from problemgen.problems import index
 
 COMMANDS: dict[str, str] = {
     "hint": "a hint; ask again for a more specific one (an item answered after a hint does not count toward mastery)",
@@ -153,11 +158,10 @@ class Services:
 
 def default_services() -> Services:
     """The real generator, grader and renderer (imported here, when a session starts)."""
+    # lazy: generators, grader and renderer (numpy, jinja2) load when a session starts, not on import
     from problemgen.sheets import answersheet, grading
     from problemgen.model import registry
     from problemgen.documents import rendering
-    from problemgen.problems import index
-
     kinds = index.load()  # read from the sources: no need to import every generator (and sympy) up front
     return Services(
         generate=lambda kind, seed, difficulty: registry.generate(kind, seed, difficulty),
@@ -359,8 +363,6 @@ class QuizSession:
         if choice.review:
             self.console.say(f"Review of a mastered unit (Leitner box {state.box}).", "accent")
         if choice.target:
-            from problemgen.misconceptions.catalogue import describe
-
             self.console.say(f"Practising again; watch for this mistake: {describe(choice.target)}.", "warn")
         elif choice.reason == "practice again":
             self.console.say("Practising the same skill again.", "warn")
@@ -491,8 +493,6 @@ class QuizSession:
         self.console.say("✗ Wrong.", "bad")
         feedback = result.feedback or ""
         if result.mistake:
-            from problemgen.misconceptions.catalogue import describe
-
             title = describe(result.mistake)
             self.console.say(f"  Known mistake: {title}.", "warn")
             lead = f"{title[:1].upper()}{title[1:]}? "
@@ -581,8 +581,6 @@ def run_quiz(topic: str | None = None, db: str | None = None, seed: int | None =
              *, kind: str | None = None, difficulty: int | None = None,
              stdin=None, stdout=None, env: Mapping[str, str] | None = None) -> int:
     """``problemgen quiz``: open the store, build the session and run it; return the exit code."""
-    from problemgen.practice.rules import load_curriculum
-
     env = os.environ if env is None else env
     if seed is not None and seed < 0:
         raise ProblemgenError(f"--seed must be a non-negative integer, not {seed}")
@@ -601,8 +599,6 @@ def run_progress(db: str | None = None, as_json: bool = False, reset: bool = Fal
     A missing progress file is shown as "nothing yet" and is not created (only the quiz creates it)."""
     import json
     from pathlib import Path
-
-    from problemgen.practice.rules import load_curriculum, mistake_history, summary
 
     env = os.environ if env is None else env
     stdout = stdout or sys.stdout
@@ -633,8 +629,6 @@ def run_progress(db: str | None = None, as_json: bool = False, reset: bool = Fal
 
 
 def _installed_kinds() -> dict[str, tuple[int, ...]]:
-    from problemgen.problems import index
-
     return {k["name"]: tuple(k["difficulties"]) for k in index.load()}
 
 
@@ -665,8 +659,6 @@ def _skill_line(skill: dict) -> str:
 
 def format_mistakes(history: list[dict], path: str) -> str:
     """``progress --mistakes``: each misconception shown, how often, where, and if overcome since."""
-    from problemgen.misconceptions.catalogue import describe
-
     lines = [f"Mistakes ({path})", ""]
     if not history:
         return "\n".join(lines + ["  No known misconception shown yet.", ""])
@@ -691,6 +683,4 @@ def _status_text(row: dict) -> str:
 
 
 def _default_rule_text() -> str:
-    from problemgen.practice.rules import MasteryRule
-
     return MasteryRule().describe()

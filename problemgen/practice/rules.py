@@ -48,6 +48,8 @@ from typing import Callable, Iterable, Mapping
 
 from problemgen.model.core import Problem, ProblemgenError
 from problemgen.practice.progress import AnswerRecord, ItemRecord
+from problemgen.model.registry import suggest
+from problemgen.resources import banks_dir
 
 DEFAULT_INTERVALS_DAYS = (1, 3, 7, 16, 35)
 WHEEL_SPIN_AFTER = 8
@@ -118,8 +120,6 @@ class Curriculum:
         for unit in self.units:
             if topic in unit.topics():
                 return unit
-        from problemgen.model.registry import suggest
-
         names = [u.id for u in self.units]
         raise ProblemgenError(f"unknown topic {topic!r}{suggest(topic, names)} (units: {', '.join(names)})")
 
@@ -133,8 +133,6 @@ _UNIT_KEYS = {"id", "title", "kinds", "requires", "mastery", "hint", "hints"}
 def load_curriculum(path: str | Path | None = None) -> Curriculum:
     """Read and validate ``curriculum.toml`` (the shipped one by default)."""
     if path is None:
-        from problemgen.resources import banks_dir
-
         path = banks_dir() / "curriculum.toml"
     path = Path(path)
     try:
@@ -400,8 +398,6 @@ def _unit_of_available_kind(curriculum: Curriculum, kind: str,
                             available: Mapping[str, tuple[int, ...]]) -> Unit:
     unit = curriculum.unit_of_kind(kind)
     if unit is None or kind not in available:
-        from problemgen.model.registry import suggest
-
         names = [k for k in curriculum.all_kinds() if k in available]
         raise ProblemgenError(f"unknown kind {kind!r}{suggest(kind, names)} (`problemgen list` shows them)")
     return unit

@@ -45,7 +45,7 @@ def main(fd: int) -> None:
     for name in PRELOAD:
         __import__(name)
     _warm_blas()
-    from problemgen.code.sandbox import child, isolation, privileges, seccomp
+    from problemgen.code.sandbox import child, isolation, privileges, seccomp  # after the preloads; server side
 
     allow = isolation.server_allowlist()
     seccomp._template()  # built once here, patched with each child's pid

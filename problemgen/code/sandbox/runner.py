@@ -30,7 +30,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 from problemgen.errors import ProblemgenError
 from problemgen.code.sandbox import isolation, wire
 from problemgen.code.sandbox.output import CappedBuffer, clip
-from problemgen.code.sandbox.staging import StagedSubmission
+from problemgen.code.sandbox.staging import StagedSubmission, stage
 
 # Outcome statuses of one call. RETURNED means "a value came back"; the task decides OK or WRONG.
 RETURNED, BAD_OUTPUT, NO_RESULT, TIMEOUT, MEMORY, CRASH, IMPORT_ERROR = (
@@ -570,8 +570,6 @@ class Sandbox:
 
     def probe(self) -> SandboxRun:
         """Confine a one-line module of ours and report the level reached (cached after the first call)."""
-        from problemgen.code.sandbox.staging import stage
-
         with self._lock:
             probed = self._probed
         if probed is None:
