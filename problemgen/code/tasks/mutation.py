@@ -18,7 +18,6 @@ from problemgen.code.base import Task
 from problemgen.code.grade import Plan, grade_submission, make_plan
 from problemgen.code.sandbox import Limits, Sandbox
 from problemgen.code.tasks import all_tasks
-from problemgen.code.tasks.mutants import MUTANTS, mutate
 from problemgen.misconceptions.catalogue import CATALOGUE
 
 SECRETS = ("mutation-check-1", "mutation-check-2")
@@ -41,7 +40,17 @@ def solution_source(task: str) -> str:
     return resources.files("problemgen.code.tasks").joinpath("solutions", f"{task}.py").read_text(encoding="utf-8")
 
 
+def _mutants() -> dict:
+    # imported late: task discovery imports this module, and wheels students can read leave mutants out
+    from problemgen.code.tasks.mutants import MUTANTS
+
+    return MUTANTS
+
+
 def mutant_source(task: str, patches: list[tuple[str, str]]) -> str:
+    # imported late: see _mutants
+    from problemgen.code.tasks.mutants import mutate
+
     return mutate(solution_source(task), patches)
 
 
@@ -52,7 +61,7 @@ def plans(task: Task) -> dict[str, Plan]:
 def uncovered_tags(task: Task, task_plans: dict[str, Plan]) -> list[str]:
     """Misconceptions the task's cases can diagnose but no mutant exercises (or unknown mutant tags)."""
     diagnosable = {v.tag for plan in task_plans.values() for case in plan.cases for v in case.variants}
-    covered = {tag for tag, _ in MUTANTS.get(task.name, [])}
+    covered = {tag for tag, _ in _mutants().get(task.name, [])}
     return sorted(diagnosable - covered) + sorted(f"{tag} (not in the catalogue)" for tag in covered - set(CATALOGUE))
 
 
@@ -95,7 +104,7 @@ def check_task(task: Task, sandbox: Sandbox) -> list[MutationFailure]:
     with tempfile.TemporaryDirectory(prefix="problemgen-mutation-") as tmp:
         directory = Path(tmp)
         failures += [MutationFailure(task.name, "solution", p) for p in solution_problems(task, task_plans, sandbox, directory)]
-        for tag, patches in MUTANTS.get(task.name, []):
+        for tag, patches in _mutants().get(task.name, []):
             problem = mutant_problem(task, tag, patches, task_plans[SECRETS[0]], sandbox, directory)
             if problem:
                 failures.append(MutationFailure(task.name, tag, problem))
@@ -103,7 +112,7 @@ def check_task(task: Task, sandbox: Sandbox) -> list[MutationFailure]:
 
 
 def summary(results: dict[str, list[MutationFailure]]) -> str:
-    mutants = sum(len(MUTANTS.get(name, [])) for name in results)
+    mutants = sum(len(_mutants().get(name, [])) for name in results)
     bad = sum(1 for failures in results.values() if failures)
     return f"code: {len(results)} tasks, {mutants} mutants, {bad} task(s) failing the mutation contract"
 
