@@ -171,3 +171,10 @@ def test_gqa_key_value_heads_tiled_instead_of_repeated():
         assert_named(p.part("reads"), int(tiled[r - 1]), "gqa_repeat_wrong")
         seen += 1
     assert seen >= 5
+
+
+def test_a_wrong_shaped_mask_that_cannot_be_read_is_still_a_clean_verdict():
+    """Checking a wrong-shaped mask against the listed mistakes must not raise on unreadable entries."""
+    p = generate("masks.kv_alignment", 0, 2, representation="additive")
+    for raw in (10**400, [[10**400]], [["x", "y"]], "garbage"):
+        assert grade_part(p.part("mask"), raw).status in ("wrong", "invalid")

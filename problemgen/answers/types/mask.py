@@ -93,9 +93,9 @@ class MaskType(AnswerType):
         key_shape, _ = _flatten(part.value)
         message = arrays.check_shape(shape, key_shape, "mask")
         if message:  # a wrong-shaped mask may still be a known mistake (one built for the new tokens only)
-            try:
+            try:  # anything unreadable here just means no mistake can match
                 entries = [as_mask_entry(x, representation, "an entry") for x in flat]
-            except InvalidAnswer:
+            except (InvalidAnswer, ValueError, TypeError, ArithmeticError):
                 entries = None
             return Reading((shape, entries, message), "")
         values = arrays.convert_entries(flat, shape, lambda x, what: as_mask_entry(x, representation, what))
