@@ -398,3 +398,23 @@ def test_a_non_root_grader_confines_its_children_too(tmp_path):
         assert found[name] == errno.EPERM, (name, found)
     if seccomp.available():
         assert report["level"] in ("seccomp", "seccomp+landlock")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only a root grader switches the child to 'nobody'")
+def test_a_private_temp_directory_keeps_the_child_at_uid_0_without_capabilities_and_says_why(tmp_path):
+    """pytest's tmp_path lives under a 0700 directory: a submission staged there is out of nobody's reach."""
+    import tempfile
+
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    old = tempfile.tempdir
+    tempfile.tempdir = str(private)
+    try:
+        with Sandbox(FAST) as box:
+            run = run_source(box, "import os\ndef who():\n    return os.getuid()\n", [Call("who")])
+    finally:
+        tempfile.tempdir = old
+    assert run.outcomes[0].status == RETURNED and run.outcomes[0].value == 0
+    caps = run.confinement["capabilities"]
+    assert all(caps[name] == ZERO for name in ("effective", "permitted", "inheritable", "ambient", "bounding"))
+    assert any("not reachable by 'nobody'" in note for note in run.confinement["notes"])

@@ -200,6 +200,9 @@ def confine(allow: ReadAllowlist, submission_dir: str, limits: ChildLimits, disa
         done.notes.append("privileges kept by configuration")
     else:
         switch = allow.drop_uid and "nobody" not in disable
+        if switch and runtimeview.blocked_ancestor(os.path.join(submission_dir, "x")):
+            switch = False  # e.g. $TMPDIR under /root: 'nobody' could not even import the submission
+            done.notes.append("the submission directory is not reachable by 'nobody' (check $TMPDIR)")
         done.notes += privileges.drop(NOBODY if switch else None)
     if os.geteuid() == 0:
         done.notes.append("runs as uid 0: the runtime is not readable by 'nobody'")
