@@ -125,12 +125,19 @@ def test_bank_preview_shows_every_problem_with_key_and_solution_and_a_new_varian
     assert 'class="heatmap"' in page  # the bank has attention weights
     other = client.get(f"/bank/attention_basics?seed={bank.seed + 1}").get_data(as_text=True)
     assert other != page
+    one = client.get(f"/bank/attention_basics/p1?seed={bank.seed}").get_data(as_text=True)
+    redrawn = client.get(f"/bank/attention_basics/p1?seed={bank.seed}&variant=1").get_data(as_text=True)
+    assert one.count("<summary>Key</summary>") == redrawn.count("<summary>Key</summary>") == 1
+    variant_of = re.compile(r'<span class="kind">([^<]+)</span>')
+    assert variant_of.search(one).group(1) != variant_of.search(redrawn).group(1)
+    assert variant_of.search(one).group(1).split("/")[0] == variant_of.search(redrawn).group(1).split("/")[0]
+    assert client.get("/bank/attention_basics/p999").status_code == 404
 
 
 def test_files_outside_the_package_and_unknown_banks_are_not_served(client):
     for url in ("/static/../app.py", "/static/%2e%2e/app.py", "/static/..%2f..%2fprogress.py",
                 "/bank/..%2fcurriculum", "/bank/curriculum", "/bank/%2fetc%2fpasswd", "/etc/passwd"):
-        assert client.get(url).status_code == 404, url
+        assert client.raw.get(url, follow_redirects=True).status_code == 404, url
     assert client.get("/static/app.js").status_code == 200
 
 

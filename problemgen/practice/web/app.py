@@ -9,6 +9,7 @@ path that leaves it); banks only by the names of the shipped banks; the database
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
@@ -17,6 +18,7 @@ from flask import Flask, abort, current_app, g, jsonify, render_template, reques
 
 from problemgen.documents.banks import load_bank, shipped_banks
 from problemgen.documents.worksheet import build_variant
+from problemgen.model import registry
 from problemgen.model.core import ProblemgenError
 from problemgen.practice.progress import ProgressStore
 from problemgen.practice.quiz import clock_from_env, default_services
@@ -174,6 +176,13 @@ def _pages(app: Flask) -> None:
     def bank_page(name: str):
         return _page("bank.html.j2", **_bank_context(name, request.args.get("seed", "")))
 
+    @app.get("/bank/<name>/<problem_id>")
+    def bank_problem_page(name: str, problem_id: str):
+        """One problem of the worksheet, redrawn: ``?variant=K`` is its K-th other variant."""
+        context = _bank_context(name, request.args.get("seed", ""), problem_id,
+                                _small_int(request.args.get("variant", "")))
+        return _page("bank.html.j2", **context)
+
 
 def _problem_context(view: ItemView) -> dict[str, Any]:
     describe = _state()["services"].describe
@@ -189,20 +198,38 @@ def _solution_html(view: ItemView, prompt: bool = False) -> str:
                            prompt=problem_html(view.problem, "prompt") if prompt else None)
 
 
-def _bank_context(name: str, seed_text: str) -> dict[str, Any]:
-    """Every problem of a shipped bank at one worksheet seed (``?seed=`` picks another variant)."""
+def _small_int(text: str) -> int | None:
+    return int(text) if text.isdigit() and len(text) < 10 else None
+
+
+def _bank_context(name: str, seed_text: str, problem_id: str | None = None,
+                  redraw: int | None = None) -> dict[str, Any]:
+    """The problems of a shipped bank at one worksheet seed (``?seed=`` picks another worksheet), or
+    only ``problem_id``, redrawn ``redraw`` steps from its worksheet seed (same kind, difficulty and
+    overrides)."""
     shipped = {p.stem: p for p in shipped_banks()}
     if name not in shipped:
         abort(404)
     bank = load_bank(shipped[name])
-    seed = int(seed_text) if seed_text.isdigit() and len(seed_text) < 16 else bank.seed
-    variant = build_variant(bank, seed)
+    seed = _small_int(seed_text)
+    seed = bank.seed if seed is None else seed
+    placed = build_variant(bank, seed).problems
+    if problem_id is not None:
+        placed = [sp for sp in placed if sp.id == problem_id] or abort(404)
+    problems = [_bank_problem(sp, redraw) for sp in placed]
+    return {"bank": bank, "name": name, "seed": seed, "next_seed": seed + 1, "problems": problems,
+            "single": problem_id is not None, "next_redraw": (redraw or 0) + 1}
+
+
+def _bank_problem(placed, redraw: int | None) -> dict[str, Any]:
+    problem = placed.problem
+    if redraw:
+        redrawn = registry.generate(problem.kind, problem.seed + redraw, problem.difficulty, **problem.overrides)
+        problem = replace(redrawn, title=problem.title)  # the bank may give the problem its own title
     describe = _state()["services"].describe
-    problems = [{"id": sp.id, "points": sp.points, "problem": sp.problem,
-                 "prompt": problem_html(sp.problem, "prompt"), "solution": problem_html(sp.problem, "solution"),
-                 "parts": [part_view(p, describe) for p in sp.problem.parts],
-                 "keys": [key_view(p) for p in sp.problem.parts]} for sp in variant.problems]
-    return {"bank": bank, "name": name, "seed": seed, "next_seed": seed + 1, "problems": problems}
+    return {"id": placed.id, "points": placed.points, "problem": problem,
+            "prompt": problem_html(problem, "prompt"), "solution": problem_html(problem, "solution"),
+            "parts": [part_view(p, describe) for p in problem.parts], "keys": [key_view(p) for p in problem.parts]}
 
 
 def _api(app: Flask) -> None:
