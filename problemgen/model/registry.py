@@ -1,7 +1,8 @@
 """The kind registry: generators register themselves; ``generate`` turns (kind, seed, overrides) into a Problem.
 
 A new kind is one decorated generator function in ``problemgen/problems/<topic>.py`` plus one template
-fragment ``templates/problems/<kind>.j2`` (the full path is in ``problemgen/problems/__init__.py``). The generator is pure:
+fragment ``templates/problems/<kind>.j2`` (the whole path, test and curriculum line included, is in README.md,
+"Adding a problem kind"). The generator is pure:
 
     @register("attention.weights", title="Attention weights")
     def weights(rng, difficulty, *, L=None):
