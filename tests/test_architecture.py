@@ -62,11 +62,6 @@ MAY_IMPORT: dict[str, set[str]] = {
 }
 """Room -> the rooms it may import (itself always). ``problemgen`` is the public API in ``__init__``."""
 
-AWAITING_MOVES = {
-}
-"""Known wrong-way imports whose fix is in flight in another change; each names who removes it."""
-
-
 CLI_EDGE = {"problemgen.cli", "problemgen.__main__"}
 
 
@@ -141,7 +136,7 @@ def test_each_room_imports_only_what_the_table_allows(room):
         if room_of(module) != room:
             continue
         for name, line, _ in project_imports(path):
-            if room_of(name) not in allowed and (module, name) not in AWAITING_MOVES:
+            if room_of(name) not in allowed:
                 leaks.append(f"{path.relative_to(ROOT)}:{line} imports {name} ({room_of(name)})")
     assert not leaks, "\n".join(leaks)
 
@@ -167,7 +162,7 @@ def test_no_import_cycles_between_modules():
     """Counting function-level imports too: a lazy import does not make a cycle go away."""
     graph = {}
     for module, path in MODULES.items():
-        targets = {name for name, _, _ in project_imports(path) if (module, name) not in AWAITING_MOVES} - {module}
+        targets = {name for name, _, _ in project_imports(path)} - {module}
         # a module imports its parent packages' __init__ on the way; that is not a dependency edge
         graph[module] = {t for t in targets if not module.startswith(t + ".")}
     try:
