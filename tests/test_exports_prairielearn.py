@@ -138,3 +138,20 @@ def test_the_grader_installs_its_own_wheel_when_the_image_lacks_problemgen(quest
     results = read_json(root / "results" / "results.json")
     jsonschema.validate(results, PL_RESULTS)
     assert results["score"] == 1.0
+
+
+def test_the_same_task_exports_to_the_same_bytes(question, tmp_path, monkeypatch):
+    monkeypatch.setenv(SECRET_ENV, GRADER_SECRET)
+    again = tmp_path / "again"
+    assert cli(["export", "prairielearn", "--task", "softmax", "--secret-env", SECRET_ENV, "-o", str(again)]) == 0
+    files = lambda root: {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file()}  # noqa: E731
+    assert files(again) == files(question)
+
+
+def test_a_non_empty_output_directory_is_refused_without_force(question, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv(SECRET_ENV, GRADER_SECRET)
+    (tmp_path / "keep.txt").write_text("mine")
+    args = ["export", "prairielearn", "--task", "softmax", "--secret-env", SECRET_ENV, "-o", str(tmp_path)]
+    assert cli(args) == 2 and "--force" in capsys.readouterr().err
+    assert cli([*args, "--force"]) == 0
+    assert (tmp_path / "keep.txt").read_text() == "mine" and (tmp_path / "info.json").is_file()
