@@ -17,10 +17,13 @@ must always receive a result. Platform modules turn the report into their own fi
 from __future__ import annotations
 
 import ast
+import importlib
 import json
+import pkgutil
 import sys
 from pathlib import Path
 
+from problemgen import exports
 from problemgen.errors import ProblemgenError
 from problemgen.sheets.reports import Report
 
@@ -193,17 +196,26 @@ def hide_secret_checks(report: Report) -> Report:
 # ------------------------------------------------------------------------------------------ entry point
 
 
+def platforms() -> dict:
+    """Platform name -> module, for every export module that grades on its platform (defines ``run``)."""
+    found = {}
+    for name in sorted(m.name for m in pkgutil.iter_modules(exports.__path__)):
+        module = importlib.import_module(f"problemgen.exports.{name}")
+        if callable(getattr(module, "run", None)):
+            found[name] = module
+    return found
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m problemgen.exports.autograde PLATFORM --root ROOT``: grade one submission, write results."""
     import argparse
-    import importlib
 
+    runnable = platforms()
     parser = argparse.ArgumentParser(prog="python -m problemgen.exports.autograde")
-    parser.add_argument("platform", choices=("gradescope", "github_classroom", "prairielearn"))
+    parser.add_argument("platform", choices=sorted(runnable))
     parser.add_argument("--root", type=Path, required=True, help="the platform's working root")
     args = parser.parse_args(argv)
-    module = importlib.import_module(f"problemgen.exports.{args.platform}")
-    return module.run(args.root)
+    return runnable[args.platform].run(args.root)
 
 
 if __name__ == "__main__":
