@@ -48,6 +48,7 @@ _API = {
     "grade_part": ("problemgen.sheets.grading", "grade_part"),
     "grade_sheet": ("problemgen.sheets.grading", "grade_file"),
     "grade_code": ("problemgen.classes.grade_code", "grade_file"),
+    "check_in_notebook": ("problemgen.classes.notebook_check", "check_in_notebook"),
     "ProblemgenError": ("problemgen.errors", "ProblemgenError"),
 }
 """Public name -> (module, attribute): the whole public API."""

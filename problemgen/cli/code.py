@@ -20,6 +20,7 @@ def task_group() -> None:
     Example:
       problemgen task list
       problemgen task show softmax --starter softmax.py
+      problemgen task notebook softmax -o softmax.ipynb
     """
 
 
@@ -53,6 +54,25 @@ def show_command(name: str, starter: Path | None) -> None:
         click.echo(write_starter(name, starter), nl=False, err=True)
 
 
+@task_group.command("notebook")
+@click.argument("names", nargs=-1, required=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Notebook file to write (default: NAME.ipynb).")
+def notebook_command(names: tuple[str, ...], output: Path | None) -> None:
+    """Write a starter notebook for one or more tasks: spec, starter cell, public examples, check cell.
+
+    The check cell runs the task's public checks on the code above in problemgen's sandbox and prints
+    the feedback `grade-code --public-only` gives. Submitted notebooks are graded by `grade-code`.
+
+    \b
+    Example:
+      problemgen task notebook softmax
+      problemgen task notebook layer_norm rms_norm feed_forward -o norms_and_ffn.ipynb
+    """
+    from problemgen.code.tasks.notebooks import write_notebook
+
+    click.echo(write_notebook(list(names), output or Path(f"{names[0]}.ipynb")), nl=False, err=True)
+
+
 @click.command("grade-code")
 @click.argument("submission", type=click.Path(exists=True, path_type=Path))
 @click.option("--task", "task_name", required=True, help="Task name (see `problemgen task list`).")
@@ -66,7 +86,7 @@ def show_command(name: str, starter: Path | None) -> None:
 @click.option("--timeout", type=click.FloatRange(0.1, 600), default=5.0, show_default=True, help="Seconds per test (wall clock).")
 def grade_code_command(submission: Path, task_name: str, public_only: bool, fmt: str, output: Path | None,
                        jobs: int, min_isolation: str, fail_under: float | None, timeout: float) -> None:  # fmt: skip
-    """Grade SUBMISSION (a .py file, or a directory with one entry per student) in the sandbox.
+    """Grade SUBMISSION (a .py or .ipynb file, or a directory with one entry per student) in the sandbox.
 
     Hidden tests are drawn from $PROBLEMGEN_GRADER_SECRET (fresh random ones when unset). A class
     directory writes OUT/gradebook.csv, OUT/summary.md and OUT/reports/; JSON reports carry

@@ -24,6 +24,7 @@ from problemgen.code.sandbox import (
     collect, stage,
 )  # fmt: skip
 from problemgen.code import compare, forms, static
+from problemgen.code.notebook import collect_notebook
 from problemgen.code.base import Case, Property, Task
 from problemgen.code.inputs import Unusable
 from problemgen.misconceptions.catalogue import title_and_hint
@@ -86,8 +87,12 @@ def grade_submission(plan: Plan, path: str | os.PathLike, sandbox: Sandbox, *, s
     task = plan.task
     student = student or Path(path).stem
     title = f"{task.name}: {student}"
+    notes: tuple[str, ...] = ()
     try:
-        sources, entry = collect(path, entry_names=(f"{task.name}.py",))
+        if Path(path).suffix.lower() == ".ipynb" and Path(path).is_file():
+            sources, entry, notes = collect_notebook(path)
+        else:
+            sources, entry = collect(path, entry_names=(f"{task.name}.py",))
     except RejectedSubmission as exc:
         return _uniform(plan, sandbox, title, IMPORT_ERROR, f"submission rejected: {exc}", {"student": student})
     problem = static.syntax_error(sources)
@@ -107,7 +112,14 @@ def grade_submission(plan: Plan, path: str | os.PathLike, sandbox: Sandbox, *, s
         return _uniform(plan, sandbox, title, CRASH, f"not graded: {exc}", {"student": student})
     finally:
         staged.cleanup()
-    return build_report(plan, run, title, student)
+    report = build_report(plan, run, title, student)
+    return with_notebook_notes(report, notes) if notes else report
+
+
+def with_notebook_notes(report: Report, notes: tuple[str, ...]) -> Report:
+    """The report of a notebook submission says what was left out of the graded code (a warning line)."""
+    warnings = tuple(report.meta.get("warnings", ())) + tuple(f"notebook: {note}" for note in notes)
+    return replace(report, meta={**report.meta, "warnings": warnings})
 
 
 def _run_with_one_retry(sandbox: Sandbox, staged, calls) -> SandboxRun:

@@ -119,21 +119,34 @@ def grade_sheet(config: dict, variant_text, submission: Path, identities: list[s
 
 
 def defining_files(submission: Path, function: str) -> tuple[list[Path], list[Path]]:
-    """(files defining ``function`` at top level, all ``.py`` files) among the uploaded files.
+    """(files defining ``function`` at top level, all ``.py`` and ``.ipynb`` files) among the uploaded files.
 
     Files are read as text and parsed, never imported; files that do not parse define nothing.
     """
-    files = sorted(p for p in submission.rglob("*.py")
-                   if p.is_file() and not p.is_symlink() and not _hidden(p, submission))[:MAX_PY_FILES]
+    files = sorted(p for p in submission.rglob("*") if p.suffix in (".py", ".ipynb")
+                   and p.is_file() and not p.is_symlink() and not _hidden(p, submission))[:MAX_PY_FILES]
     defining = []
     for path in files:
         try:
-            tree = ast.parse(path.read_bytes())
+            tree = ast.parse(_code_of(path))
         except (SyntaxError, ValueError, OSError):
             continue
         if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == function for n in tree.body):
             defining.append(path)
     return defining, files
+
+
+def _code_of(path: Path) -> bytes | str:
+    """The Python code of an uploaded file: a ``.py`` file's bytes, or a notebook's code cells."""
+    if path.suffix != ".ipynb":
+        return path.read_bytes()
+    from problemgen.code.notebook import read_notebook  # deferred: export discovery imports this module
+    from problemgen.code.sandbox.staging import RejectedSubmission  # (same reason)
+
+    try:
+        return read_notebook(path).source
+    except RejectedSubmission as exc:
+        raise ValueError(str(exc)) from exc
 
 
 def grade_code_submission(source: Path, submission: Path, who: str = "", secret: str | None = None) -> Report:
@@ -164,12 +177,12 @@ def _grade_code(config: dict, submission: Path, who: str) -> Report:
     function = task.functions[0]
     defining, files = defining_files(submission, function)
     if len(defining) != 1:
-        uploaded = ", ".join(p.name for p in files) or "no .py file"
+        uploaded = ", ".join(p.name for p in files) or "no .py or .ipynb file"
         if not defining and len(files) == 1:
             defining = files  # one file: grade it, so a syntax error is reported as such
         else:
             where = "none of them" if not defining else "several: " + ", ".join(p.name for p in defining)
-            return failure(task.name, f"the task needs a function {function}() in one uploaded .py file; "
+            return failure(task.name, f"the task needs a function {function}() in one uploaded .py or .ipynb file; "
                                       f"uploaded: {uploaded}; defining it: {where}", task=task.name)
     plan = make_plan(task, secret=config["secret"])
     limits = Limits(case_timeout=float(config.get("timeout", 5.0)))

@@ -59,7 +59,7 @@ def collect(path: str | os.PathLike, entry_names: tuple[str, ...] = ()) -> tuple
         if path.suffix != ".py":
             raise RejectedSubmission(f"{path.name}: a submission must be a .py file or a directory")
         try:
-            name = _module_file_name(path.name)
+            name = module_file_name(path.name)
         except RejectedSubmission:
             name = "submission.py"  # a lone file's own name does not matter; do not reject it for that
         return {name: _read(path)}, name
@@ -73,7 +73,7 @@ def collect(path: str | os.PathLike, entry_names: tuple[str, ...] = ()) -> tuple
             continue
         if item.is_symlink():
             raise RejectedSubmission(f"{item.name}: symbolic links are not accepted")
-        sources[_module_file_name(item.name)] = _read(item)
+        sources[module_file_name(item.name)] = _read(item)
     if not sources:
         raise RejectedSubmission(f"{path.name}: the directory holds no .py file")
     if len(sources) > MAX_FILES:
@@ -83,7 +83,7 @@ def collect(path: str | os.PathLike, entry_names: tuple[str, ...] = ()) -> tuple
     return sources, _entry(sources, entry_names, path.name)
 
 
-def _module_file_name(name: str) -> str:
+def module_file_name(name: str) -> str:
     stem = name[:-3]
     if name in FORBIDDEN_FILES:
         raise RejectedSubmission(f"{name}: this file name is not accepted in a submission")

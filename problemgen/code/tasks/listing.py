@@ -19,8 +19,15 @@ def list_tasks() -> str:
 def show_task(name: str) -> str:
     """The spec followed by the public examples (inputs and expected outputs)."""
     task = get_task(name)
-    lines = [task.spec.rstrip(), "", "## Public examples", ""]
-    for case in task.public_cases():
+    lines = [task.spec.rstrip(), "", public_examples(name).rstrip(), ""]
+    lines.append(f"Start from the template: problemgen task show {name} --starter {name}.py")
+    return "\n".join(lines) + "\n"
+
+
+def public_examples(name: str) -> str:
+    """The public examples of task ``name`` as Markdown: each call and the output it must return."""
+    lines = ["## Public examples", ""]
+    for case in get_task(name).public_cases():
         lines.append(f"### {case.name}: {case.about}")
         lines.append("")
         lines.append("```")
@@ -28,8 +35,7 @@ def show_task(name: str) -> str:
         lines.append(f"# expected: {_value(case.expected)}")
         lines.append("```")
         lines.append("")
-    lines.append(f"Start from the template: problemgen task show {name} --starter {name}.py")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines)
 
 
 def _arguments(args: tuple, kwargs: dict) -> str:

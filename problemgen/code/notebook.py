@@ -1,0 +1,116 @@
+"""Notebook submissions: the code a student wrote in a ``.ipynb``, as one Python module to grade.
+
+A notebook is student-controlled JSON. It is read with nbformat (the Jupyter project's own reader and
+validator) after a size check, and only the *source* of its code cells is kept — outputs, attachments
+and metadata are never looked at beyond the one marker below. The code cells are joined in order, each
+after a ``# --- cell N ---`` line, so a line number in a traceback points into a file the student can
+reconstruct. Two kinds of lines are dropped, with a note, because they are not Python:
+
+* IPython magics and shell escapes (a line starting with ``%`` or ``!``, e.g. ``!pip install problemgen``);
+* the cells problemgen wrote to run the public checks (metadata ``{"problemgen": {"role": "check"}}``,
+  or a first line equal to :data:`CHECK_MARKER` when the metadata was lost by an editor).
+
+Nothing from the notebook is executed here: the result is source text for the sandbox, exactly like a
+``.py`` file.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from problemgen.code.sandbox.staging import MAX_TOTAL_BYTES, RejectedSubmission, module_file_name
+
+MAX_NOTEBOOK_BYTES = 8 * 1024 * 1024
+"""A notebook with images in its outputs is larger than its code; 8 MiB is far above any honest one."""
+CHECK_MARKER = "# problemgen: public checks (not part of your submission)"
+CHECK_METADATA = {"problemgen": {"role": "check"}}
+
+
+@dataclass(frozen=True)
+class NotebookCode:
+    """The Python source extracted from a notebook, and what was left out of it."""
+
+    source: str
+    code_cells: int
+    notes: tuple[str, ...]
+
+
+def read_notebook(path: str | os.PathLike) -> NotebookCode:
+    """The code of the notebook at ``path``; RejectedSubmission (one clear line) when it cannot be read."""
+    path = Path(path)
+    raw = _read_capped(path)
+    cells = _code_cells(path.name, raw)
+    pieces, notes, skipped_checks, dropped = [], [], 0, 0
+    for number, cell in enumerate(cells, start=1):
+        source = _cell_source(cell)
+        if _is_check_cell(cell, source):
+            skipped_checks += 1
+            continue
+        kept = [line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))]
+        dropped += source.count("\n") + 1 - len(kept) if source else 0
+        pieces.append(f"# --- cell {number} ---\n" + "\n".join(kept).rstrip() + "\n")
+    if dropped:
+        notes.append(f"{dropped} IPython magic or shell line(s) (%… or !…) were dropped: they are not Python")
+    if skipped_checks:
+        notes.append(f"{skipped_checks} public-check cell(s) were left out")
+    text = "\n".join(pieces)
+    if not text.strip():
+        raise RejectedSubmission(f"{path.name}: the notebook has no code cells")
+    if len(text.encode("utf-8")) > MAX_TOTAL_BYTES:
+        raise RejectedSubmission(f"{path.name}: the code cells exceed {MAX_TOTAL_BYTES} bytes in total")
+    return NotebookCode(text, len(cells), tuple(notes))
+
+
+def _read_capped(path: Path) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_NOTEBOOK_BYTES + 1)
+    except OSError as exc:
+        raise RejectedSubmission(f"{path.name}: cannot be read ({exc.strerror})") from exc
+    if len(raw) > MAX_NOTEBOOK_BYTES:
+        raise RejectedSubmission(f"{path.name}: larger than {MAX_NOTEBOOK_BYTES // (1024 * 1024)} MiB; clear the outputs and resubmit")
+    return raw
+
+
+def _code_cells(name: str, raw: bytes) -> list:
+    """nbformat reads and validates; any failure of a hostile file becomes one rejection line."""
+    import nbformat  # imported here: only notebook submissions pay for it
+
+    try:
+        notebook = nbformat.reads(raw.decode("utf-8"), as_version=4)
+        nbformat.validate(notebook)
+    except UnicodeDecodeError as exc:
+        raise RejectedSubmission(f"{name}: not a notebook (the file is not UTF-8 text)") from exc
+    except RecursionError as exc:
+        raise RejectedSubmission(f"{name}: not a readable notebook (nested too deeply)") from exc
+    except Exception as exc:  # nbformat raises several types (NotJSONError, ValidationError, KeyError…)
+        first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
+        raise RejectedSubmission(f"{name}: not a readable notebook ({first_line})") from exc
+    return [cell for cell in notebook.cells if cell.get("cell_type") == "code"]
+
+
+def _cell_source(cell) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def _is_check_cell(cell, source: str) -> bool:
+    metadata = cell.get("metadata") or {}
+    marked = isinstance(metadata.get("problemgen"), dict) and metadata["problemgen"].get("role") == "check"
+    return marked or source.lstrip().startswith(CHECK_MARKER)
+
+
+def collect_notebook(path: str | os.PathLike) -> tuple[dict[str, str], str, tuple[str, ...]]:
+    """(file name -> source, entry file name, notes): the notebook as the one-file submission it stands for.
+
+    The module is named after the notebook as a ``.py`` file of the same stem would be, so a notebook
+    and the same code saved as a ``.py`` file are graded identically.
+    """
+    code = read_notebook(path)
+    try:
+        name = module_file_name(Path(path).stem + ".py")
+    except RejectedSubmission:
+        name = "submission.py"
+    return {name: code.source}, name, code.notes

@@ -1,0 +1,78 @@
+"""Starter notebooks for coding tasks: the spec, the starter cell, the public examples and a check cell.
+
+Courses hand out coding work as notebooks (Jupyter, Colab). One notebook holds one or more tasks; for
+each task it has, in order:
+
+1. the task's spec as Markdown (signature, shapes, conventions, tolerance — the maths in ``$…$``);
+2. the starter code cell with the required signature (the cell the student edits);
+3. the public examples as Markdown (inputs and expected outputs — the same ones ``task show`` prints);
+4. a check cell that runs the task's *public* checks on the code above through problemgen's own confined
+   runner and prints the feedback ``grade-code --public-only`` gives (never a hidden value).
+
+The notebook is written through nbformat, the Jupyter project's writer, and starts with a cell that
+installs problemgen where it is missing (Colab). Check cells carry ``{"problemgen": {"role": "check"}}``
+in their metadata and a marker first line, so a submitted notebook is graded without them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from problemgen.errors import ProblemgenError
+from problemgen.code.notebook import CHECK_MARKER, CHECK_METADATA
+from problemgen.code.tasks import get_task
+from problemgen.code.tasks.listing import public_examples
+
+INSTALL_CELL = """\
+# Run this cell once: it installs problemgen where it is missing (e.g. on Colab).
+import importlib.util, subprocess, sys
+if importlib.util.find_spec("problemgen") is None:
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "problemgen"], check=True)"""
+
+
+def check_cell_source(task_name: str) -> str:
+    """The check cell: the marker line, then one call that grades the code above on the public examples."""
+    return f"{CHECK_MARKER}\nfrom problemgen import check_in_notebook\ncheck_in_notebook({task_name!r})"
+
+
+def build_notebook(task_names: list[str]):
+    """An nbformat v4 notebook with every named task (in the order given)."""
+    import nbformat.v4 as v4  # imported here: only this command pays for nbformat
+
+    if not task_names:
+        raise ProblemgenError("name at least one task; run `problemgen task list`")
+    tasks = [get_task(name) for name in task_names]
+    title = tasks[0].title if len(tasks) == 1 else "Coding tasks: " + ", ".join(t.name for t in tasks)
+    cells = [v4.new_markdown_cell(f"# {title}\n\nFill in each starter cell, run it, then run the check cell "
+                                  "below it. The checks use the public examples only; your grade comes from "
+                                  "hidden tests as well."),
+             v4.new_code_cell(INSTALL_CELL)]
+    for task in tasks:
+        cells += [
+            v4.new_markdown_cell(task.spec.rstrip()),
+            v4.new_code_cell(task.starter.rstrip()),
+            v4.new_markdown_cell(public_examples(task.name).rstrip()),
+            v4.new_code_cell(check_cell_source(task.name), metadata=dict(CHECK_METADATA)),
+        ]
+    for number, cell in enumerate(cells):
+        cell["id"] = f"problemgen-{number:03d}"  # fixed ids: the same tasks give the same bytes
+    notebook = v4.new_notebook(cells=cells)
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook.metadata["language_info"] = {"name": "python"}
+    notebook.metadata["problemgen"] = {"tasks": [task.name for task in tasks]}
+    return notebook
+
+
+def write_notebook(task_names: list[str], path: Path) -> str:
+    """Write the starter notebook to ``path`` (never over an existing file); returns a one-line report."""
+    import nbformat
+
+    notebook = build_notebook(task_names)
+    nbformat.validate(notebook)
+    if path.exists():
+        raise ProblemgenError(f"{path}: already exists; choose another file name")
+    try:
+        path.write_text(nbformat.writes(notebook), encoding="utf-8")
+    except OSError as exc:
+        raise ProblemgenError(f"{path}: cannot write the notebook ({exc.strerror})") from exc
+    return f"wrote {path} ({len(task_names)} task{'s' if len(task_names) > 1 else ''})\n"

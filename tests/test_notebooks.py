@@ -1,0 +1,178 @@
+"""Coding tasks as notebooks: starter notebooks, notebook submissions graded like files, the check cell."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+
+from problemgen.classes.grade_code import GradeRequest, grade_code  # noqa: E402
+from problemgen.classes.notebook_check import module_from_namespace  # noqa: E402
+from problemgen.code.grade import grade_submission, make_plan  # noqa: E402
+from problemgen.code.notebook import CHECK_MARKER, read_notebook  # noqa: E402
+from problemgen.code.sandbox import Limits, Sandbox  # noqa: E402
+from problemgen.code.sandbox.staging import RejectedSubmission  # noqa: E402
+from problemgen.code.tasks import all_tasks, get_task  # noqa: E402
+from problemgen.code.tasks.notebooks import build_notebook, write_notebook  # noqa: E402
+from problemgen.errors import ProblemgenError  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTIONS = ROOT / "problemgen" / "code" / "tasks" / "solutions"
+SECRET = "notebook-test-secret"
+
+
+def notebook_with(*cells: str, check: bool = False) -> str:
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# my work")]
+                                  + [nbformat.v4.new_code_cell(c) for c in cells])
+    if check:
+        nb.cells.append(nbformat.v4.new_code_cell(f"{CHECK_MARKER}\nprint('checks')"))
+    return nbformat.writes(nb)
+
+
+@pytest.mark.parametrize("name", list(all_tasks()))
+def test_every_task_has_a_starter_notebook_that_validates(name):
+    notebook = build_notebook([name])
+    nbformat.validate(notebook)
+    task = get_task(name)
+    sources = [c.source for c in notebook.cells]
+    assert task.starter.rstrip() in sources and task.spec.rstrip() in sources
+    assert any("## Public examples" in s for s in sources)
+    checks = [c for c in notebook.cells if c.metadata.get("problemgen", {}).get("role") == "check"]
+    assert len(checks) == 1 and f"check_in_notebook({name!r})" in checks[0].source
+
+
+def test_several_tasks_go_in_one_notebook_and_the_same_tasks_give_the_same_bytes(tmp_path):
+    first, second = tmp_path / "a.ipynb", tmp_path / "b.ipynb"
+    write_notebook(["layer_norm", "rms_norm"], first)
+    write_notebook(["layer_norm", "rms_norm"], second)
+    assert first.read_bytes() == second.read_bytes()
+    assert json.loads(first.read_text())["metadata"]["problemgen"]["tasks"] == ["layer_norm", "rms_norm"]
+    with pytest.raises(ProblemgenError, match="already exists"):
+        write_notebook(["softmax"], first)
+    with pytest.raises(ProblemgenError, match="unknown task"):
+        build_notebook(["softmx"])
+
+
+def test_code_cells_are_extracted_in_order_without_magics_or_check_cells(tmp_path):
+    path = tmp_path / "work.ipynb"
+    path.write_text(notebook_with("%matplotlib inline\nimport numpy as np", "!pip install x\nX = 1", check=True))
+    code = read_notebook(path)
+    assert "import numpy as np" in code.source and "X = 1" in code.source
+    assert code.source.index("import numpy") < code.source.index("X = 1")
+    assert "%matplotlib" not in code.source and "pip install" not in code.source and "checks" not in code.source
+    assert any("2 IPython magic or shell line" in n for n in code.notes)
+    assert any("public-check cell" in n for n in code.notes)
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"{not json", "not a readable notebook"),
+    (b'{"cells": 5}', "not a readable notebook"),
+    (b"\xff\xfe\x00", "not UTF-8"),
+    (b"[" * 100_000 + b"]" * 100_000, "not a readable notebook"),
+])
+def test_an_unreadable_notebook_is_rejected_with_one_line(tmp_path, content, message):
+    path = tmp_path / "bad.ipynb"
+    path.write_bytes(content)
+    with pytest.raises(RejectedSubmission, match=message) as info:
+        read_notebook(path)
+    assert "\n" not in str(info.value)
+
+
+def test_a_notebook_without_code_is_rejected(tmp_path):
+    path = tmp_path / "empty.ipynb"
+    path.write_text(notebook_with())
+    with pytest.raises(RejectedSubmission, match="no code cells"):
+        read_notebook(path)
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    with Sandbox(Limits(case_timeout=5.0)) as box:
+        yield box
+
+
+@pytest.mark.parametrize("source", ["honest", "buggy"])
+def test_a_notebook_submission_and_the_same_code_as_a_file_get_identical_reports(tmp_path, sandbox, source):
+    code = (SOLUTIONS / "softmax.py").read_text()
+    if source == "buggy":  # forgets the max subtraction: named on the large public example
+        code = code.replace("np.max(", "0 * np.max(")
+        assert "0 * np.max(" in code
+    as_file, as_notebook = tmp_path / "alice.py", tmp_path / "alice.ipynb"
+    as_file.write_text(code)
+    as_notebook.write_text(notebook_with(code))
+    plan = make_plan(get_task("softmax"), secret=SECRET)
+    from_file, from_notebook = (grade_submission(plan, p, sandbox) for p in (as_file, as_notebook))
+    assert from_notebook.results == from_file.results
+    assert from_notebook.score == from_file.score == (1.0 if source == "honest" else from_file.score)
+    if source == "buggy":
+        assert from_file.score < 1.0
+
+
+def test_a_class_directory_grades_notebooks_and_refuses_an_unreadable_one(tmp_path):
+    submissions = tmp_path / "subs"
+    submissions.mkdir()
+    (submissions / "ana.ipynb").write_text(notebook_with((SOLUTIONS / "softmax.py").read_text()))
+    (submissions / "ben.ipynb").write_text("{broken")
+    out = tmp_path / "out"
+    grade_code(GradeRequest(submission=submissions, task="softmax", output=out, secret=SECRET, fmt="json"))
+    with open(out / "gradebook.csv", newline="", encoding="utf-8") as handle:
+        rows = {row["student"]: row for row in csv.DictReader(handle)}
+    assert float(rows["ana"]["score"]) == 1.0
+    assert float(rows["ben"]["score"]) == 0.0
+
+
+def test_the_check_module_rebuilds_imports_constants_and_cell_functions():
+    import numpy as np
+    from numpy import exp as e
+
+    def softmax(x, axis=-1):
+        return e(x) / e(x).sum(axis=axis, keepdims=True)
+
+    softmax.__module__ = "__main__"
+    namespace = {"np": np, "e": e, "SCALE": 2.5, "softmax": softmax, "In": [], "_": None, "bad": float("nan")}
+    source = module_from_namespace(namespace)
+    assert "import numpy as np" in source and "from numpy import exp as e" in source
+    assert "SCALE = 2.5" in source and "def softmax(x, axis=-1):" in source and "nan" not in source
+    compile(source, "check.py", "exec")  # valid Python, never executed here
+    with pytest.raises(ProblemgenError, match="run the starter cell"):
+        module_from_namespace({"np": np})
+
+
+def _execute(notebook, cwd: Path) -> list[str]:
+    """Run every cell in a real Jupyter kernel; the text of every output, errors included."""
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    env_path = os.environ.get("PYTHONPATH", "")
+    os.environ["PYTHONPATH"] = str(ROOT) + (os.pathsep + env_path if env_path else "")
+    try:
+        nbclient.NotebookClient(notebook, timeout=180, kernel_name="python3",
+                                resources={"metadata": {"path": str(cwd)}}).execute()
+    finally:
+        os.environ["PYTHONPATH"] = env_path
+    texts = []
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            texts.append(output.get("text") or output.get("evalue") or json.dumps(output.get("data", {})))
+            if output.get("output_type") == "error":
+                texts.append("ERROR: " + output.get("ename", ""))
+    return texts
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["softmax", "layer_norm"])
+def test_in_a_real_kernel_the_solution_passes_the_checks_and_the_starter_reports_what_is_missing(tmp_path, name):
+    solved = build_notebook([name])
+    starter_index = next(i for i, c in enumerate(solved.cells) if c.source == get_task(name).starter.rstrip())
+    solved.cells[starter_index].source = (SOLUTIONS / f"{name}.py").read_text()
+    solved_text = "\n".join(_execute(solved, tmp_path))
+    assert "score: " in solved_text and "(100%)" in solved_text and "ERROR" not in solved_text
+    assert "public examples only" in solved_text
+
+    starter_text = "\n".join(_execute(build_notebook([name]), tmp_path))
+    assert "ERROR" not in starter_text and "Traceback" not in starter_text
+    assert "score: 0/" in starter_text and "NotImplementedError" in starter_text
