@@ -106,12 +106,12 @@ def instructor_notes(task, image: str, secret_env: str) -> str:
 
 1. Copy this directory into your course's `questions/` (rename it as you like; `info.json` carries a
    uuid derived from the task name — give it a fresh one if the course already has this task).
-2. The grading image must have Python ≥ 3.11 with numpy, sympy, click and jinja2 (no network while
+2. The grading image must have Python ≥ 3.11 with numpy, sympy, click, jinja2 and nbformat (no network while
    grading); `tests/run.sh` installs the problemgen wheel from `tests/` itself. The image in
    `info.json` is `{image}`; if it lacks those packages, build one and name it with `--image`:
 
        FROM {DEFAULT_IMAGE}
-       RUN python3 -m pip install "numpy>=1.26" "sympy>=1.12" "click>=8.1" "jinja2>=3.1"
+       RUN python3 -m pip install "numpy>=1.26" "sympy>=1.12" "click>=8.1" "jinja2>=3.1" "nbformat>=5.9"
 
 3. Students edit `{task.name}.py` in the browser and submit; the file is graded in problemgen's sandbox
    (public and hidden tests). A submission without the task's function is "not gradable" and costs no
