@@ -219,15 +219,26 @@ class _ChildDriver:
     def drive(self, config: dict, inputs: bytes) -> _ChildRun:
         pipes = [os.pipe() for _ in range(4)]  # inputs, results, stdout, stderr
         child_ends = [pipes[0][0], pipes[1][1], pipes[2][1], pipes[3][1]]
+        in_w, res_r, out_r, err_r = pipes[0][1], pipes[1][0], pipes[2][0], pipes[3][0]
+        self.open_fds = {in_w, res_r, out_r, err_r}
+        # What fits in the pipe is written now, so the child finds its inputs waiting once confined.
+        os.set_blocking(in_w, False)
+        pending = memoryview(inputs)
+        try:
+            pending = pending[os.write(in_w, pending[: 1 << 16]) :]
+        except (BlockingIOError, InterruptedError):
+            pass
         try:
             self.run.credentials = self.server.start(config, child_ends).get("credentials")
+        except BaseException:
+            for fd in self.open_fds:
+                os.close(fd)
+            raise
         finally:
             for fd in child_ends:
                 os.close(fd)
-        in_w, res_r, out_r, err_r = pipes[0][1], pipes[1][0], pipes[2][0], pipes[3][0]
-        self.open_fds = {in_w, res_r, out_r, err_r}
         try:
-            self._loop(in_w, res_r, out_r, err_r, memoryview(inputs))
+            self._loop(in_w, res_r, out_r, err_r, pending)
         finally:
             for fd in sorted(self.open_fds):  # never close twice: another thread may own that number by now
                 os.close(fd)
