@@ -167,10 +167,12 @@ def test_a_student_practises_in_the_browser(page, server):
     assert describe(mistake.name) in feedback.inner_text()
 
     # hint, another variant, solution
-    page.get_by_role("button", name="Hint").click()
+    page.get_by_role("button", name="Hint").focus()  # keyboard only: focus and Enter
+    page.keyboard.press("Enter")
     page.locator(".hints").get_by_text("Hint 1:").wait_for()
     new_problem_after(page, "Another variant")
-    page.get_by_role("button", name="Show solution").click()
+    page.get_by_role("button", name="Show solution").focus()
+    page.keyboard.press("Enter")
     page.locator(".solution-box").get_by_text("Worked solution").wait_for()
     assert page.locator(".solution-box math").count() > 0
     assert page.get_by_role("button", name="Next problem").is_visible()
