@@ -266,6 +266,18 @@ def test_a_buggy_submission_loses_points_and_never_sees_hidden_values(code_zip, 
 
 
 @pytest.mark.slow
+def test_a_notebook_upload_is_graded_like_the_same_code_in_a_py_file(code_zip, tmp_path):
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("!pip install numpy"),
+                                               nbformat.v4.new_code_cell(softmax_source().decode())])
+    from_notebook = autograde(code_zip, tmp_path / "nb", {"work.ipynb": nbformat.writes(notebook).encode()}, ADA)
+    from_file = autograde(code_zip, tmp_path / "py", {"work.py": softmax_source()}, ADA)
+    assert from_notebook["score"] == from_file["score"] == pytest.approx(total(from_file))
+    assert [t["status"] for t in from_notebook["tests"]] == [t["status"] for t in from_file["tests"]]
+
+
+@pytest.mark.slow
 def test_a_submission_without_the_function_scores_zero_and_names_what_was_uploaded(code_zip, tmp_path):
     results = autograde(code_zip, tmp_path, {"a.py": b"def helper():\n    pass\n", "b.py": b"x = 2\n"}, ADA)
     assert results["score"] == 0 and "softmax" in results["output"] and "a.py, b.py" in results["output"]

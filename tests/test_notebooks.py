@@ -122,8 +122,8 @@ def test_a_class_directory_grades_notebooks_and_refuses_an_unreadable_one(tmp_pa
     grade_code(GradeRequest(submission=submissions, task="softmax", output=out, secret=SECRET, fmt="json"))
     with open(out / "gradebook.csv", newline="", encoding="utf-8") as handle:
         rows = {row["student"]: row for row in csv.DictReader(handle)}
-    assert float(rows["ana"]["score"]) == 1.0
-    assert float(rows["ben"]["score"]) == 0.0
+    assert rows["ana"]["status"] == "graded" and float(rows["ana"]["score"]) == 1.0
+    assert rows["ben"]["status"].startswith("refused: ben.ipynb: not a readable notebook")
 
 
 def test_the_check_module_rebuilds_imports_constants_and_cell_functions():

@@ -1,7 +1,8 @@
 """Code classes: grade every submission of a directory against the same hidden tests.
 
 Each entry of the directory is looked at by ``classes.entries`` (a ``.py`` file or a directory is one
-student; links, special files, notebooks, hidden and other entries are refused with the reason and
+student, and so is a ``.ipynb`` notebook that can be read; links, special files, unreadable notebooks,
+hidden and other entries are refused with the reason and
 still get a row). Accepted entries run in the sandbox; the rows go through the one class runner
 (``classes.runner``), which writes the same gradebook, summaries, item statistics and reports as for
 answer sheets. Deterministic: entries sorted by name, no timestamps.
@@ -16,7 +17,9 @@ from problemgen.classes import entries
 from problemgen.classes.rows import DUPLICATE, GRADED, REFUSED, ClassRow
 from problemgen.classes.runner import ClassRun, run_class
 from problemgen.code.grade import Plan, grade_submission
+from problemgen.code.notebook import read_notebook
 from problemgen.code.sandbox import Sandbox
+from problemgen.code.sandbox.staging import RejectedSubmission
 from problemgen.model.core import ProblemgenError
 
 
@@ -33,12 +36,26 @@ def _refused_row(entry: entries.Entry) -> ClassRow:
     return ClassRow(entry.name, status, message=entry.refused)
 
 
+def _unreadable_notebook(entry: entries.Entry) -> str:
+    """Why a notebook entry cannot be read as a submission ('' for readable ones and other entries)."""
+    if entry.is_dir or entry.path.suffix.lower() != ".ipynb":
+        return ""
+    try:
+        read_notebook(entry.path)
+    except RejectedSubmission as exc:
+        return str(exc)
+    return ""
+
+
 def class_rows(plan: Plan, directory: str | Path, sandbox: Sandbox) -> tuple[int, Iterator[ClassRow]]:
     """(number of rows, the rows in name order): graded in the sandbox, or refused with the reason."""
     found = class_entries(directory)
     accepted = [e for e in found if e.accepted]
 
     def work(entry: entries.Entry) -> ClassRow:
+        unreadable = _unreadable_notebook(entry)
+        if unreadable:
+            return ClassRow(entry.name, f"{REFUSED}: {unreadable}", message=unreadable)
         report = grade_submission(plan, entry.path, sandbox, student=entry.name)
         return ClassRow(entry.name, GRADED, report)
 
