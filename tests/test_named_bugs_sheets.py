@@ -178,3 +178,13 @@ def test_a_wrong_shaped_mask_that_cannot_be_read_is_still_a_clean_verdict():
     p = generate("masks.kv_alignment", 0, 2, representation="additive")
     for raw in (10**400, [[10**400]], [["x", "y"]], "garbage"):
         assert grade_part(p.part("mask"), raw).status in ("wrong", "invalid")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_heads_merged_on_the_wrong_axis_and_without_the_transpose(seed):
+    p = generate("multihead.concat", seed, 2)
+    heads = np.asarray(p.params["heads"])  # (h, L, d_v)
+    h, L, d_v = heads.shape
+    interleaved = np.stack([heads[:, t, :].T.ravel() for t in range(L)])  # token t: d_v groups of h, head-minor
+    assert_named(p.part("concat"), interleaved, "heads_split_wrong_axis")
+    assert_named(p.part("concat"), heads.ravel().reshape(L, h * d_v), "merge_without_transpose")

@@ -63,7 +63,10 @@ def test_concat_places_heads_side_by_side_per_token():
         assert p.part("shape").value == list(expected.shape)
         wrong = _mistakes(p.part("concat"))
         assert np.array_equal(wrong["concat_wrong_axis"], np.vstack(list(heads)))
-        assert np.array_equal(wrong["split_without_transpose"], heads.reshape(expected.shape))
+        assert np.array_equal(wrong["merge_without_transpose"], heads.reshape(expected.shape))
+        h, L, d_v = heads.shape
+        interleaved = [[heads[r, t, j] for j in range(d_v) for r in range(h)] for t in range(L)]  # feature j·h + r
+        assert np.array_equal(wrong["heads_split_wrong_axis"], np.array(interleaved))
 
 
 def test_output_projection_is_concat_times_w_o_plus_bias():

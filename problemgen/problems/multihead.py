@@ -108,13 +108,15 @@ def concat(rng, difficulty):
     joined = reference.merge_heads(outs)  # (L, h*d_v)
     stacked = np.concatenate(list(outs), axis=0)  # (h*L, d_v) the wrong axis
     no_transpose = outs.reshape(L, heads * d_v)  # (L, h*d_v) reshaped without moving the head axis
+    interleaved = np.moveaxis(outs, 0, -1).reshape(L, heads * d_v)  # (L, h*d_v) feature j·h + r from head r
     require(not np.array_equal(joined, no_transpose), "reshape without transpose happens to agree")
     parts = [
         AnswerPart(key="concat", type="matrix", value=joined, label="the concatenated matrix", atol=0.0,
                    mistakes=(mistake("concat_wrong_axis", stacked),
-                             mistake("split_without_transpose", no_transpose,
+                             mistake("merge_without_transpose", no_transpose,
                                      hint="Reshaping (h, L, d_v) straight to (L, h·d_v) scrambles tokens and heads: "
-                                          "move the head axis next to the features first, (L, h, d_v), then reshape."))),
+                                          "move the head axis next to the features first, (L, h, d_v), then reshape."),
+                             mistake("heads_split_wrong_axis", interleaved))),
         AnswerPart(key="shape", type="shape", value=[L, heads * d_v], label="the shape of the concatenated matrix",
                    mistakes=(mistake("concat_wrong_axis", [heads * L, d_v]),)),
     ]
