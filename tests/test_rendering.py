@@ -32,7 +32,13 @@ def test_format_number_keeps_integers_exact_and_trims_trailing_zeros():
 
 
 def test_matrix_latex_is_a_bmatrix_with_rows_separated_by_double_backslash():
-    assert rendering.matrix_latex([[1, 2], [3, 4.5]]) == r"\begin{bmatrix} 1 & 2 \\ 3 & 4.5 \end{bmatrix}"
+    assert rendering.matrix_latex([[1, 2], [3, 4]]) == r"\begin{bmatrix} 1 & 2 \\ 3 & 4 \end{bmatrix}"
+
+
+def test_a_matrix_prints_every_entry_with_one_number_of_decimals():
+    assert rendering.matrix_latex([[1, 2], [3, 4.5]]) == r"\begin{bmatrix} 1.0 & 2.0 \\ 3.0 & 4.5 \end{bmatrix}"
+    shown = rendering.matrix_latex([[0.2746455, 0.5570127], [1.0, -0.00001]])
+    assert shown == r"\begin{bmatrix} 0.2746 & 0.5570 \\ 1.0000 & 0.0000 \end{bmatrix}"
     assert rendering.matrix_latex([[0, float("-inf")]]) == r"\begin{bmatrix} 0 & -\infty \end{bmatrix}"
 
 
@@ -95,7 +101,7 @@ def test_answer_digits_resolve_the_tolerance():
 @pytest.mark.parametrize("fmt, opener", [("md", "$$"), ("tex", r"\[")])
 def test_matrix_answers_are_display_math_in_both_formats(fmt, opener):
     shown = rendering.answer_display(weights_part(), fmt)
-    assert shown.startswith(opener) and r"\begin{bmatrix} 0.1 & 0.9 \\ 0.55 & 0.45 \end{bmatrix}" in shown
+    assert shown.startswith(opener) and r"\begin{bmatrix} 0.10 & 0.90 \\ 0.55 & 0.45 \end{bmatrix}" in shown
 
 
 def test_answer_display_covers_every_answer_type():

@@ -244,7 +244,7 @@ def _renderings(numbers: str) -> set[str]:
     for number in re.findall(r"-?\d+\.\d+", numbers):
         value = float(number)
         if value != round(value):
-            found |= {f"{value:.4f}".rstrip("0"), repr(value), f"{value:.3f}"}
+            found |= {f"{value:.4f}".rstrip("0"), f"{value:.4f}", repr(value), f"{value:.3f}"}
     return found
 
 

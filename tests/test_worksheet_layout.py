@@ -114,3 +114,24 @@ def test_long_exact_forms_accepted_spellings_and_answer_lines_stay_on_the_page(t
     files = DocumentRenderer(stub_fragments(tmp_path / "templates")).documents(synthetic_variant(), ("tex",))
     for name in ("answer_key", "worksheet"):
         assert too_wide(files[f"{name}.tex"].decode("utf-8"), name) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bank", [p.stem for p in __import__("problemgen.documents.banks", fromlist=["x"]).shipped_banks()])
+def test_every_shipped_bank_compiles_cleanly_with_each_problem_statement_on_one_page(bank, tmp_path):
+    """Whole worksheets and keys of every shipped bank: no TeX error, no line into the margin, no problem
+    statement taller than a page (it is one unbreakable box, so a break inside one cannot happen)."""
+    import re
+
+    out = tmp_path / bank
+    worksheet.write_worksheet(WorksheetJob(bank, out, formats=("tex",)))
+    for name in ("worksheet", "answer_key"):
+        source = (out / f"{name}.tex").read_text(encoding="utf-8")
+        statements = source.count(r"\begin{problem}")
+        assert statements == source.count(r"\section*{\raggedright Problem") > 0  # every statement boxed
+        _, log = latex.compile_with_log(source, name)
+        assert not re.search(r"^! ", log, re.M)
+        assert "Overfull \\vbox" not in log, f"{bank} {name}: a problem statement is taller than a page"
+        wide = [box for box in latex.overfull_boxes(log) if box.points > TOLERATED_POINTS]
+        assert wide == [], f"{bank} {name}: lines into the margin at {wide}"
+        assert "\\^{}" not in source  # "10^9" is typeset as a power, not a stray accent

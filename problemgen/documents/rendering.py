@@ -47,9 +47,35 @@ def _latex_number(x: Any, digits: int) -> str:
 
 
 def matrix_latex(value: Any, digits: int = 4) -> str:
-    r"""A ``bmatrix`` for use inside ``$…$`` (renders in LaTeX, KaTeX and MathJax alike)."""
-    body = r" \\ ".join(" & ".join(_latex_number(x, digits) for x in row) for row in _rows(value))
+    r"""A ``bmatrix`` for use inside ``$…$`` (renders in LaTeX, KaTeX and MathJax alike).
+
+    A matrix holding any fraction prints every real entry with one number of decimals (the most any
+    entry needs, at most ``digits``): 0.5570 beside 0.2746, 1.0000 beside 0.0329, so columns line up
+    and no entry looks more or less precise than its neighbours.
+    """
+    rows = _rows(value)
+    decimals = _shared_decimals(rows, digits)
+    cell = (lambda x: _latex_number(x, digits)) if decimals is None else (lambda x: _fixed(x, decimals, digits))
+    body = r" \\ ".join(" & ".join(cell(x) for x in row) for row in rows)
     return rf"\begin{{bmatrix}} {body} \end{{bmatrix}}"
+
+
+def _is_real(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _shared_decimals(rows: list, digits: int) -> int | None:
+    """Decimals every real entry of a matrix gets, or None when all entries are whole numbers."""
+    needed = [len(text.split(".")[1]) for row in rows for x in row if _is_real(x)
+              for text in [format_number(x, digits)] if "." in text]
+    return max(needed) if needed else None
+
+
+def _fixed(x: Any, decimals: int, digits: int) -> str:
+    if not _is_real(x):
+        return _latex_number(x, digits)
+    text = f"{float(x):.{decimals}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
 def matrix_text(value: Any, digits: int = 4) -> str:
@@ -327,8 +353,23 @@ def _tex_prose(text: str) -> str:
     """
     out, last = [], 0
     for match in _SUBSCRIPTED.finditer(text):
-        out.append(tex_escape(text[last:match.start()]))
+        out.append(_powers(text[last:match.start()]))
         out.append(_symbol_math(match))
+        last = match.end()
+    out.append(_powers(text[last:]))
+    return "".join(out)
+
+
+_POWER = re.compile(r"(?<![\w.])(\d+)\^(-?\d+)(?![\w.])")
+"""A power written in plain prose, ``10^9`` or ``2^30``: escaped, the caret would print as an accent."""
+
+
+def _powers(text: str) -> str:
+    """Escape prose, setting ``10^9`` as the math ``$10^{9}$``."""
+    out, last = [], 0
+    for match in _POWER.finditer(text):
+        out.append(tex_escape(text[last:match.start()]))
+        out.append(f"${match[1]}^{{{match[2]}}}$")
         last = match.end()
     out.append(tex_escape(text[last:]))
     return "".join(out)
