@@ -53,6 +53,13 @@ def test_every_entry_gets_a_row_and_only_files_and_directories_are_accepted(tmp_
     }
 
 
+def test_without_a_notebook_reader_a_notebook_is_refused_with_its_reason(tmp_path, monkeypatch):
+    monkeypatch.setattr(entries, "notebooks_supported", lambda: False)
+    (tmp_path / "nb.ipynb").write_text("{}")
+    assert [(e.name, e.refused) for e in entries.scan(tmp_path, (".py",))] == [
+        ("nb.ipynb", "notebook submissions are not supported yet")]
+
+
 def test_two_names_equal_in_their_first_80_characters_refuse_only_those_two(tmp_path):
     stem = "x" * 80
     (tmp_path / f"{stem}a.py").write_text("")
