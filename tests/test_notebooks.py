@@ -176,3 +176,40 @@ def test_in_a_real_kernel_the_solution_passes_the_checks_and_the_starter_reports
     starter_text = "\n".join(_execute(build_notebook([name]), tmp_path))
     assert "ERROR" not in starter_text and "Traceback" not in starter_text
     assert "score: 0/" in starter_text and "NotImplementedError" in starter_text
+
+
+def run_cli(args: list[str], capsys) -> tuple[int, str]:
+    from problemgen.cli import main
+
+    try:
+        main(args)
+        code = 0
+    except SystemExit as exit_:
+        code = exit_.code or 0
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+def test_a_recipe_puts_several_tasks_under_one_title(tmp_path, capsys):
+    recipe = tmp_path / "week3.toml"
+    recipe.write_text('title = "Week 3: norms"\ntasks = ["layer_norm", "rms_norm"]\n')
+    code, output = run_cli(["task", "notebook", "--recipe", str(recipe), "-o", str(tmp_path / "w.ipynb")], capsys)
+    assert code == 0, output
+    notebook = nbformat.read(tmp_path / "w.ipynb", as_version=4)
+    assert notebook.cells[0].source.startswith("# Week 3: norms")
+    assert notebook.metadata["problemgen"]["tasks"] == ["layer_norm", "rms_norm"]
+
+
+@pytest.mark.parametrize("text, message", [
+    ('tasks = "softmax"\n', "non-empty list of task names"),
+    ('tasks = []\n', "non-empty list"),
+    ('tasks = ["softmax"]\ncode = "import os"\n', "unknown key 'code'"),
+    ("tasks = [\n", "not a readable TOML recipe"),
+    ('tasks = ["softmx"]\n', "unknown task 'softmx'"),
+])
+def test_a_bad_recipe_is_one_error_line(tmp_path, capsys, text, message):
+    recipe = tmp_path / "bad.toml"
+    recipe.write_text(text)
+    code, output = run_cli(["task", "notebook", "--recipe", str(recipe), "-o", str(tmp_path / "x.ipynb")], capsys)
+    assert code == 2 and message in output and output.count("error:") == 1
+    assert not (tmp_path / "x.ipynb").exists()

@@ -55,9 +55,11 @@ def show_command(name: str, starter: Path | None) -> None:
 
 
 @task_group.command("notebook")
-@click.argument("names", nargs=-1, required=True)
+@click.argument("names", nargs=-1)
+@click.option("--recipe", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="TOML file with `title` and `tasks = [...]`: several tasks in one notebook.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Notebook file to write (default: NAME.ipynb).")
-def notebook_command(names: tuple[str, ...], output: Path | None) -> None:
+def notebook_command(names: tuple[str, ...], recipe: Path | None, output: Path | None) -> None:
     """Write a starter notebook for one or more tasks: spec, starter cell, public examples, check cell.
 
     The check cell runs the task's public checks on the code above in problemgen's sandbox and prints
@@ -67,10 +69,14 @@ def notebook_command(names: tuple[str, ...], output: Path | None) -> None:
     Example:
       problemgen task notebook softmax
       problemgen task notebook layer_norm rms_norm feed_forward -o norms_and_ffn.ipynb
+      problemgen task notebook --recipe week3.toml -o week3.ipynb
     """
-    from problemgen.code.tasks.notebooks import write_notebook
+    from problemgen.code.tasks.notebooks import read_recipe, write_notebook
 
-    click.echo(write_notebook(list(names), output or Path(f"{names[0]}.ipynb")), nl=False, err=True)
+    title, tasks = read_recipe(recipe) if recipe else (None, list(names))
+    if not tasks or (recipe and names):
+        raise click.UsageError("name the tasks or give --recipe, not both")
+    click.echo(write_notebook(tasks, output or Path(f"{tasks[0]}.ipynb"), title), nl=False, err=True)
 
 
 @click.command("grade-code")

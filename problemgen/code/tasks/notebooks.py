@@ -35,14 +35,14 @@ def check_cell_source(task_name: str) -> str:
     return f"{CHECK_MARKER}\nfrom problemgen import check_in_notebook\ncheck_in_notebook({task_name!r})"
 
 
-def build_notebook(task_names: list[str]):
-    """An nbformat v4 notebook with every named task (in the order given)."""
+def build_notebook(task_names: list[str], title: str | None = None):
+    """An nbformat v4 notebook with every named task (in the order given), under ``title``."""
     import nbformat.v4 as v4  # imported here: only this command pays for nbformat
 
     if not task_names:
         raise ProblemgenError("name at least one task; run `problemgen task list`")
     tasks = [get_task(name) for name in task_names]
-    title = tasks[0].title if len(tasks) == 1 else "Coding tasks: " + ", ".join(t.name for t in tasks)
+    title = title or (tasks[0].title if len(tasks) == 1 else "Coding tasks: " + ", ".join(t.name for t in tasks))
     cells = [v4.new_markdown_cell(f"# {title}\n\nFill in each starter cell, run it, then run the check cell "
                                   "below it. The checks use the public examples only; your grade comes from "
                                   "hidden tests as well."),
@@ -63,11 +63,11 @@ def build_notebook(task_names: list[str]):
     return notebook
 
 
-def write_notebook(task_names: list[str], path: Path) -> str:
+def write_notebook(task_names: list[str], path: Path, title: str | None = None) -> str:
     """Write the starter notebook to ``path`` (never over an existing file); returns a one-line report."""
     import nbformat
 
-    notebook = build_notebook(task_names)
+    notebook = build_notebook(task_names, title)
     nbformat.validate(notebook)
     if path.exists():
         raise ProblemgenError(f"{path}: already exists; choose another file name")
@@ -76,3 +76,38 @@ def write_notebook(task_names: list[str], path: Path) -> str:
     except OSError as exc:
         raise ProblemgenError(f"{path}: cannot write the notebook ({exc.strerror})") from exc
     return f"wrote {path} ({len(task_names)} task{'s' if len(task_names) > 1 else ''})\n"
+
+
+MAX_RECIPE_BYTES = 64 * 1024
+RECIPE_KEYS = {"title", "tasks"}
+
+
+def read_recipe(path: Path) -> tuple[str | None, list[str]]:
+    """(title, task names) of a notebook recipe: a small TOML file such as::
+
+        title = "Week 3: normalisation and feed-forward layers"
+        tasks = ["layer_norm", "rms_norm", "feed_forward"]
+
+    Like a bank it holds no code and no answers; every problem with it is one ``error:`` line.
+    """
+    import tomllib
+
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ProblemgenError(f"{path}: cannot read the recipe ({exc.strerror})") from exc
+    if len(raw) > MAX_RECIPE_BYTES:
+        raise ProblemgenError(f"{path}: recipe larger than {MAX_RECIPE_BYTES} bytes")
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ProblemgenError(f"{path}: not a readable TOML recipe ({exc})") from exc
+    unknown = sorted(set(data) - RECIPE_KEYS)
+    if unknown:
+        raise ProblemgenError(f"{path}: unknown key {unknown[0]!r}; a recipe has `title` and `tasks`")
+    tasks, title = data.get("tasks"), data.get("title")
+    if not isinstance(tasks, list) or not tasks or not all(isinstance(name, str) for name in tasks):
+        raise ProblemgenError(f"{path}: `tasks` must be a non-empty list of task names, e.g. tasks = [\"softmax\"]")
+    if title is not None and (not isinstance(title, str) or len(title) > 200):
+        raise ProblemgenError(f"{path}: `title` must be a line of text (at most 200 characters)")
+    return title, tasks
