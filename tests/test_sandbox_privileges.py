@@ -344,6 +344,20 @@ def test_a_tampered_fork_server_is_detected_before_the_next_fork_and_replaced():
 
 # --------------------------------------------------------------------------- a non-root grader
 
+def _reachable_by_others(path: str) -> bool:
+    """Whether a user with no relation to the owner can reach ``path``: every parent searchable by others."""
+    import stat
+
+    current = os.path.abspath(path)
+    while True:
+        parent = os.path.dirname(current)
+        if parent == current:
+            return True
+        if not os.stat(parent).st_mode & stat.S_IXOTH:
+            return False
+        current = parent
+
+
 NON_ROOT_GRADER = """
 import json, os, sys
 sys.path.insert(0, {root!r})
@@ -383,6 +397,9 @@ print(json.dumps({{"confinement": run.confinement, "level": run.isolation, "stat
 def test_a_non_root_grader_confines_its_children_too(tmp_path):
     """The grader itself runs as 'nobody' here: same-uid processes are only kept apart by the filter."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for needed in (sys.executable, root):
+        if not _reachable_by_others(needed):
+            pytest.skip(f"{needed} is not reachable by 'nobody' (a private parent directory), so no grader can run as nobody here")
     script = NON_ROOT_GRADER.format(root=root, uid=isolation.NOBODY)
     done = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True, timeout=120,
                           cwd=tmp_path, env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})  # fmt: skip
