@@ -27,7 +27,7 @@ STDLIB = set(sys.stdlib_module_names)
 THIRD_PARTY = {"numpy", "sympy", "mpmath", "click", "jinja2", "flask", "pexpect",
                "markupsafe", "werkzeug", "latex2mathml", "nbformat"}  # the last three come with jinja2 / the web extra
 
-_BASE = {"problemgen.errors", "problemgen.resources"}
+_BASE = {"problemgen.errors", "problemgen.resources", "problemgen.userfiles"}
 _CONTENT = _BASE | {"problemgen.model", "problemgen.answers", "problemgen.misconceptions"}
 _GRADING = _CONTENT | {"problemgen.sheets", "problemgen.documents"}
 _CODE = {"problemgen.code", "problemgen.code.tasks", "problemgen.code.sandbox"}
@@ -36,6 +36,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "reference": set(),
     "problemgen.errors": set(),
     "problemgen.resources": set(),
+    "problemgen.userfiles": {"problemgen.errors"},
     "problemgen.model": {"problemgen.errors", "problemgen.misconceptions.entries"},
     "problemgen.misconceptions.entries": set(),
     "problemgen.answers": {"problemgen.errors", "problemgen.model"},

@@ -37,6 +37,7 @@ from typing import Any
 
 from problemgen.documents import texmath
 from problemgen.model.core import ProblemgenError
+from problemgen.userfiles import read_capped
 from problemgen.model.registry import all_kinds, generate, get_kind, suggest
 from problemgen.resources import banks_dir
 
@@ -325,11 +326,9 @@ def _check_vary(index: int, raw: dict, check: _Checker, spec) -> tuple[str, ...]
 
 def _parse(path: Path, display: str) -> tuple[str, dict]:
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ProblemgenError(f"{display}: cannot read bank ({exc.strerror})") from exc
-    if len(raw) > MAX_BANK_BYTES:
-        raise ProblemgenError(f"{display}: bank larger than {MAX_BANK_BYTES} bytes")
+        raw = read_capped(path, MAX_BANK_BYTES, "bank")
+    except ProblemgenError as exc:
+        raise ProblemgenError(str(exc).replace(str(path), display, 1)) from exc
     try:
         text = raw.decode("utf-8")
         return text, tomllib.loads(text)

@@ -33,6 +33,7 @@ from typing import Callable
 from problemgen.documents.banks import SAFE_ID, Bank, BankItem, load_bank
 from problemgen.model.core import Problem, ProblemgenError
 from problemgen.model.variantfile import SheetProblem, WorksheetVariant
+from problemgen.userfiles import read_capped
 from problemgen.model.registry import draw_choices, generate
 from problemgen.misconceptions.catalogue import describe
 from problemgen.sheets.answersheet import blank_sheet, key_sheet
@@ -357,12 +358,7 @@ def roster_id_column(path: Path, header_row: list[str], id_column: str | None = 
 
 def roster_rows(path: Path) -> list[list[str]]:
     """The rows of a roster file (header first), read with the size cap and delimiter detection."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ProblemgenError(f"{path}: cannot read roster ({exc.strerror})") from exc
-    if len(raw) > MAX_ROSTER_BYTES:
-        raise ProblemgenError(f"{path}: roster larger than {MAX_ROSTER_BYTES} bytes")
+    raw = read_capped(path, MAX_ROSTER_BYTES, "roster")
     try:
         text = raw.decode("utf-8-sig")
         first = text.split("\n", 1)[0]

@@ -21,6 +21,7 @@ from pathlib import Path
 from problemgen.errors import ProblemgenError
 from problemgen.code.notebook import CHECK_MARKER, CHECK_METADATA
 from problemgen.code.tasks import get_task
+from problemgen.userfiles import read_capped
 from problemgen.code.tasks.listing import public_examples
 
 INSTALL_CELL = """\
@@ -92,12 +93,7 @@ def read_recipe(path: Path) -> tuple[str | None, list[str]]:
     """
     import tomllib
 
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ProblemgenError(f"{path}: cannot read the recipe ({exc.strerror})") from exc
-    if len(raw) > MAX_RECIPE_BYTES:
-        raise ProblemgenError(f"{path}: recipe larger than {MAX_RECIPE_BYTES} bytes")
+    raw = read_capped(path, MAX_RECIPE_BYTES, "the recipe")
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
