@@ -34,7 +34,7 @@ from problemgen.documents.banks import SAFE_ID, Bank, BankItem, load_bank
 from problemgen.model.core import Problem, ProblemgenError
 from problemgen.model.variantfile import SheetProblem, WorksheetVariant
 from problemgen.userfiles import read_capped
-from problemgen.model.registry import draw_choices, generate
+from problemgen.model.registry import draw_choices, generate, get_kind
 from problemgen.misconceptions.catalogue import describe
 from problemgen.sheets.answersheet import blank_sheet, key_sheet
 
@@ -118,8 +118,10 @@ class ProblemCache:
             raise ProblemgenError(f"bank entry at line {item.line}: {exc}") from exc
 
 
-STRUCTURAL_OVERRIDES = ("representation", "convention", "alignment")
-"""Overrides that always shape a problem; a numeric override does when it sizes a matrix or vector."""
+STRUCTURAL_OVERRIDES = ("representation", "convention", "alignment", "form", "order", "bias", "tied",
+                        "with_positions", "multi_query", "stages")
+"""Overrides that always shape a problem (a representation, a convention or form, which parts are asked);
+a numeric override does when it sizes a matrix or vector. ``question`` is content, not structure."""
 
 
 def _dimensions(value, found: set[int] | None = None) -> set[int]:
@@ -151,13 +153,23 @@ def fair_overrides(bank: Bank, base_seed: int) -> dict[tuple[int, int], dict]:
                 problem, chosen = draw_choices(item.kind, seed, item.difficulty, **item.overrides)
             except ProblemgenError as exc:
                 raise ProblemgenError(f"bank entry at line {item.line}: {exc}") from exc
-            sizes = _dimensions(problem.params) | _dimensions([p.value for p in problem.parts])
+            shared = structural_choices(problem, chosen)
             pinned[(index, copy)] = {
-                name: value for name, value in sorted(chosen.items())
-                if name not in item.vary and name not in item.overrides and value is not None
-                and (name in STRUCTURAL_OVERRIDES or (type(value) is int and value in sizes))
+                name: value for name, value in shared.items() if name not in item.vary and name not in item.overrides
             }
     return pinned
+
+
+def structural_choices(problem: Problem, chosen: dict) -> dict:
+    """The override values of one draw that shape what a student sees: the named structural ones and
+    integers that size a matrix or vector. Values noted by helpers the kind does not accept are left out."""
+    accepted = set(get_kind(problem.kind).override_names)
+    sizes = _dimensions(problem.params) | _dimensions([p.value for p in problem.parts])
+    return {
+        name: value for name, value in sorted(chosen.items())
+        if name in accepted and value is not None
+        and (name in STRUCTURAL_OVERRIDES or (type(value) is int and value in sizes))
+    }
 
 
 def _item_seeds(item: BankItem, item_index: int, worksheet_seed: int) -> list[int]:

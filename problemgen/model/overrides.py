@@ -35,7 +35,7 @@ def note(name: str, allowed, value) -> None:
     """Called by the override helper for every override it resolves (cheap when nobody watches)."""
     watch = _WATCH.get()
     if watch is not None:
-        watch.allowed.setdefault(name, describe_allowed(allowed))
+        watch.allowed[name] = merge_allowed(watch.allowed.get(name), describe_allowed(allowed))
         watch.attempt[name] = value
 
 
@@ -61,6 +61,16 @@ def watching():
         yield _WATCH.get()
     finally:
         _WATCH.reset(token)
+
+
+def merge_allowed(seen: list | str | None, new: list | str) -> list | str:
+    """Allowed values gathered over several draws (each difficulty may allow others): lists are united in
+    first-seen order; a range description, once seen, stands."""
+    if seen is None:
+        return new
+    if isinstance(seen, list) and isinstance(new, list) and "…" not in seen:
+        return seen + [v for v in new if v not in seen]
+    return seen
 
 
 def describe_allowed(allowed) -> list | str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 import reference
-from problemgen.model.core import AnswerPart, Draft
+from problemgen.model.core import AnswerPart, Draft, ProblemgenError
 from problemgen.misconceptions.attention import (
     attention_no_scaling,
     attention_scale_by_dk,
@@ -55,16 +55,26 @@ _SIZES = {
 }
 
 
-def _draw_qk(rng, difficulty: int, L: int | None, d_k: int | None, *, cross: bool = False):
+def _draw_qk(rng, difficulty: int, L: int | None, d_k: int | None, *, cross: bool = False, S: int | None = None):
     """Queries (L, d_k) and keys (S, d_k); S == L unless ``cross`` at difficulty >= 2."""
     size = _SIZES[difficulty]
     L = override("L", L, pick(rng, size["L"]), range(2, 7))
     d_k = override("d_k", d_k, pick(rng, size["d_k"]), (2, 3, 4, 8, 9, 16))
-    S = pick(rng, size["L"]) if cross and difficulty >= 2 else L
+    S = _key_count(rng, S, L, size["L"], cross and difficulty >= 2)
     low, high = size["qk"]
     q = int_matrix(rng, (L, d_k), low, high)  # (L, d_k)
     k = int_matrix(rng, (S, d_k), low, high)  # (S, d_k)
     return q, k
+
+
+def _key_count(rng, S: int | None, L: int, lengths, cross: bool) -> int:
+    """The number of keys: drawn (an override, so a class set pins it) when queries and keys differ in
+    length, else L — asking for S there is an error rather than silently ignored."""
+    if cross:
+        return override("S", S, pick(rng, lengths), range(2, 7))
+    if S is not None and S != L:
+        raise ProblemgenError(f"override S={S!r} needs keys apart from queries; at this difficulty S equals L")
+    return L
 
 
 def _scores(q: np.ndarray, k: np.ndarray) -> np.ndarray:
@@ -76,13 +86,13 @@ def _scores(q: np.ndarray, k: np.ndarray) -> np.ndarray:
 
 
 @register("attention.scores", title="Attention scores QKᵀ")
-def scores(rng, difficulty, *, L=None, d_k=None):
-    """Raw score matrix S = QKᵀ from small integer queries and keys."""
+def scores(rng, difficulty, *, L=None, d_k=None, S=None):
+    """Raw score matrix S = QKᵀ from small integer queries and keys (``S`` keys, an override)."""
     size = {1: ((2, 3), (2, 3), (-2, 2)), 2: ((3, 4), (3, 4), (-2, 2)), 3: ((4, 5), (4, 5, 6), (-3, 3))}
     lengths, widths, (low, high) = size[difficulty]
     L = override("L", L, pick(rng, lengths), range(2, 7))
     d_k = override("d_k", d_k, pick(rng, widths), range(1, 9))
-    S = pick(rng, lengths) if difficulty >= 2 else L
+    S = _key_count(rng, S, L, lengths, difficulty >= 2)
     q = int_matrix(rng, (L, d_k), low, high)  # (L, d_k)
     k = int_matrix(rng, (S, d_k), low, high)  # (S, d_k)
     s = _scores(q, k)  # (L, S)
@@ -98,9 +108,9 @@ def scores(rng, difficulty, *, L=None, d_k=None):
 
 
 @register("attention.scaled_scores", title="Scaled attention scores QKᵀ/√dₖ")
-def scaled_scores(rng, difficulty, *, L=None, d_k=None):
+def scaled_scores(rng, difficulty, *, L=None, d_k=None, S=None):
     """Scale factor and scaled scores QKᵀ/√d_k for small integer queries and keys."""
-    q, k = _draw_qk(rng, difficulty, L, d_k, cross=True)
+    q, k = _draw_qk(rng, difficulty, L, d_k, cross=True, S=S)
     d_k = q.shape[1]
     s = _scores(q, k)  # (L, S)
     scaled = s / np.sqrt(d_k)  # (L, S)
@@ -146,9 +156,9 @@ def _weight_mistakes(q, k, v, scaled) -> tuple:
 
 
 @register("attention.weights", title="Attention weights from queries and keys")
-def weights(rng, difficulty, *, L=None, d_k=None):
+def weights(rng, difficulty, *, L=None, d_k=None, S=None):
     """Softmax of the scaled scores for small integer Q and K."""
-    q, k = _draw_qk(rng, difficulty, L, d_k, cross=difficulty == 3)
+    q, k = _draw_qk(rng, difficulty, L, d_k, cross=difficulty == 3, S=S)
     v = np.eye(k.shape[0])  # (S, S) values do not matter for the weights
     _, w = reference.scaled_dot_product_attention(q, k, v)  # (L, S)
     require_unsaturated(w, difficulty)
@@ -259,12 +269,15 @@ def one_query(rng, difficulty, *, n=None, d_k=None):
 
 
 @register("attention.projection", title="Projecting tokens to queries, keys and values")
-def projection(rng, difficulty, *, convention=None):
+def projection(rng, difficulty, *, convention=None, d_model=None, d_k=None):
     """Q, K and V from X and the projection matrices, in the row or the column convention."""
     convention = override("convention", convention, pick(rng, ("row", "column")), ("row", "column"))
-    L, d_model, d_k = {1: (2, 3, 2), 2: (3, 3, 3), 3: (4, 4, 2)}[difficulty]
+    L, model_width, key_width = {1: (2, 3, 2), 2: (3, 3, 3), 3: (4, 4, 2)}[difficulty]
     if difficulty == 1 and rng.random() < 0.5:  # half the time square matrices, where a transpose still fits
-        d_model = d_k = pick(rng, (2, 3))
+        model_width = key_width = pick(rng, (2, 3))
+    # the sizes are overrides so a class set gives every student one shape
+    d_model = override("d_model", d_model, model_width, (2, 3) if difficulty == 1 else (model_width,))
+    d_k = override("d_k", d_k, key_width, (2, 3) if difficulty == 1 else (key_width,))
     x = int_matrix(rng, (L, d_model), 0 if difficulty == 1 else -1, 1)  # (L, d_model)
     shape = (d_model, d_k) if convention == "row" else (d_k, d_model)
     ws = {name: int_matrix(rng, shape, -1, 1) for name in ("W_Q", "W_K", "W_V")}  # each shape

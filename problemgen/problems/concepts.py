@@ -24,6 +24,7 @@ import numpy as np
 from problemgen.model.core import AnswerPart, Draft, ProblemgenError
 from problemgen.misconceptions.catalogue import CATALOGUE, mistake
 from problemgen.model.registry import register, suggest
+from problemgen.problems._common import override
 from problemgen.resources import banks_dir
 
 OPTION_IDS = "abcdefgh"
@@ -310,11 +311,18 @@ def _pick_question(rng: np.random.Generator, questions, difficulty: int):
     return pool[int(rng.integers(len(pool)))]
 
 
+def _note_question(question: str | None, questions) -> None:
+    """Report the ``question`` override with the bank's ids as its allowed values (``list --json``); an
+    unknown id has already failed in ``find`` with a did-you-mean."""
+    override("question", question, None, sorted(q.id for q in questions))
+
+
 @register("concepts.choice", title="Conceptual multiple choice")
 def choice(rng: np.random.Generator, difficulty: int, *, question: str | None = None) -> Draft:
     """A bank question of the given difficulty (or the one named by ``question``), options shuffled."""
     bank = load_bank()
     q = bank.find("choice", question) if question else _pick_question(rng, bank.choice, difficulty)
+    _note_question(question and q.id, bank.choice)
     part = choice_part(rng, q.options, label="your choice" if not q.multiple else "all correct options",
                        multiple=q.multiple)
     return Draft(
@@ -331,6 +339,7 @@ SHORT_PER_VARIANT = 3
 def short(rng: np.random.Generator, difficulty: int, *, question: str | None = None) -> Draft:
     """Three bank terms of the given difficulty to name (or the one named by ``question``)."""
     bank = load_bank()
+    _note_question(bank.find("short", question).id if question else None, bank.short)
     if question:
         chosen = [bank.find("short", question)]
     else:

@@ -10,9 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 import reference
-from problemgen.model.core import AnswerPart, Draft, ProblemgenError, Redraw
+from problemgen.model.core import AnswerPart, Draft, Redraw
 from problemgen.misconceptions.catalogue import mistake
 from problemgen.model.registry import register
+from problemgen.problems._common import override
 
 ATOL = 0.005
 GELU_FINE_ATOL = 0.00005
@@ -32,7 +33,7 @@ def _squeeze(x: np.ndarray) -> np.ndarray:
 def relu_ffn(rng: np.random.Generator, difficulty: int, *, d_ff: int | None = None) -> Draft:
     """FFN(x) = ReLU(x W_1 + b_1) W_2 + b_2 on small integers (biases from difficulty 2)."""
     d_model = 2 if difficulty == 1 else 3
-    d_ff = d_ff or (3 if difficulty == 1 else 4)
+    d_ff = override("d_ff", d_ff, 3 if difficulty == 1 else 4, range(2, 9))
     tokens = 2 if difficulty == 3 else 1
     x = _ints(rng, -2, 3, (tokens, d_model))  # (T, d_model)
     p = {"w_1": _ints(rng, -2, 2, (d_model, d_ff)), "w_2": _ints(rng, -2, 2, (d_ff, d_model))}
@@ -79,9 +80,8 @@ _GELU_POINTS = {
 @register("ffn.gelu", title="GELU values")
 def gelu(rng: np.random.Generator, difficulty: int, *, form: str | None = None) -> Draft:
     """GELU at a few points, with the exact (erf) or tanh form stated; ReLU and the other form are mistakes."""
-    if form not in (None, "exact", "tanh"):
-        raise ProblemgenError(f"form must be 'exact' or 'tanh', not {form!r}")
-    form = form or ("exact" if difficulty == 1 else ("exact", "tanh")[int(rng.integers(2))])
+    drawn = None if form is not None else "exact" if difficulty == 1 else ("exact", "tanh")[int(rng.integers(2))]
+    form = override("form", form, drawn, ("exact", "tanh"))
     n = 2 if difficulty == 1 else 3
     x = np.sort(rng.choice(_GELU_POINTS[difficulty], size=n, replace=False))  # (n,)
     approximate = "none" if form == "exact" else "tanh"

@@ -83,10 +83,13 @@ def causal(rng, difficulty, *, L=None, representation=None):
 
 
 @register("masks.padding", title="Building a padding mask")
-def padding(rng, difficulty, *, representation=None):
-    """Which tokens are padding in a batch, and the attention mask that hides them for one sequence."""
+def padding(rng, difficulty, *, representation=None, B=None, S=None):
+    """Which tokens are padding in a batch, and the attention mask that hides them for one sequence
+    (``B`` sequences of ``S`` positions: overrides, so a class set gives every student one size)."""
     rep = _representation(rng, representation)
-    B, S = {1: (pick(rng, (2, 3)), pick(rng, (3, 4))), 2: (3, pick(rng, (4, 5))), 3: (3, pick(rng, (5, 6)))}[difficulty]
+    batches, lengths_ = {1: ((2, 3), (3, 4)), 2: ((3,), (4, 5)), 3: ((3,), (5, 6))}[difficulty]
+    B = override("B", B, pick(rng, batches) if len(batches) > 1 else batches[0], batches)
+    S = override("S", S, pick(rng, lengths_), lengths_)
     side = "left" if difficulty == 3 else "right"
     lengths = [int(x) for x in rng.integers(1, S + 1, size=B)]
     require(max(lengths) == S and min(lengths) < S, "need a full sequence and a padded one")
@@ -190,11 +193,13 @@ def masked_weights(rng, difficulty, *, representation=None):
 
 
 @register("masks.kv_alignment", title="Causal mask alignment with a KV cache")
-def kv_alignment(rng, difficulty, *, representation=None):
-    """Bottom-right causal mask for L new queries against S cached-plus-new keys (L < S)."""
+def kv_alignment(rng, difficulty, *, representation=None, L=None, S=None):
+    """Bottom-right causal mask for L new queries against S cached-plus-new keys (L < S); ``L`` and ``S``
+    are overrides, so a class set gives every student one mask size."""
     rep = _representation(rng, representation)
-    L = {1: 1, 2: pick(rng, (2, 3)), 3: 3}[difficulty]
-    S = int(rng.integers(L + 2, min(L + 4, 6) + 1))  # at most 6 positions: one short sentence
+    queries = {1: (1,), 2: (2, 3), 3: (3,)}[difficulty]
+    L = override("L", L, pick(rng, queries) if len(queries) > 1 else queries[0], queries)
+    S = override("S", S, int(rng.integers(L + 2, min(L + 4, 6) + 1)), range(L + 2, min(L + 4, 6) + 1))  # ≤ 6 positions
     mask = reference.causal_mask(L, S, align="bottom-right")  # (L, S)
     top_left = reference.causal_mask(L, S, align="top-left")  # (L, S)
     shifted = np.tril(np.ones((L, S), dtype=bool), k=S - L - 1)  # (L, S) bottom-right, diagonal blocked

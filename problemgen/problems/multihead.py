@@ -201,14 +201,18 @@ _GQA_PRESETS = (  # (name, d_model, heads, kv heads, head_dim)
 
 
 @register("multihead.gqa", title="Grouped-query and multi-query attention")
-def gqa(rng, difficulty):
-    """Group size, K/V projection shape and parameter count when K and V have fewer heads."""
+def gqa(rng, difficulty, *, multi_query=None):
+    """Group size, K/V projection shape and parameter count when K and V have fewer heads
+    (``multi_query``: one shared K/V head, which has no head-reads question; an override so a class
+    set asks every student the same parts)."""
     if difficulty == 3 and rng.random() < 0.5:
         name, d_model, heads, kv_heads, d_k = _GQA_PRESETS[int(rng.integers(len(_GQA_PRESETS)))]
     else:
         name = None
         heads = pick(rng, (8, 16, 32, 64))
-        kv_heads = 1 if difficulty == 2 and rng.random() < 0.5 else pick(rng, [g for g in (2, 4, 8) if g < heads])
+        single = override("multi_query", multi_query, bool(difficulty == 2 and rng.random() < 0.5),
+                          (False, True) if difficulty == 2 else (False,))
+        kv_heads = 1 if single else pick(rng, [g for g in (2, 4, 8) if g < heads])
         d_k = pick(rng, (32, 48, 64, 80, 96, 128))
         d_model = heads * d_k
     full = _params(d_model, heads, head_dim=d_k)

@@ -13,7 +13,7 @@ from fractions import Fraction
 import numpy as np
 
 import reference
-from problemgen.model.core import AnswerPart, Draft, ProblemgenError, Redraw
+from problemgen.model.core import AnswerPart, Draft, Redraw
 from problemgen.misconceptions.catalogue import mistake
 from problemgen.misconceptions import norms as buggy
 from problemgen.misconceptions.norms import layer_norm_unbiased, layer_norm_wrong_axis
@@ -204,7 +204,7 @@ def epsilon(rng: np.random.Generator, difficulty: int, *, norm: str | None = Non
 @register("norms.residual", title="Residual connection around a sublayer")
 def residual(rng: np.random.Generator, difficulty: int, *, d: int | None = None) -> Draft:
     """x + sublayer(x) where the sublayer is a linear map (d1) or a small ReLU FFN (d2, d3)."""
-    d = d or (3 if difficulty < 3 else 2)
+    d = override("d", d, 3 if difficulty < 3 else 2, range(2, 7))
     tokens = 2 if difficulty == 3 else 1
     x = _ints(rng, -2, 3, (tokens, d))  # (T, d)
     if np.any(np.all(x == 0, axis=-1)):
@@ -272,9 +272,7 @@ def _order_options(order: str) -> list[Option]:
 @register("norms.pre_post_ln", title="Pre-LN versus post-LN")
 def pre_post_ln(rng: np.random.Generator, difficulty: int, *, order: str | None = None) -> Draft:
     """Identify (d1) or compute (d2, d3) one sublayer wired pre-LN or post-LN."""
-    if order not in (None, "pre", "post"):
-        raise ProblemgenError(f"order must be 'pre' or 'post', not {order!r}")
-    order = order or ("pre", "post")[int(rng.integers(2))]
+    order = override("order", order, ("pre", "post")[int(rng.integers(2))] if order is None else None, ("pre", "post"))
     if difficulty == 1:
         part = choice_part(rng, _order_options(order), label=f"the {order}-LN wiring")
         return Draft(params={"order": order, "options": option_texts(part)}, parts=[part], solution={"order": order})

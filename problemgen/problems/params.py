@@ -89,7 +89,7 @@ def matrix(rng: np.random.Generator, difficulty: int, *, bias: bool | None = Non
                    else (384, 512, 640, 768, 896, 1024, 1280, 1536, 2048, 2560, 3072, 4096))
     n_heads = pick(rng, [h for h in (8, 12, 16, 20, 32) if d_model % h == 0 and d_model // h >= 32])
     n_layers = pick(rng, (6, 12, 24, 36))
-    bias = bool(rng.integers(2)) if bias is None else bool(bias)
+    bias = override("bias", bias, bool(rng.integers(2)) if bias is None else None, (False, True))
     d_k, d_ff = d_model // n_heads, 4 * d_model
     dims = {"d_model": d_model, "d_ff": d_ff}
     if difficulty == 1:
@@ -141,7 +141,7 @@ def attention_layer(rng: np.random.Generator, difficulty: int, *, bias: bool | N
     d_model = pick(rng, (32, 48, 64, 96, 128, 192, 256, 384, 512) if difficulty == 1
                    else (384, 512, 640, 768, 896, 1024, 1280, 1536, 1792, 2048, 2560, 3072, 4096, 5120))
     n_heads = pick(rng, [h for h in (2, 4, 8, 12, 16, 32) if d_model % h == 0 and d_model // h >= 16])
-    bias = bool(rng.integers(2)) if bias is None else bool(bias)
+    bias = override("bias", bias, bool(rng.integers(2)) if bias is None else None, (False, True))
     out_bias = bias if difficulty == 1 else bias and bool(rng.integers(2))
     n_kv_heads, head_dim = None, None
     if difficulty == 3:
@@ -264,7 +264,7 @@ def embeddings(rng: np.random.Generator, difficulty: int, *, tied: bool | None =
     else:
         vocab = pick(rng, (4096, 8000, 16000, 30522, 32000, 50257, 65536))
         d_model = pick(rng, (128, 256, 384, 512, 768, 1024, 2048))
-        tie = bool(rng.integers(2)) if tied is None else bool(tied)
+        tie = override("tied", tied, bool(rng.integers(2)) if tied is None else None, (False, True))
         cfg = TransformerConfig(d_model=d_model, n_heads=8, vocab_size=vocab, tie_embeddings=tie if difficulty == 2 else True,
                                 position="learned" if difficulty == 2 else "rope",
                                 max_positions=pick(rng, (512, 1024, 2048)))

@@ -118,7 +118,8 @@ def _permutation(rng: np.random.Generator, n: int) -> np.ndarray:
 def equivariance(rng: np.random.Generator, difficulty: int, *, with_positions: bool | None = None) -> Draft:
     """Choose what permuting the tokens does (d1), or write the permuted attention output (d2, d3)."""
     if difficulty == 1:
-        with_positions = bool(rng.integers(2)) if with_positions is None else bool(with_positions)
+        with_positions = override("with_positions", with_positions,
+                                  bool(rng.integers(2)) if with_positions is None else None, (False, True))
         part = choice_part(rng, _equivariance_options(with_positions), label="what happens to the outputs")
         return Draft(params={"with_positions": with_positions, "options": option_texts(part)}, parts=[part],
                      solution={})

@@ -8,9 +8,11 @@ number always identifies one dimension and a swapped axis can never look right b
 
 from __future__ import annotations
 
+import itertools
+
 from problemgen.model.core import AnswerPart, Draft
 from problemgen.misconceptions.catalogue import mistake
-from problemgen.problems._common import pick, require
+from problemgen.problems._common import override, pick, require
 from problemgen.model.registry import register
 from reference import shapes as ref_shapes
 
@@ -32,10 +34,18 @@ _CROSS_ASKED = {1: (("q", "k", "v", "weights"), 2), 2: (("q_heads", "k_heads", "
 _ORDER = ("q", "k", "v", "q_heads", "k_heads", "v_heads", "scores", "weights", "head_outputs", "concat", "output")
 
 
-def _pick_stages(rng, offered: tuple[str, ...], count: int, always: tuple[str, ...] = ()) -> tuple[str, ...]:
+def _pick_stages(rng, offered: tuple[str, ...], count: int, always: tuple[str, ...] = (),
+                 asked: str | None = None) -> tuple[str, ...]:
     """``count`` of the offered stages drawn at random, plus ``always``, in pipeline order: which tensors
-    are asked changes from variant to variant, so the answers cannot be learned by heart."""
-    chosen = {offered[i] for i in rng.choice(len(offered), size=count, replace=False).tolist()} | set(always)
+    are asked changes from variant to variant, so the answers cannot be learned by heart.
+
+    ``asked`` (the ``stages`` override, e.g. ``"q,weights"``) fixes the drawn ones, so a class set can
+    ask every student about the same tensors."""
+    in_order = tuple(stage for stage in _ORDER if stage in offered)
+    drawn = {offered[i] for i in rng.choice(len(offered), size=count, replace=False).tolist()}
+    options = [",".join(combo) for combo in itertools.combinations(in_order, count)]
+    text = override("stages", asked, ",".join(s for s in in_order if s in drawn), options)
+    chosen = set(text.split(",")) | set(always)
     return tuple(stage for stage in _ORDER if stage in chosen)
 
 
@@ -77,7 +87,7 @@ def _swap_head_and_length(shape: tuple) -> list:
 
 
 @register("shapes.trace", title="Tracing shapes through batched multi-head self-attention")
-def trace(rng, difficulty):
+def trace(rng, difficulty, *, stages=None):
     """Shapes of Q, the heads, the scores, the head outputs, the concatenation and the output."""
     dims = _draw_dims(rng, cross=False)
     given = _given(dims, ("B", "L", "d_model", "h", "d_k", "d_v"))
@@ -91,7 +101,7 @@ def trace(rng, difficulty):
         "head_outputs": (mistake("split_without_transpose", _swap_head_and_length(shapes["head_outputs"])),),
         "concat": (mistake("concat_wrong_axis", ["B", "h*L", "d_v"]),),
     }
-    stages = _pick_stages(rng, *_TRACE_ASKED[difficulty], always=("scores",))
+    stages = _pick_stages(rng, *_TRACE_ASKED[difficulty], always=("scores",), asked=stages)
     parts = [_shape_part(s, shapes[s], given, wrong.get(s, ()), SAME_WIDTH_HEADS) for s in stages]
     return Draft(params={"dims": given, "stages": list(stages)}, parts=parts,
                  solution={"shapes": {s: list(shapes[s]) for s in stages},
@@ -104,7 +114,7 @@ def trace(rng, difficulty):
 
 
 @register("shapes.cross", title="Shapes in cross-attention")
-def cross(rng, difficulty):
+def cross(rng, difficulty, *, stages=None):
     """Cross-attention: queries from the decoder (L), keys and values from the encoder (S)."""
     dims = _draw_dims(rng, cross=True)
     if difficulty == 1:
@@ -116,7 +126,7 @@ def cross(rng, difficulty):
     else:
         shapes = ref_shapes.multi_head_attention_shapes("cross").as_dict()
         given = _given(dims, ("B", "L", "S", "d_model", "h", "d_k", "d_v"))
-    stages = _pick_stages(rng, *_CROSS_ASKED[difficulty], always=("scores", "output"))
+    stages = _pick_stages(rng, *_CROSS_ASKED[difficulty], always=("scores", "output"), asked=stages)
     wrong = {"scores": (mistake("transpose_scores", [*shapes["scores"][:-2], "S", "L"]),)}
     equal = SAME_WIDTH_HEADS if difficulty > 1 else None  # difficulty 1 gives the values their own width
     parts = [_shape_part(s, shapes[s], given, wrong.get(s, ()), equal) for s in stages]

@@ -1,0 +1,80 @@
+"""Fair variants over every kind: one class-wide draw pins a problem's structure for every student.
+
+A class set draws each problem once, pins the structural override values that draw used
+(``worksheet.structural_choices``) and draws every student with them. Whatever a kind chooses outside
+an override would still differ between students, so this sweeps every kind and difficulty.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from problemgen.documents.worksheet import structural_choices
+from problemgen.model.registry import draw_choices, generate, get_kind, load_all, override_choices
+
+STUDENTS = 30
+
+
+def _kinds_and_difficulties() -> list[tuple[str, int]]:
+    load_all()
+    from problemgen.model.registry import _REGISTRY
+
+    return [(name, d) for name in sorted(_REGISTRY) for d in _REGISTRY[name].difficulties]
+
+
+def _shape(value):
+    """Nesting and lengths of an answer; lists of accepted spellings count as one answer."""
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return "texts"
+    if isinstance(value, list):
+        return [len(value), *([_shape(value[0])] if value else [])]
+    if isinstance(value, dict):
+        return {k: _shape(v) for k, v in sorted(value.items())}
+    return type(value).__name__
+
+
+def structure(problem) -> str:
+    """What a student is asked: each part's name, type and shape (a shape answer by its rank). Digits in
+    a part name are the drawn numbers (``pe_5`` asks the PE at feature 5), so they are not structure."""
+    return json.dumps([
+        (re.sub(r"\d+", "#", part.key), part.type,
+         len(part.value) if part.type == "shape" else _shape(part.value), part.spec.get("representation"))
+        for part in problem.parts
+    ])
+
+
+@pytest.mark.parametrize("kind,difficulty", _kinds_and_difficulties())
+def test_thirty_students_pinned_to_one_class_draw_get_one_structure(kind, difficulty):
+    for class_seed in (101, 202):
+        drawn, chosen = draw_choices(kind, class_seed, difficulty)
+        pinned = structural_choices(drawn, chosen)
+        students = [generate(kind, 7000 + 13 * n, difficulty, **pinned) for n in range(STUDENTS)]
+        seen = {structure(p) for p in students} | {structure(drawn)}
+        assert len(seen) == 1, (kind, difficulty, pinned, sorted(seen))
+
+
+@pytest.mark.parametrize("kind", sorted({k for k, _ in _kinds_and_difficulties()}))
+def test_every_override_is_listed_with_its_allowed_values(kind):
+    choices = override_choices(kind)
+    assert set(choices) == set(get_kind(kind).override_names)
+    assert "any" not in choices.values(), choices
+
+
+def test_allowed_values_are_gathered_over_every_difficulty():
+    assert override_choices("masks.kv_alignment")["L"] == [1, 2, 3]
+
+
+def test_a_size_noted_by_a_shared_helper_the_kind_does_not_accept_is_not_pinned():
+    drawn, chosen = draw_choices("multihead.projection_shapes", 3, 2)
+    assert "heads" in chosen and "heads" not in structural_choices(drawn, chosen)
+    generate("multihead.projection_shapes", 4, 2, **structural_choices(drawn, chosen))
+
+
+def test_keys_apart_from_queries_cannot_be_asked_where_the_kind_has_none():
+    from problemgen.errors import ProblemgenError
+
+    with pytest.raises(ProblemgenError, match="S equals L"):
+        generate("attention.scores", 1, 1, L=2, S=3)
