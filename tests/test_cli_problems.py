@@ -66,7 +66,8 @@ def test_list_json_carries_names_titles_difficulties_and_overrides(capsys):
     assert {e["name"] for e in entries} == {spec.name for spec in registry.all_kinds("attention")}
     assert all(set(e) == {"name", "topic", "title", "summary", "difficulties", "overrides"} for e in entries)
     by_name = {e["name"]: e for e in entries}
-    assert by_name["attention.projection"]["overrides"] == {"convention": ["row", "column"]}
+    assert by_name["attention.projection"]["overrides"] == {"convention": ["row", "column"], "d_model": [2, 3, 4],
+                                                            "d_k": [2, 3]}
     assert by_name["attention.weights"]["overrides"]["d_k"] == [2, 3, 4, 8, 9, 16]
 
 
