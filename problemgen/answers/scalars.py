@@ -1,9 +1,10 @@
 """Reading one number the ways people write it, deciding the common forms without SymPy.
 
 ``0.25``, ``.5``, ``-3``, ``1e-3``, ``1/4``, ``2.5×10^3``, ``2.5e3`` and ``−0.5`` are read by regular
-expressions; only a real expression (``exp(2)/(1+exp(2))``, ``sqrt(2)/2``, ``2π``) goes to the safe
-parser in :mod:`problemgen.answers.mathparse`, which is imported (with SymPy) the first time one is
-typed. ``0,5`` is refused: a decimal comma and a thousands separator cannot be told apart.
+expressions; a real expression (``exp(2)/(1+exp(2))``, ``sqrt(2)/2``, ``2π``) is evaluated in floats
+by :mod:`problemgen.answers.fastmath` when its error bound is small, and only what that cannot decide
+goes to the safe parser in :mod:`problemgen.answers.mathparse`, which is imported (with SymPy) the
+first time it is needed. ``0,5`` is refused: a decimal comma and a thousands separator cannot be told apart.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import math
 import re
 from typing import Any
 
+from problemgen.answers.fastmath import float_value
 from problemgen.answers.text import InvalidAnswer, NonFinite, clean, kind_of
 
 MAX_DIGITS = 60
@@ -66,6 +68,9 @@ def number_from_text(text: str, what: str = "answer") -> float:
     if _DECIMAL_COMMA.fullmatch(text):
         raise InvalidAnswer(f"{what} {text!r} has a comma: write the decimal point as '.', e.g. "
                             f"{text.replace(',', '.')} (or leave thousands without separators)")
+    value = float_value(text)
+    if value is not None:
+        return value
     mp = mathparse()
     try:
         return mp.parse_expression(text).value()

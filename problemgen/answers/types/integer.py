@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from problemgen.answers.base import AnswerType, PartResult, Reading, correct, wrong
+from problemgen.answers.fastmath import exact_integer
 from problemgen.answers.scalars import grouped_integer, mathparse
 from problemgen.answers.text import InvalidAnswer, NonFinite, clean, kind_of
 from problemgen.model.core import AnswerPart
@@ -62,9 +63,13 @@ def integer_from_text(raw: str, what: str = "answer") -> int:
         if value.is_integer() and abs(value) <= LARGEST_FLOAT_INTEGER:
             return int(value)
     text = _GROUPS_IN_EXPRESSION.sub(lambda m: m.group(0).replace(",", ""), text)  # 62,219,904 * 2
+    source = text.replace("x", "*") if re.fullmatch(r"[\d\s^*x()]+", text) else text
+    exact = exact_integer(source)  # exact rational arithmetic, no SymPy; None when SymPy must decide
+    if exact is not None:
+        return exact
     mp = mathparse()
     try:
-        expr = mp.parse_expression(text.replace("x", "*") if re.fullmatch(r"[\d\s^*x()]+", text) else text).expr
+        expr = mp.parse_expression(source).expr
     except mp.MathParseError as exc:
         raise InvalidAnswer(f"{what} {text[:40]!r}: {exc}") from None
     if expr.is_Integer:

@@ -69,8 +69,8 @@ class NumberType(AnswerType):
             return self._other_unit(part, value, unit, asked)
         if numbers_close(value, part.value, part.rtol, part.atol):
             return correct()
-        if part.exact and text and self._exactly_equal(text, part.exact):
-            return correct()
+        if part.exact and text and _near(value, part.value) and self._exactly_equal(text, part.exact):
+            return correct()  # an exact form equal to the key, though the float missed a zero tolerance
         return wrong(part, f"not {tolerance_text(part)} of the expected value",
                      lambda m: numbers_close(value, m, part.rtol, part.atol))
 
@@ -114,6 +114,12 @@ class NumberType(AnswerType):
 
     def mistake_answer(self, part: AnswerPart, value: Any) -> Any:
         return float(value)
+
+
+def _near(value: float, key: float) -> bool:
+    """Whether an exact comparison could still say equal: a value 1e-9 away (relative) from the key
+    cannot be exactly it, so a clear mismatch is decided without importing SymPy."""
+    return numbers_close(value, key, 1e-9, 1e-12)
 
 
 def key_expression(text: str, symbols: tuple[str, ...] = ()):
