@@ -72,7 +72,7 @@ class ItemStatistics:
             rest = (total - r.score) / (possible - r.max_score) if possible - r.max_score > 1e-12 else 0.0
             part.add(x, rest)
             part.blank += r.feedback == "no answer" and not r.passed
-            part.invalid += r.status == "invalid"
+            part.invalid += r.outcome == "invalid"  # an unreadable answer or crashed code alike
             if r.mistake:
                 part.mistakes.setdefault(r.mistake, []).append(student)
             if r.group in structures:

@@ -6,10 +6,11 @@ whichever grader ran. Rendering is deterministic (no timestamps, stable order) s
 submission produces identical bytes — except JUnit's ``timestamp`` and ``hostname``, which its strict
 format requires (see :func:`junit_stamp`).
 
-Statuses: answer parts use ``correct`` / ``wrong`` / ``invalid``; the code grader uses its own
-(``OK``, ``WRONG``, ``CRASH``, ``TIMEOUT``…). Statuses meaning "could not be checked" (see
-:data:`ERROR_STATUSES`, compared case-insensitively) are JUnit *errors*; every other non-passing
-status is a JUnit *failure*.
+Statuses: every check has one **outcome** in a vocabulary shared by answer sheets and code —
+``correct``, ``wrong`` or ``invalid`` (could not be checked: an unreadable answer, a crash, a timeout…;
+see :data:`ERROR_STATUSES`) — and keeps its grader's detailed ``status`` beside it (answer parts:
+``correct`` / ``wrong`` / ``invalid``; code: ``OK``, ``WRONG``, ``CRASH``, ``TIMEOUT``…). Invalid
+checks are JUnit *errors*; wrong ones JUnit *failures*.
 """
 
 from __future__ import annotations
@@ -23,6 +24,15 @@ from typing import Callable
 ERROR_STATUSES = frozenset({"invalid", "error", "timeout", "crash", "memory", "import_error", "bad_output",
                             "no_result"})
 GRADESCOPE_VISIBILITY = ("visible", "hidden", "after_due_date", "after_published")
+OUTCOMES = ("correct", "wrong", "invalid")
+"""The per-check vocabulary every report, gradebook and statistic shares, whichever grader ran."""
+
+
+def outcome(status: str, passed: bool) -> str:
+    """``correct`` / ``wrong`` / ``invalid`` for a grader's detailed status (``OK``, ``CRASH``, ``wrong``…)."""
+    if passed:
+        return "correct"
+    return "invalid" if status.lower() in ERROR_STATUSES else "wrong"
 
 
 @dataclass(frozen=True)
@@ -41,6 +51,11 @@ class CheckResult:
     feedback: str = ""
     visible: bool = True
     group: str = ""
+
+    @property
+    def outcome(self) -> str:
+        """This check in the shared vocabulary (:data:`OUTCOMES`)."""
+        return outcome(self.status, self.passed)
 
 
 @dataclass(frozen=True)
@@ -110,6 +125,12 @@ def _printable(text: str) -> str:
     return "".join(c if c == "\n" or c.isprintable() else f"\\x{ord(c):02x}" for c in text)
 
 
+def _status(r: CheckResult) -> str:
+    """The shared outcome, with the grader's own word when it says more (``invalid (TIMEOUT)``)."""
+    detail = r.status.lower() not in (r.outcome, "ok") and not r.passed
+    return f"{r.outcome} ({r.status})" if detail else r.outcome
+
+
 # ------------------------------------------------------------------------------------------ text
 
 
@@ -124,7 +145,7 @@ def render_text(report: Report) -> str:
         lines.append("")
         lines.append(_printable(f"{group or 'checks'}  {_pts(got)}/{_pts(of)}"))
         for r in results:
-            lines.append(_printable(f"  {r.status:<8} {r.name}  {_pts(r.score)}/{_pts(r.max_score)}"))
+            lines.append(_printable(f"  {_status(r):<8} {r.name}  {_pts(r.score)}/{_pts(r.max_score)}"))
             if r.feedback:
                 lines += [f"           {line}" for line in _printable(r.feedback).splitlines()]
     return "\n".join(lines) + "\n"
@@ -152,7 +173,7 @@ def render_markdown(report: Report) -> str:
     lines += ["| check | status | points | feedback |", "|---|---|---|---|"]
     for r in report.results:
         points = f"{_pts(r.score)}/{_pts(r.max_score)}"
-        lines.append(f"| {_md_cell(r.name)} | {r.status} | {points} | {_md_cell(r.feedback)} |")
+        lines.append(f"| {_md_cell(r.name)} | {_md_cell(_status(r))} | {points} | {_md_cell(r.feedback)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -171,6 +192,7 @@ def report_dict(report: Report) -> dict:
                 {
                     "name": r.name,
                     "status": r.status,
+                    "outcome": r.outcome,
                     "passed": r.passed,
                     "score": _round(r.score),
                     "max_score": _round(r.max_score),
@@ -213,7 +235,7 @@ def _xml_text(text: str) -> str:
 
 
 def _is_error(result: CheckResult) -> bool:
-    return result.status.lower() in ERROR_STATUSES
+    return result.outcome == "invalid"
 
 
 def _junit_counts(results: list[CheckResult]) -> dict[str, str]:
