@@ -115,6 +115,14 @@ class AnswerType:
     def check(self, part: AnswerPart, reading: Reading) -> PartResult:
         raise NotImplementedError
 
+    def same(self, part: AnswerPart, candidate: Any, reference: Any) -> bool:
+        """Whether two values in the key's own form are equal under the part's rules.
+
+        ``model.core.values_match`` calls this (generation refuses a mistake equal to the key, the
+        self-check a perturbed key that still matches); exact equality unless the type says otherwise.
+        """
+        return candidate == reference
+
     def grade(self, part: AnswerPart, raw: Any) -> PartResult:
         """Read, then check; the result carries ``read_as`` when the reading differs from what was typed."""
         try:

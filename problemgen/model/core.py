@@ -9,6 +9,8 @@ This module imports no numpy at module level: the grader and the CLI start fast 
 
 from __future__ import annotations
 
+import functools
+import importlib
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -236,30 +238,25 @@ def values_match(part: AnswerPart, candidate: Any, reference: Any | None = None)
 
     This compares values in the key's own form (floats, nested lists, names), which generation needs
     to refuse a mistake equal to the key; reading what a student wrote is the answer types' job.
+    The comparison itself belongs to the part's answer type (its ``same`` method): this is only the
+    type-agnostic hook, so adding an answer type never touches the model.
 
     Used by the variant self-check (a mistake must *not* match the key) and by the grader (an answer
     must match). ``reference`` defaults to the part's key value.
     """
     reference = part.value if reference is None else reference
-    if part.type in ("number",):
-        return numbers_close(candidate, reference, part.rtol, part.atol)
-    if part.type == "matrix":
-        try:
-            shape_c, flat_c = _flatten(candidate)
-            shape_r, flat_r = _flatten(reference)
-        except ValueError:
-            return False
-        return shape_c == shape_r and all(
-            numbers_close(c, r, part.rtol, part.atol) for c, r in zip(flat_c, flat_r)
-        )
-    if part.type == "choice":
-        return sorted(candidate) == sorted(reference)
-    if part.type == "term":
-        accepted = {str(v).strip().lower() for v in reference}
-        cands = candidate if isinstance(candidate, list) else [candidate]
-        return any(str(c).strip().lower() in accepted for c in cands)
-    if part.type == "expression":
-        if isinstance(candidate, str):
-            return candidate == reference
-        return numbers_close(candidate, float(part.spec.get("decimal", 0.0)), part.rtol, part.atol)
-    return candidate == reference
+    return answer_type(part.type).same(part, candidate, reference)
+
+
+ANSWER_TYPE_PACKAGE = "problemgen.answers.types"
+"""Where the answer types live. The model finds a type's module by this name at run time, as the kind
+registry finds generators (``registry.GENERATORS``): ``answers`` sits above ``model`` in the layering,
+so the model never imports it, and the data here (a package name and the file list) is all it knows."""
+
+
+@functools.cache
+def answer_type(name: str):
+    """The ``TYPE`` object of the answer type ``name`` (imported on first use); KeyError when there is none."""
+    if name not in ANSWER_TYPES:
+        raise KeyError(f"unknown answer type {name!r}; expected one of {ANSWER_TYPES}")
+    return importlib.import_module(f"{ANSWER_TYPE_PACKAGE}.{name}").TYPE

@@ -48,6 +48,10 @@ class ChoiceType(AnswerType):
             raise InvalidAnswer(f"read {', '.join(chosen)}: choose exactly one option")
         return Reading(chosen, ", ".join(chosen) if isinstance(raw, str) else "")
 
+    def same(self, part: AnswerPart, candidate: Any, reference: Any) -> bool:
+        """The same set of option ids, in any order."""
+        return sorted(candidate) == sorted(reference)
+
     def check(self, part: AnswerPart, reading: Reading) -> PartResult:
         options = {str(o["id"]).lower(): o for o in part.spec.get("options", ())}
         chosen = reading.value

@@ -38,6 +38,13 @@ class ExpressionType(AnswerType):
         except mp.MathParseError as exc:
             raise InvalidAnswer(f"answer: {exc}") from None
 
+    def same(self, part: AnswerPart, candidate: Any, reference: Any) -> bool:
+        """Exact forms compare as written (both come from trusted code); a number compares with the
+        key's decimal value (``spec["decimal"]``) within tolerance."""
+        if isinstance(candidate, str):
+            return candidate == reference
+        return numbers_close(candidate, float(part.spec.get("decimal", 0.0)), part.rtol, part.atol)
+
     def check(self, part: AnswerPart, reading: Reading) -> PartResult:
         mp = mathparse()
         answer = reading.value

@@ -51,6 +51,15 @@ class MatrixType(AnswerType):
             return Reading((shape, _numbers_or_none(flat), message), shown)
         return Reading((shape, arrays.convert_entries(flat, shape, as_number), None), shown)
 
+    def same(self, part: AnswerPart, candidate: Any, reference: Any) -> bool:
+        """The same shape and every entry within the part's tolerance; a ragged list matches nothing."""
+        try:
+            shape_c, flat_c = _flatten(candidate)  # flat_c: prod(shape_c) entries
+            shape_r, flat_r = _flatten(reference)
+        except ValueError:
+            return False
+        return shape_c == shape_r and all(numbers_close(c, r, part.rtol, part.atol) for c, r in zip(flat_c, flat_r))
+
     def check(self, part: AnswerPart, reading: Reading) -> PartResult:
         shape, values, shape_message = reading.value
         if shape_message:

@@ -62,6 +62,10 @@ class NumberType(AnswerType):
     def _fraction_asked(part: AnswerPart) -> bool:
         return bool(part.spec.get("fraction", 0.0 <= float(part.value) <= 1.0))
 
+    def same(self, part: AnswerPart, candidate: Any, reference: Any) -> bool:
+        """Equal within the part's tolerance (``atol + rtol·|reference|``)."""
+        return numbers_close(candidate, reference, part.rtol, part.atol)
+
     def check(self, part: AnswerPart, reading: Reading) -> PartResult:
         value, unit, text = reading.value
         asked = part.spec.get("unit")

@@ -34,6 +34,12 @@ class TermType(AnswerType):
             raise InvalidAnswer("write a word or short phrase")
         return Reading(answer, "")
 
+    def same(self, part, candidate: Any, reference: Any) -> bool:
+        """Any of the candidate spellings among the reference's accepted ones (case and outer spaces ignored)."""
+        accepted = {str(v).strip().lower() for v in reference}
+        cands = candidate if isinstance(candidate, list) else [candidate]
+        return any(str(c).strip().lower() in accepted for c in cands)
+
     def check(self, part, reading: Reading) -> PartResult:
         accepted = part.value if isinstance(part.value, list) else [part.value]
         if reading.value in {normal_term(v) for v in accepted}:
