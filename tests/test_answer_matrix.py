@@ -68,11 +68,6 @@ def test_ambiguous_layouts_are_invalid_and_say_how_to_write_them(part, text, mes
         assert {r.status for r in results.values()} <= {"invalid", "wrong"}
         return
     for channel, result in results.items():
-        if message == "decimal point" and channel == "sheet bare":
-            # bare in TOML, [[0,5, 0,5], ...] is a valid array of four integers per row: all the grader
-            # sees is a 2x4 matrix, a wrong shape, and the message names both shapes
-            assert result.status == "wrong" and "2x4" in result.feedback
-            continue
         assert result.status == "invalid" and message in result.feedback, (channel, result)
         assert "without quotes" not in result.feedback
 
@@ -100,3 +95,35 @@ def test_matrices_of_plain_numbers_are_read_without_sympy():
             "print('sympy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parents[1])
     assert out.stdout.strip() == "False", out.stderr
+
+
+VECTOR = AnswerPart(key="v", type="matrix", value=[0.5, 0.25], atol=0.005)
+IDENTITY = AnswerPart(key="i", type="matrix", value=[[1, 0], [0, 1]], atol=0.0)
+
+DECIMAL_COMMAS = [  # (part, text, status): one verdict and one message in every channel
+    (KEY, "[[0,5, 0,5], [0,25, 0,75]]", "invalid"),      # TOML reads the bare sheet value as 2x4 integers
+    (KEY, "[[0,5, 0,5],\n [0,25, 0,75]]", "invalid"),    # over two lines (the sheet's tomllib path)
+    (KEY, "[[0,5, 0,5,], [0,25, 0,75,],]", "invalid"),   # trailing commas
+    (VECTOR, "[0,5, 0,25]", "invalid"),
+    (KEY, "[[1,0,1], [0,1,0]]", "wrong"),                # 3 per row is not twice 2: a shape error
+    (KEY, "[[0, 5, 0, 5], [0, 25, 0, 75]]", "wrong"),    # spaced commas separate entries
+    (IDENTITY, "[[1,0],[0,1]]", "correct"),              # commas without spaces between integers are fine
+]
+
+
+@pytest.mark.parametrize("part, text, status", DECIMAL_COMMAS)
+def test_decimal_commas_that_double_each_row_are_invalid_in_every_channel(part, text, status):
+    results = verdicts(part, text)
+    assert {r.status for r in results.values()} == {status}, {k: (r.status, r.feedback) for k, r in results.items()}
+    assert len({r.feedback for r in results.values()}) == 1, {k: r.feedback for k, r in results.items()}
+    if status == "invalid":
+        assert "write the decimal point as '.'" in results["sheet bare"].feedback
+    if status == "wrong":
+        assert "decimal" not in results["sheet bare"].feedback
+
+
+def test_a_comment_with_commas_does_not_make_a_sheet_array_look_like_decimal_commas():
+    from answer_channels import from_sheet
+
+    assert from_sheet(KEY, "[[0, 5, 0, 5], [0, 25, 0, 75]]  # 0,5 0,5").status == "wrong"
+    assert from_sheet(KEY, '[[0,5, 0,5], [0,25, 0,75]]  # "x"').status == "invalid"

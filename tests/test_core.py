@@ -83,3 +83,37 @@ def test_catalogue_hints_are_not_repeated_in_frozen_files_but_come_back_on_load(
     assert "hint" not in default.to_dict() and custom.to_dict()["hint"] == "a specific hint"
     assert Mistake.from_dict(default.to_dict()) == default
     assert Mistake.from_dict(custom.to_dict()) == custom
+
+
+def test_the_model_never_branches_on_an_answer_type_name():
+    """Each answer type owns its comparison (``AnswerType.same``); core only looks the type up."""
+    import ast
+    from pathlib import Path
+
+    from problemgen.model import core
+
+    names = set(core.ANSWER_TYPES)
+    tree = ast.parse(Path(core.__file__).read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            named = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and n.value in names]
+            assert not named, f"core compares with answer type names {named}: {ast.unparse(node)}"
+
+
+def test_values_match_asks_the_parts_answer_type(monkeypatch):
+    from problemgen.answers import types
+
+    calls = []
+    term = types.get("term")
+    monkeypatch.setattr(type(term), "same", lambda self, part, c, r: calls.append((part.key, c, r)) or True)
+    assert values_match(AnswerPart(key="t", type="term", value=["softmax"]), "anything")
+    assert calls == [("t", "anything", ["softmax"])]
+
+
+def test_every_answer_type_module_is_found_by_the_models_lookup():
+    from problemgen.answers import types
+    from problemgen.model.core import ANSWER_TYPES, answer_type
+
+    assert all(answer_type(name) is types.get(name) and answer_type(name).name == name for name in ANSWER_TYPES)
+    with pytest.raises(KeyError):
+        answer_type("nonsense")

@@ -29,6 +29,19 @@ class NonFinite:
         return float(self.text) == -math.inf
 
 
+class SheetArray(list):
+    """A TOML array from an answer sheet, with the text it was written as (``source``).
+
+    The sheet reader keeps the text only for arrays written with a digit, a comma and a digit
+    (``[[0,5, 0,5]]``): valid TOML reads them as integers, and only the text shows that a decimal
+    comma may have doubled the entries. It compares and behaves as the plain list it is.
+    """
+
+    def __init__(self, items, source: str) -> None:
+        super().__init__(items)
+        self.source = source
+
+
 class InvalidAnswer(Exception):
     """The answer cannot be read unambiguously as the asked type; the message says what to write."""
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from problemgen.answers import types
-from problemgen.answers.text import NonFinite, check_ascii, describe_char  # noqa: F401 - re-exported
+from problemgen.answers.text import NonFinite, SheetArray, check_ascii, describe_char  # noqa: F401 - re-exported
 from problemgen.answers.text import ascii_hint as _ascii_hint
 from problemgen.model.core import AnswerPart, ProblemgenError
 
@@ -158,8 +158,8 @@ def parse_sheet_text(text: str) -> SheetAnswers:
         try:
             data = _loads(text)
         except ValueError as exc:
-            return _recover(text, str(exc))
-    return _split_tables(data, [])
+            return _keep_array_sources(_recover(text, str(exc)), text)
+    return _keep_array_sources(_split_tables(data, []), text)
 
 
 _SIMPLE_HEADER = re.compile(r"\[([A-Za-z0-9_-]+)\]")
@@ -225,14 +225,10 @@ _KEY_LINE = re.compile(r"^\s*([A-Za-z0-9_-]+)\s*=")
 _LINE_REF = re.compile(r"line (\d+)")
 
 
-def _recover(text: str, whole_error: str) -> SheetAnswers:
-    """Re-read a file TOML refused, one ``key = value`` statement at a time.
-
-    Statements that parse are kept; a statement that does not becomes a :class:`BadValue` for its key,
-    a key given twice becomes a ``BadValue`` naming both lines. Lines that belong to no statement are
-    reported as warnings. If nothing at all can be read, the whole file is malformed.
-    """
-    statements: list[tuple[str | None, str, int, list[str]]] = []  # (table, key, first line, lines)
+def _statements(text: str) -> tuple[list[tuple[str | None, str, int, list[str]]], list[int]]:
+    """The file's ``key = value`` statements as (table, key, first line, lines), and the numbers of
+    non-blank, non-comment lines that belong to none (a value may span lines while brackets are open)."""
+    statements: list[tuple[str | None, str, int, list[str]]] = []
     table: str | None = None
     stray: list[int] = []
     for number, line in enumerate(text.split("\n"), start=1):
@@ -247,6 +243,38 @@ def _recover(text: str, whole_error: str) -> SheetAnswers:
             statements[-1][3].append(line)
         elif line.strip() and not line.lstrip().startswith("#"):
             stray.append(number)
+    return statements, stray
+
+
+_DIGIT_COMMA_DIGIT = re.compile(r"\d,\d")
+"""``0,5``: in a TOML array two integers, in a student's hand perhaps one decimal (see ``SheetArray``)."""
+
+
+def _keep_array_sources(sheet: SheetAnswers, text: str) -> SheetAnswers:
+    """Wrap each array answer written with ``digit,digit`` as a :class:`SheetArray` holding its text.
+
+    TOML reads ``w = [[0,5, 0,5]]`` as integers; only the text lets the matrix type say "decimal
+    comma" (invalid) instead of "wrong shape", as it does for the same typed line.
+    """
+    if not _DIGIT_COMMA_DIGIT.search(text):
+        return sheet  # the common case costs one scan
+    for table, key, _, lines in _statements(text)[0]:
+        values = sheet.tables.get(table) if table else None
+        value = values.get(key) if isinstance(values, dict) else None
+        source = re.sub(r'"[^"\n]*"|#[^\n]*', "", "\n".join(lines).split("=", 1)[1]).strip()  # no text, no comments
+        if isinstance(value, list) and _DIGIT_COMMA_DIGIT.search(source):
+            values[key] = SheetArray(value, source)
+    return sheet
+
+
+def _recover(text: str, whole_error: str) -> SheetAnswers:
+    """Re-read a file TOML refused, one ``key = value`` statement at a time.
+
+    Statements that parse are kept; a statement that does not becomes a :class:`BadValue` for its key,
+    a key given twice becomes a ``BadValue`` naming both lines. Lines that belong to no statement are
+    reported as warnings. If nothing at all can be read, the whole file is malformed.
+    """
+    statements, stray = _statements(text)
     if not statements:
         return SheetAnswers(error=f"not a valid answer sheet: {_explain(text, whole_error)}")
     data: dict[str, dict[str, Any]] = {}

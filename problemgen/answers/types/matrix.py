@@ -4,7 +4,8 @@ Read: a TOML array of numbers (entries may be text: ``"1/2"``), or the whole mat
 notation :mod:`problemgen.answers.arrays` reads (lists, tuples, numpy's printed form, ``array(...)``,
 MATLAB ``[1 -1; 2 0]``, rows on separate lines); entries may be fractions, ``.5``, ``−0.5`` or exact
 expressions (``exp(2)/(1+exp(2))``). A 1xN / Nx1 / vector mix-up, or a flat list of as many entries
-as a 2-D key, is invalid with the layout to write; any other shape is wrong. With the right shape,
+as a 2-D key, is invalid with the layout to write; so are decimal commas that double each row
+(``[[0,5, 0,5]]``, typed or bare in a sheet, where TOML reads integers); any other shape is wrong. With the right shape,
 partial credit is the fraction of entries within tolerance; feedback names them as (row, column).
 """
 
@@ -42,12 +43,8 @@ class MatrixType(AnswerType):
         key_shape, _ = _flatten(part.value)
         message = arrays.check_shape(shape, key_shape, "matrix")
         shown = arrays.nested_text(items, entry_text) if isinstance(raw, str) else ""
-        if message and isinstance(raw, str) and _DECIMAL_COMMA.search(raw):
-            comma = _DECIMAL_COMMA.search(raw).group(0)
-            raise InvalidAnswer(f"read {comma!r} as two entries, which gives {arrays.shape_text(shape)} where "
-                                f"{arrays.shape_text(key_shape)} is asked: write the decimal point as '.', "
-                                f"e.g. {comma.replace(',', '.')}")
         if message:
+            _refuse_decimal_commas(raw, shape, key_shape)
             return Reading((shape, _numbers_or_none(flat), message), shown)
         return Reading((shape, arrays.convert_entries(flat, shape, as_number), None), shown)
 
@@ -93,6 +90,23 @@ class MatrixType(AnswerType):
     def perturb(self, part: AnswerPart) -> AnswerPart:
         step = lambda x: x + 1.0 + 10 * (part.atol + part.rtol * abs(float(x)))  # noqa: E731
         return replace(part, value=map_first(part.value, step))
+
+
+def _refuse_decimal_commas(raw: Any, shape: tuple[int, ...], key_shape: tuple[int, ...]) -> None:
+    """Raise InvalidAnswer when a wrong shape looks like decimal commas split every entry in two.
+
+    That is: the text (typed, or the sheet line TOML read as integers, see ``SheetArray``) holds a
+    digit, a comma and a digit without a space (``0,5``), and each row has twice the key's entries.
+    Both channels give this one message; any other wrong shape stays a shape error.
+    """
+    text = raw if isinstance(raw, str) else getattr(raw, "source", "")
+    comma = _DECIMAL_COMMA.search(text)
+    doubled = bool(shape) and len(shape) == len(key_shape) and shape[:-1] == key_shape[:-1] \
+        and shape[-1] == 2 * key_shape[-1]
+    if comma and doubled:
+        raise InvalidAnswer(f"read {comma.group(0)!r} as two entries, which gives {arrays.shape_text(shape)} "
+                            f"where {arrays.shape_text(key_shape)} is asked: write the decimal point as '.', "
+                            f"e.g. {comma.group(0).replace(',', '.')}")
 
 
 def _numbers_or_none(flat: list[Any]) -> list[float] | None:
