@@ -118,8 +118,8 @@ def question_xml(problem: Problem, prompt: str, solution: str) -> str:
 
 def pools(bank_path: str, n: int, seed: int):
     """For each bank item, ``n`` distinct variants drawn from worksheet seeds ``seed, seed+1, …``."""
-    from problemgen.documents.banks import load_bank
-    from problemgen.documents.worksheet import build_variant
+    from problemgen.documents.banks import load_bank  # lazy: listing exports must not load banks
+    from problemgen.documents.worksheet import build_variant  # lazy: numpy only when exporting
 
     if not 1 <= n <= 200:
         raise ProblemgenError("-n must be between 1 and 200")
@@ -136,7 +136,7 @@ def pools(bank_path: str, n: int, seed: int):
 
 
 def build_moodle(bank: str, n: int, output: str, seed: int = 0) -> str:
-    from problemgen.documents.worksheet import DocumentRenderer
+    from problemgen.documents.worksheet import DocumentRenderer  # lazy: jinja2 only when exporting
 
     bank_obj, found = pools(bank, n, seed)
     renderer, out, skipped = DocumentRenderer(), ['<?xml version="1.0" encoding="UTF-8"?>\n<quiz>\n'], []
