@@ -18,6 +18,11 @@ ROOT = Path(__file__).resolve().parent.parent
 """The repository checkout the scripts run against."""
 
 VENV_BIN = Path(sys.executable).parent
+# The `problemgen` command: the installed script, or the checkout run by this Python when none is installed
+# (system python3 has no script; the checkout is put on sys.path so the bench needs no install).
+CLI = ([str(VENV_BIN / "problemgen")] if (VENV_BIN / "problemgen").exists() else
+       [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r}); sys.argv[0] = 'problemgen'; "
+        "from problemgen.cli import main; main()"])
 """The bin/ directory of the interpreter running the bench (its `problemgen` script sits next to it)."""
 
 

@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import KINDS, ROOT, SECRET_ENV, VENV_BIN, machine_line, median, run_timed, table, verdict
+from _common import KINDS, ROOT, SECRET_ENV, CLI, VENV_BIN, machine_line, median, run_timed, table, verdict
 
 PER_STUDENT = ("handouts/{}/answers.toml", "handouts/{}/worksheet.md", "keys/{}/answer_key.md", "keys/{}/key.toml",
                "keys/{}/variant.json")
@@ -82,7 +82,7 @@ def cli_runs(tmp: Path, bank: Path, roster: Path, runs: int) -> tuple[list[float
     times, note = [], ""
     for run in range(runs):
         out = tmp / f"cli_{run}"
-        seconds, code, err = run_timed([str(VENV_BIN / "problemgen"), "worksheet", str(bank), "-o", str(out),
+        seconds, code, err = run_timed([*CLI, "worksheet", str(bank), "-o", str(out),
                                         "--roster", str(roster), "--secret-env", SECRET_ENV], env=env, cwd=tmp)
         if code:
             raise SystemExit(f"problemgen worksheet failed (exit {code}): {err.decode(errors='replace')[-500:]}")

@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import KINDS, ROOT, SECRET_ENV, VENV_BIN, machine_line, median, run_timed, table, verdict
+from _common import KINDS, ROOT, SECRET_ENV, CLI, VENV_BIN, machine_line, median, run_timed, table, verdict
 
 ROTATE = str.maketrans("0123456789", "1234567890")
 
@@ -165,7 +165,7 @@ def main() -> None:
             times, cpus = [], []
             for run in range(args.runs):
                 cpu_start = cpu_seconds()
-                command = [str(VENV_BIN / "problemgen"), "grade", str(submissions), "--variants", str(class_dir),
+                command = [*CLI, "grade", str(submissions), "--variants", str(class_dir),
                            "-o", str(tmp / f"cli_{jobs}_{run}"), "--format", "json", "--jobs", str(jobs), "--no-progress"]
                 seconds, code, err = run_timed(command, cwd=tmp)
                 if code:
