@@ -252,7 +252,7 @@ def test_grade_code_json_and_fail_under(tmp_path):
     assert data["score"] == 1.0 and data["isolation"] == data["meta"]["isolation"] and data["meta"]["hidden_tests"] == "random"
     wrong = write(tmp_path, "wrong.py", solution("rms_norm").replace("gamma * x", "x"))
     below = run_cli("grade-code", str(wrong), "--task", "rms_norm", "--fail-under", "0.9", "-o", str(tmp_path / "r.txt"))
-    assert below.returncode == 1 and below.stdout == "" and "WRONG" in (tmp_path / "r.txt").read_text()
+    assert below.returncode == 1 and below.stdout == "" and ": wrong" in (tmp_path / "r.txt").read_text()
     missing_out = run_cli("grade-code", str(tmp_path), "--task", "rms_norm")
     assert missing_out.returncode == 2 and "-o OUT_DIR" in missing_out.stderr
 
