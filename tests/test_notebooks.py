@@ -213,3 +213,12 @@ def test_a_bad_recipe_is_one_error_line(tmp_path, capsys, text, message):
     code, output = run_cli(["task", "notebook", "--recipe", str(recipe), "-o", str(tmp_path / "x.ipynb")], capsys)
     assert code == 2 and message in output and output.count("error:") == 1
     assert not (tmp_path / "x.ipynb").exists()
+
+
+def test_an_oversized_notebook_is_rejected_before_it_is_parsed(tmp_path):
+    from problemgen.code.notebook import MAX_NOTEBOOK_BYTES
+
+    path = tmp_path / "huge.ipynb"
+    path.write_bytes(b" " * (MAX_NOTEBOOK_BYTES + 1))
+    with pytest.raises(RejectedSubmission, match=r"^huge.ipynb: notebook larger than"):
+        read_notebook(path)

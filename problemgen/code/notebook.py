@@ -20,6 +20,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from problemgen.errors import ProblemgenError
+from problemgen.userfiles import read_capped
 from problemgen.code.sandbox.staging import MAX_TOTAL_BYTES, RejectedSubmission, module_file_name
 
 MAX_NOTEBOOK_BYTES = 8 * 1024 * 1024
@@ -64,14 +66,11 @@ def read_notebook(path: str | os.PathLike) -> NotebookCode:
 
 
 def _read_capped(path: Path) -> bytes:
+    """The notebook's bytes through the one size-capped reader of user files, as a submission rejection."""
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_NOTEBOOK_BYTES + 1)
-    except OSError as exc:
-        raise RejectedSubmission(f"{path.name}: cannot be read ({exc.strerror})") from exc
-    if len(raw) > MAX_NOTEBOOK_BYTES:
-        raise RejectedSubmission(f"{path.name}: larger than {MAX_NOTEBOOK_BYTES // (1024 * 1024)} MiB; clear the outputs and resubmit")
-    return raw
+        return read_capped(path, MAX_NOTEBOOK_BYTES, "notebook")
+    except ProblemgenError as exc:
+        raise RejectedSubmission(str(exc).replace(str(path), path.name, 1)) from exc
 
 
 def _code_cells(name: str, raw: bytes) -> list:
