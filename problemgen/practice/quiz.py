@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import threading
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable, Mapping
@@ -38,10 +37,13 @@ from problemgen.practice.rules import (
     unit_unlocked,
 )
 from problemgen.practice.hints import first_entry, first_intermediate, hint_text, solution_names  # noqa: F401  (re-exported)
-from problemgen.practice.progress import ProgressStore, default_db_path, from_text, utc_now
+from problemgen.practice.progress import ProgressStore, default_db_path, utc_now
 from problemgen.documents.terminal import can_encode, layout_width, style, to_ascii, use_colour, wrap
 from problemgen.misconceptions.catalogue import describe
 from problemgen.problems import index
+from problemgen.practice.services import (  # noqa: F401  (re-exported for callers of the quiz module)
+    NOW_ENV, OFFER_TEXT, Services, clock_from_env, default_services, warm_expression_reader,
+)
 
 COMMANDS: dict[str, str] = {
     "hint": "a hint; ask again for a more specific one (an item answered after a hint does not count toward mastery)",
@@ -53,14 +55,6 @@ COMMANDS: dict[str, str] = {
     "help": "list these commands",
 }
 COMMAND_HELP = "\n".join(f"  {name:<9} {text}" for name, text in COMMANDS.items())
-OFFER_TEXT = {
-    "example": "see a worked example of a new variant, then try again",
-    "easier": "practise this skill at an easier difficulty",
-    "prerequisite": "go back to the prerequisite unit for a while",
-}
-NOW_ENV = "PROBLEMGEN_NOW"
-"""If set (ISO time, e.g. ``2026-03-01T09:00:00Z``), the quiz and ``progress`` use it as the clock."""
-
 
 # ---------------------------------------------------------------------------------- plumbing
 
@@ -140,65 +134,6 @@ def enable_line_editing() -> bool:
     except ImportError:
         return False
     return True
-
-
-@dataclass
-class Services:
-    """What the loop needs from the rest of problemgen (tests may pass fakes)."""
-
-    generate: Callable[[str, int, int], Problem]
-    grade: Callable[[AnswerPart, str], Any]
-    render: Callable[[Problem, str], str]
-    describe: Callable[[AnswerPart], str]
-    available: Mapping[str, tuple[int, ...]]
-    summary: Mapping[str, str] = field(default_factory=dict)
-    shown: Callable[[str], frozenset[str] | None] = lambda kind: None  # solution values a kind prints
-    warm_up: Callable[[], object] = lambda: None  # called once the first problem is on screen
-
-
-def default_services() -> Services:
-    """The real generator, grader and renderer (imported here, when a session starts)."""
-    # lazy: generators, grader and renderer (numpy, jinja2) load when a session starts, not on import
-    from problemgen.sheets import answersheet, grading
-    from problemgen.model import registry
-    from problemgen.documents import rendering
-    kinds = index.load()  # read from the sources: no need to import every generator (and sympy) up front
-    return Services(
-        generate=lambda kind, seed, difficulty: registry.generate(kind, seed, difficulty),
-        grade=grading.grade_text,
-        render=lambda problem, block: rendering.render_block(problem, block, "text"),
-        describe=answersheet.describe_format,
-        available={k["name"]: tuple(k["difficulties"]) for k in kinds},
-        summary={k["name"]: k["summary"] for k in kinds},
-        shown=solution_names,
-        warm_up=warm_expression_reader,
-    )
-
-
-def warm_expression_reader() -> threading.Thread:
-    """Import the expression reader (and SymPy, ~1 s) in a background thread while the student reads
-    the first problem, so the first answer written as an expression is graded at once instead of
-    waiting for the import; start-up itself never loads SymPy."""
-    from problemgen.answers.scalars import warm_up  # cheap; what it imports (SymPy) runs in the thread
-
-    thread = threading.Thread(target=warm_up, name="warm-expression-reader", daemon=True)
-    thread.start()
-    return thread
-
-
-def clock_from_env(env: Mapping[str, str] | None = None) -> Callable[[], datetime]:
-    """The real clock, or a fixed one from ``PROBLEMGEN_NOW`` (scripted demos and tests)."""
-    env = os.environ if env is None else env
-    if not env.get(NOW_ENV):
-        return utc_now
-    try:
-        fixed = from_text(env[NOW_ENV])
-    except ValueError as exc:
-        raise ProblemgenError(f"{NOW_ENV} must look like 2026-03-01T09:00:00Z, not {env[NOW_ENV]!r}") from exc
-    return lambda: fixed
-
-
-# ----------------------------------------------------------------------------------- session
 
 
 class Quit(Exception):

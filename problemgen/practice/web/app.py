@@ -21,7 +21,7 @@ from problemgen.documents.worksheet import build_variant
 from problemgen.model import registry
 from problemgen.model.core import ProblemgenError
 from problemgen.practice.progress import ProgressStore
-from problemgen.practice.quiz import clock_from_env, default_services
+from problemgen.practice.services import clock_from_env, default_services
 from problemgen.practice.rules import load_curriculum, summary
 from problemgen.practice.web import security
 from problemgen.practice.web.engine import ItemView, Practice, find_part

@@ -20,7 +20,8 @@ from typing import Any, Callable
 from problemgen.misconceptions.catalogue import describe
 from problemgen.model.core import AnswerPart, Problem, ProblemgenError
 from problemgen.practice.progress import ItemRecord, ProgressStore
-from problemgen.practice.quiz import OFFER_TEXT, Services, hint_text
+from problemgen.practice.hints import hint_text
+from problemgen.practice.services import OFFER_TEXT, Services
 from problemgen.practice.rules import (
     Choice,
     Curriculum,
