@@ -1,78 +1,224 @@
-"""Moodle XML export: well-formed pools, and a small interpreter of the emitted rules re-grades each question."""
+"""Moodle XML export: pools as categories, and the file re-graded by a small interpreter of Moodle's rules.
+
+The round trip reads the written file back (``lms_readers``) and checks it against the frozen problems
+themselves, not against the model that wrote it: a dropped tolerance or a lost mistake shows up here.
+"""
 
 import re
-import xml.etree.ElementTree as ET
 
 import pytest
 
 from problemgen.documents.banks import shipped_banks
-from problemgen.exports.moodle import build_moodle, pools, tolerance
-from problemgen.model.core import numbers_close
+from problemgen.exports.lms import MASK_OPTIONS, build_export, tolerance
+from problemgen.exports.moodle import EXPORT, cloze_weights, render_moodle
+from problemgen.model.registry import generate
+from tests.lms_readers import read_moodle
 
-BLANK = re.compile(r"\{1:NUMERICAL:=([^:}]+):([^}]+)\}")
-
-
-def numerical_score(question, value: float) -> float:
-    """Moodle's rule: the first answer whose value ± tolerance holds ``value`` gives its fraction."""
-    for answer in question.findall("answer"):
-        key, tol = float(answer.findtext("text")), float(answer.findtext("tolerance"))
-        if abs(value - key) <= tol:
-            return float(answer.get("fraction"))
-    return 0.0
+FAST_BANKS = ("question_banks/attention_basics.toml", "question_banks/masking.toml",
+              "question_banks/multihead_shapes.toml")
 
 
-def blank_score(blank: tuple[str, str], value: float) -> float:
-    return 100.0 if abs(value - float(blank[0])) <= float(blank[1]) else 0.0
-
-
-def just_outside(key: float, tol: float) -> float:
-    """A value just beyond the tolerance (one part in 10^9 of the key beyond, for exact answers)."""
-    return key + 1.01 * tol + max(1e-9, abs(key) * 1e-9)
-
-
-def _export(tmp_path, bank, n=2):
+def export_file(tmp_path, bank, n=2, **options):
     out = tmp_path / "pool.xml"
-    build_moodle(str(bank), n, str(out), 0)
-    return ET.parse(out).getroot()
+    EXPORT.build(bank=str(bank), n=str(n), output=out, seed="0", **options)
+    return out
 
 
-def test_each_bank_item_becomes_a_category_of_distinct_variants(tmp_path):
-    root = _export(tmp_path, "question_banks/attention_basics.toml", n=3)
-    _, found = pools("question_banks/attention_basics.toml", 3, 0)
-    assert sum(q.get("type") == "category" for q in root) == len(found)
-    ids = [q.findtext("idnumber") for q in root if q.get("type") != "category"]
-    assert len(ids) == len(set(ids)) and all(re.fullmatch(r"[\w.]+/d\d+/s\d+.*", i) for i in ids)
+def problem_of(variant_id: str):
+    """Rebuild a variant from the id in the file, as an instructor would with ``problemgen show``."""
+    head, *overrides = variant_id.split(",")
+    kind, difficulty, seed = head.split("/")
+    values = dict(o.split("=", 1) for o in overrides)
+    return generate(kind, int(seed[1:]), int(difficulty[1:]), **{k: _typed(v) for k, v in values.items()})
+
+
+def _typed(text: str):
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            pass
+    return {"True": True, "False": False}.get(text, text)
+
+
+def just_outside(key: float, tol: float) -> list[float]:
+    """Values just beyond the tolerance on both sides (one part in 10^9 beyond, for exact answers)."""
+    step = 1.01 * tol + max(1e-9, abs(key) * 1e-9)
+    return [key + step, key - step]
+
+
+def _flat(value):
+    return [y for x in value for y in _flat(x)] if isinstance(value, list) else [value]
+
+
+def _responses_per_part(problem) -> list[int]:
+    sizes = {"matrix": lambda p: len(_flat(p.value)), "mask": lambda p: len(_flat(p.value))}
+    return [sizes.get(p.type, lambda p: 1)(p) for p in problem.parts]
+
+
+def check_numerical(response, part, key: float, mistakes: list) -> None:
+    tol = tolerance(part, key)
+    assert response.score(key) == 100, (part.key, key)
+    for outside in just_outside(key, tol):
+        assert response.score(outside) == 0, (part.key, key, outside)
+    for name, value in mistakes:
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value - key) > tol:
+            assert response.score(value) == 0, name
+            assert any(a.feedback for a in response.answers if abs(float(a.text) - value) <= a.tolerance), name
+
+
+def check_part(responses, part) -> None:
+    """Every response of one part scores as problemgen would: key full, outside 0, mistakes 0."""
+    if part.type in ("number", "integer"):
+        check_numerical(responses[0], part, float(part.value), [(m.name, m.value) for m in part.mistakes])
+    elif part.type == "matrix":
+        for index, (response, key) in enumerate(zip(responses, _flat(part.value))):
+            mistakes = [(m.name, _flat(m.value)[index]) for m in part.mistakes
+                        if len(_flat(m.value)) == len(responses)]
+            check_numerical(response, part, float(key), mistakes)
+    elif part.type == "choice":
+        (response,) = responses
+        assert len(response.correct_options()) == len(part.value)
+        assert response.score(response.correct_options()) == pytest.approx(100)
+        for wrong in (a.text for a in response.answers if a.fraction <= 0):
+            assert response.score([wrong]) == 0
+    elif part.type == "mask":
+        shown = dict(MASK_OPTIONS[part.spec.get("representation", "bool")])
+        for response, allowed in zip(responses, _flat(part.value)):
+            right, wrong = (shown["allowed"], shown["masked"]) if allowed else (shown["masked"], shown["allowed"])
+            assert response.score([right]) == 100 and response.score([wrong]) == 0
+    elif part.type == "term":
+        for spelling in part.value:
+            assert responses[0].score(spelling) == 100, spelling
+        accepted = {s.lower() for s in part.value}
+        for m in part.mistakes:
+            for value in (v for v in m.value if v.lower() not in accepted):
+                assert responses[0].score(value) == 0, value
+    elif part.type == "shape":
+        assert responses[0].score("(" + ", ".join(str(d) for d in part.value) + ")") == 100
+        for m in part.mistakes:
+            if m.value != part.value:
+                assert responses[0].score("(" + ", ".join(str(d) for d in m.value) + ")") == 0
+    else:
+        raise AssertionError(f"part type {part.type} exported as an automatically graded question")
+
+
+def round_trip(path) -> dict:
+    """Re-grade every question of the file against its rebuilt problem; counts by question type."""
+    counts: dict[str, int] = {}
+    for question in read_moodle(path):
+        problem = problem_of(question.idnumber)
+        counts[question.type] = counts.get(question.type, 0) + 1
+        assert question.idnumber in question.name
+        if question.type == "essay":
+            assert question.grader_info and any(p.type == "expression" for p in problem.parts)
+            continue
+        sizes = _responses_per_part(problem)
+        assert len(question.responses) == sum(sizes), question.idnumber
+        start = 0
+        for part, size in zip(problem.parts, sizes):
+            check_part(question.responses[start:start + size], part)
+            start += size
+    return counts
+
+
+@pytest.mark.parametrize("bank", FAST_BANKS, ids=lambda p: p.split("/")[-1])
+def test_a_bank_round_trips_key_outside_tolerance_mistakes_and_options(tmp_path, bank):
+    counts = round_trip(export_file(tmp_path, bank))
+    assert sum(counts.values()) > 0
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("bank", shipped_banks(), ids=lambda p: p.stem)
-def test_every_shipped_bank_round_trips_key_outside_tolerance_and_mistakes(tmp_path, bank):
-    root = _export(tmp_path, bank)
-    _, found = pools(str(bank), 2, 0)
-    problems = {p.variant_id: p for pool in found.values() for p in pool.values()}
-    checked = 0
-    for q in (q for q in root if q.get("type") != "category"):
-        problem = problems[q.findtext("idnumber")]
-        if q.get("type") == "numerical":
-            part = problem.parts[0]
-            assert numerical_score(q, float(part.value)) == 100
-            outside = just_outside(float(part.value), tolerance(part, part.value))
-            assert numerical_score(q, outside) == 0
-            for m in part.mistakes:
-                if isinstance(m.value, (int, float)):
-                    assert numerical_score(q, float(m.value)) == 0, m.name
-            checked += 1
-        elif q.get("type") == "cloze":
-            blanks = BLANK.findall(q.find("questiontext").findtext("text"))
-            keys = [v for p in problem.parts if p.type in ("number", "integer", "matrix")
-                    for v in _flat(p.value)]
-            assert len(blanks) == len(keys)
-            for blank, key in zip(blanks, keys):
-                assert blank_score(blank, key) == 100
-                assert blank_score(blank, just_outside(key, float(blank[1]))) == 0
-            checked += 1
-    assert checked
+def test_every_shipped_bank_round_trips(tmp_path, bank):
+    counts = round_trip(export_file(tmp_path, bank, n=3, with_solutions=True))
+    assert sum(counts.values()) > 0
 
 
-def _flat(value):
-    return [y for x in value for y in _flat(x)] if isinstance(value, list) else [float(value)]
+def test_each_bank_item_becomes_a_category_of_distinct_variants(tmp_path):
+    questions = read_moodle(export_file(tmp_path, FAST_BANKS[0], n=3))
+    export = build_export(FAST_BANKS[0], 3)
+    categories = {q.category for q in questions}
+    assert len(categories) == len(export.pools)
+    assert all(c.startswith("$course$/top/attention_basics/p") for c in categories)
+    ids = [q.idnumber for q in questions]
+    assert len(ids) == len(set(ids)) == 3 * len(export.pools)
+    assert all(re.fullmatch(r"[\w.]+/d\d+/s\d+.*", i) for i in ids)
+
+
+def test_numbers_carry_tolerance_and_mistakes_as_zero_credit_answers_with_hints(tmp_path):
+    questions = read_moodle(export_file(tmp_path, "question_banks/params_memory.toml"))
+    numerical = [q for q in questions if q.type == "numerical"]
+    with_mistakes = [q for q in numerical if len(q.responses[0].answers) > 1]
+    assert with_mistakes
+    for q in with_mistakes:
+        key, *mistakes = q.responses[0].answers
+        assert key.fraction == 100 and all(m.fraction == 0 and m.feedback for m in mistakes)
+
+
+def test_cloze_blanks_hold_the_mistakes_as_wrong_answers_with_feedback(tmp_path):
+    questions = read_moodle(export_file(tmp_path, FAST_BANKS[0]))
+    text = next(q.text for q in questions if q.type == "cloze" and "~%0%" in q.text)
+    assert re.search(r"\{\d+:NUMERICAL:=[-\d.e]+:[\d.e-]+~%0%[-\d.e]+:[\d.e-]+#[^~}]+", text)
+
+
+def test_prompts_are_html_with_mathjax_maths_not_markdown(tmp_path):
+    questions = read_moodle(export_file(tmp_path, FAST_BANKS[0]))
+    assert all(q.text.startswith("<p>") and "$" not in q.text for q in questions)
+    assert sum("\\(" in q.text for q in questions) > len(questions) // 2
+
+
+def test_general_feedback_is_the_solution_only_with_solutions(tmp_path):
+    assert all(q.general_feedback == "" for q in read_moodle(export_file(tmp_path, FAST_BANKS[1])))
+    with_solutions = read_moodle(export_file(tmp_path, FAST_BANKS[1], with_solutions=True))
+    assert all(q.general_feedback.startswith("<p>") for q in with_solutions)
+
+
+def test_masks_are_cloze_choices_per_cell(tmp_path):
+    questions = read_moodle(export_file(tmp_path, FAST_BANKS[1]))
+    masks = [q for q in questions if any(p.type == "mask" for p in problem_of(q.idnumber).parts)]
+    assert masks and all(q.type == "cloze" and any(r.kind == "choice" for r in q.responses) for q in masks)
+
+
+def test_cloze_weights_keep_the_proportions_of_the_shares():
+    from problemgen.exports.lms import Blank
+
+    blanks = tuple(Blank(f"b{i}", "", "numerical", value=0.0, points=p) for i, p in enumerate([1 / 6] * 3 + [1 / 2]))
+    assert cloze_weights(blanks) == [1, 1, 1, 3]
+
+
+def test_hostile_titles_stay_text_in_the_xml(tmp_path):
+    bank = tmp_path / "bank.toml"
+    bank.write_text('id = "hostile"\ntitle = "H"\n[[problems]]\nkind = "attention.scaled_scores"\n'
+                    'title = "A ]]> </text> {1:NUMERICAL:=1} # ~ = <script>"\n', encoding="utf-8")
+    (question,) = read_moodle(export_file(tmp_path, bank, n=1))
+    assert question.name.startswith("A ]]> </text> {1:NUMERICAL:=1} # ~ = <script> [")
+    assert "p1 A ]]> <//text> {1:NUMERICAL:=1} # ~ = <script>" in question.category
+    round_trip(tmp_path / "pool.xml")
+
+
+def test_the_command_writes_the_file_and_a_preview(tmp_path):
+    from click.testing import CliRunner
+
+    from problemgen.cli import cli
+
+    out, preview = tmp_path / "m.xml", tmp_path / "m.md"
+    result = CliRunner().invoke(cli, ["export", "moodle", "--bank", "masking", "-n", "2", "-o", str(out),
+                                       "--preview", str(preview), "--with-solutions"])
+    assert result.exit_code == 0, result.output
+    assert out.exists() and "# " in preview.read_text(encoding="utf-8")
+    assert f"wrote {out}" in result.output
+
+
+def test_a_bad_count_is_a_one_line_error(tmp_path):
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "problemgen", "export", "moodle", "--bank", "masking", "-n", "lots",
+                             "-o", str(tmp_path / "x")], capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0 and result.stderr.strip() == "error: -n must be an integer, got 'lots'"
+
+
+def test_render_is_deterministic():
+    export = build_export(FAST_BANKS[2], 2)
+    assert render_moodle(export) == render_moodle(build_export(FAST_BANKS[2], 2))

@@ -221,7 +221,7 @@ def render_problem(problem: Problem, fmt: str = "md", *, solution: bool = False,
 
 
 # --------------------------------------------------------------------------------------------------
-# Heatmaps: attention weights drawn as shaded cells (LaTeX colortbl), shade glyphs (Markdown, text).
+# Heatmaps: attention weights drawn as shaded cells (LaTeX colortbl, SVG), shade glyphs (Markdown, text).
 # --------------------------------------------------------------------------------------------------
 
 SHADES = "·░▒▓█"
@@ -291,6 +291,28 @@ def heatmap_text(value: Any, digits: int = 2) -> str:
     cells = [[f"{_shade(h)} {format_number(x, digits)}" for x, h in zip(row, hrow)] for row, hrow in zip(rows, heat)]
     width = max(len(c) for row in cells for c in row)
     return "\n".join("  " + "  ".join(c.ljust(width) for c in row) for row in cells) + "\n"
+
+
+def heatmap_svg(value: Any, digits: int = 2) -> str:
+    """A standalone SVG: one square per weight, darker for more, its value printed on it (for HTML
+    exports that cannot rely on a style sheet; white text on dark cells, like the LaTeX version)."""
+    rows = _rows(value)
+    heat = _unit_intensities(rows)
+    size, head = 44, 24
+    width, height = head + size * len(rows[0]), head + size * len(rows)
+    cells = [f'<text x="{head + size * j + size // 2}" y="16" text-anchor="middle">{j + 1}</text>'
+             for j in range(len(rows[0]))]
+    for i, (row, hrow) in enumerate(zip(rows, heat)):
+        y = head + size * i
+        cells.append(f'<text x="12" y="{y + size // 2 + 4}" text-anchor="middle">{i + 1}</text>')
+        for j, (x, h) in enumerate(zip(row, hrow)):
+            ink = "#fff" if h >= 0.65 else "#000"
+            cells.append(f'<rect x="{head + size * j}" y="{y}" width="{size}" height="{size}" '
+                         f'fill="rgb(0,0,255)" fill-opacity="{0.7 * h:.3f}" stroke="#888"/>'
+                         f'<text x="{head + size * j + size // 2}" y="{y + size // 2 + 4}" text-anchor="middle" '
+                         f'fill="{ink}">{format_number(x, digits)}</text>')
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+            f'font-family="sans-serif" font-size="12">{"".join(cells)}</svg>')
 
 
 # --------------------------------------------------------------------------------------------------

@@ -213,6 +213,11 @@ class DocumentRenderer:
         self._blocks: dict[tuple, str] = {}
         self._conventions: dict[str, str] = {}
 
+    def block(self, problem: Problem, block: str, fmt: str = "md") -> str:
+        """The ``prompt`` or ``solution`` block of the problem's fragment (cached; template errors as
+        :class:`ProblemgenError`) — for exports that lay out problems themselves."""
+        return self._block(problem, block, fmt)
+
     def _block(self, problem: Problem, block: str, fmt: str) -> str:
         import jinja2
 

@@ -1,159 +1,198 @@
-"""Moodle XML export: each bank item becomes a question category holding a pool of N variants.
+"""Moodle XML export: each bank place becomes a question category holding a pool of N variants.
 
-An instructor imports the file into the question bank and adds "random question from category" to a
-quiz, so each student gets one variant. Each question's name and idnumber carry the variant id
-(``kind/dD/sSEED``) so a delivered question can be rebuilt with ``problemgen show``.
+An instructor imports the file into the question bank (Question bank > Import > Moodle XML) and adds
+"random question from category" to a quiz, so each student gets one variant. Each question's name and
+idnumber carry the variant id (``kind/dD/sSEED``) so a delivered question can be rebuilt with
+``problemgen show``. The questions come from the format-neutral model of ``exports.lms``; this module
+only writes Moodle's forms of it:
 
-Answers are the frozen values of the :class:`~problemgen.model.Problem` (never ``reference``):
-a lone number or integer is a ``numerical`` question with the part's tolerance (integers exact), each
-known mistake a 0-credit answer with its hint; a lone choice is ``multichoice`` with per-option feedback;
-a lone term is ``shortanswer`` with every accepted spelling; anything else (several parts, matrices,
-shapes) is a ``cloze`` question with one blank per entry. Parts Moodle cannot check (expressions,
-masks) make the question left out, and are listed — never exported wrong.
+- one numerical blank -> ``numerical`` (tolerance; each known mistake a 0-fraction answer whose feedback
+  is its hint);
+- one choice blank -> ``multichoice`` with per-option feedback (a known mistake's hint where the option
+  has no explanation);
+- one short blank -> ``shortanswer`` with every accepted spelling (``*`` escaped: Moodle reads it as a
+  wildcard), known wrong spellings as 0-fraction answers with feedback;
+- several blanks (multi-part problems, matrices, masks) -> ``cloze``: NUMERICAL blanks with tolerance
+  and the mistakes as wrong answers with feedback inside the blank (``{1:NUMERICAL:=key:tol#~%0%m:tol#hint}``),
+  MULTICHOICE per mask cell or choice, SHORTANSWER(_C) for spellings;
+- a question an LMS cannot check -> ``essay``, with the key and solution as grader information.
+
+Cloze text escaping follows Moodle's reader: an answer ends at an unescaped ``~ # }`` and feedback at
+``~ }``, and only HTML entities are decoded after that, so those characters (and ``{ &``) are written as
+numeric entities inside blanks.
 """
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-from xml.sax.saxutils import escape
+import math
+from fractions import Fraction
+from html import escape
 
-from problemgen.errors import ProblemgenError
-from problemgen.exports import Export, Option
-from problemgen.model.core import AnswerPart, Problem
+from problemgen.exports import Export
+from problemgen.exports.lms import Blank, LmsExport, Pool, Question, lms_build, lms_options
 
-UNCHECKABLE = ("expression", "mask")
-
-
-def mathjax(markdown: str) -> str:
-    """Turn the fragments' ``$…$`` maths into ``\\( … \\)`` for MathJax, as Moodle and Canvas render it."""
-    return re.sub(r"(?<!\\)\$([^$\n]+?)\$", r"\\(\1\\)", markdown)
+FRACTION_DIGITS = 7
 
 
-def tolerance(part: AnswerPart, value: float) -> float:
-    """The absolute tolerance Moodle applies: the part's ``atol + rtol·|value|`` (0 for integers)."""
-    if part.type == "integer":
-        return 0.0
-    return float(part.atol) + float(part.rtol) * abs(float(value))
+def number(x: float) -> str:
+    """A number as Moodle reads it (``1.5``, ``-2``, ``5e-05``): whole numbers without a decimal point."""
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else repr(float(x))
 
 
-def _num(x: float) -> str:
-    return repr(float(x)) if not float(x).is_integer() else str(int(x)) if abs(x) < 1e15 else repr(float(x))
+def cdata(html: str) -> str:
+    """HTML inside CDATA; a ``]]>`` in the text is split across two sections."""
+    return "<![CDATA[" + html.replace("]]>", "]]]]><![CDATA[>") + "]]>"
 
 
-def _flat(value) -> list:
-    return [y for x in value for y in _flat(x)] if isinstance(value, list) else [value]
+def _text(tag: str, html: str) -> str:
+    return f'<{tag} format="html"><text>{cdata(html)}</text></{tag}>'
 
 
-def _text(tag: str, body: str) -> str:
-    return f'<{tag} format="html"><text><![CDATA[{body}]]></text></{tag}>'
+def _fraction(share: float) -> str:
+    return f"{100 * share:.{FRACTION_DIGITS}g}"
 
 
-def _numerical(part: AnswerPart) -> str:
-    answers = [f'<answer fraction="100"><text>{_num(part.value)}</text>'
-               f'<tolerance>{_num(tolerance(part, part.value))}</tolerance></answer>']
-    for m in part.mistakes:
-        if not isinstance(m.value, (int, float)):
-            continue
-        answers.append(f'<answer fraction="0"><text>{_num(m.value)}</text><tolerance>'
-                       f'{_num(tolerance(part, m.value))}</tolerance>{_text("feedback", escape(m.hint))}</answer>')
+def _literal(spelling: str) -> str:
+    """A short-answer spelling matched literally: Moodle's ``*`` wildcard escaped."""
+    return spelling.replace("*", "\\*")
+
+
+# --------------------------------------------------------------------------------------------------
+# One-blank questions
+# --------------------------------------------------------------------------------------------------
+
+
+def _numerical(blank: Blank) -> str:
+    answers = [f'<answer fraction="100"><text>{number(blank.value)}</text><tolerance>{number(blank.tolerance)}'
+               f'</tolerance>{_text("feedback", "")}</answer>']
+    answers += [f'<answer fraction="0"><text>{number(m.value)}</text><tolerance>{number(blank.tolerance)}'
+                f'</tolerance>{_text("feedback", m.feedback)}</answer>' for m in blank.mistakes]
     return "".join(answers)
 
 
-def _choice(part: AnswerPart) -> str:
-    correct = set(part.value)
-    share = 100.0 / len(correct)
-    out = [f"<single>{'false' if part.spec.get('multiple') else 'true'}</single><shuffleanswers>0</shuffleanswers>"]
-    for option in part.spec["options"]:
-        fraction = _num(share) if option["id"] in correct else "0"
-        out.append(f'<answer fraction="{fraction}" format="html"><text><![CDATA[{mathjax(option["text"])}]]></text>'
-                   f'{_text("feedback", mathjax(option.get("why", "")))}</answer>')
-    return "".join(out)
+def choice_fractions(blank: Blank) -> list[float]:
+    """Each option's share: correct ones split full marks; in a multiple choice each wrong one takes
+    back one correct option's share, so ticking everything does not score."""
+    correct = sum(o.correct for o in blank.options) or 1
+    wrong = 0.0 if not blank.multiple else -1.0 / correct
+    return [1.0 / correct if o.correct else wrong for o in blank.options]
 
 
-def _short(spellings: list[str]) -> str:
-    return "<usecase>0</usecase>" + "".join(
-        f'<answer fraction="100"><text>{escape(s)}</text></answer>' for s in spellings)
+def _option_feedback(blank: Blank) -> list[str]:
+    hints = {m.value: m.feedback for m in blank.mistakes}
+    return [o.feedback or hints.get(o.id, "") for o in blank.options]
 
 
-def _spellings(part: AnswerPart) -> list[str]:
-    if part.type == "term":
-        return [str(s) for s in part.value]
-    dims = [str(d) for d in part.value]  # shape: "(a, b)" and "a x b" both accepted
-    return [f"({', '.join(dims)})", " x ".join(dims), ", ".join(dims)]
+def _multichoice(blank: Blank) -> str:
+    head = (f"<single>{'false' if blank.multiple else 'true'}</single><shuffleanswers>0</shuffleanswers>"
+            "<answernumbering>abc</answernumbering>")
+    return head + "".join(
+        f'<answer fraction="{_fraction(share)}" format="html"><text>{cdata(o.html)}</text>{_text("feedback", fb)}</answer>'
+        for o, share, fb in zip(blank.options, choice_fractions(blank), _option_feedback(blank)))
 
 
-def _cloze_escape(text: str) -> str:
-    return re.sub(r"([}#~/\"\\=])", r"\\\1", text)
+def _shortanswer(blank: Blank) -> str:
+    answers = [f'<answer fraction="100"><text>{escape(_literal(s), quote=False)}</text>{_text("feedback", "")}</answer>'
+               for s in blank.spellings]
+    answers += [f'<answer fraction="0"><text>{escape(_literal(str(m.value)), quote=False)}</text>'
+                f'{_text("feedback", m.feedback)}</answer>' for m in blank.mistakes]
+    return f"<usecase>{int(blank.case_sensitive)}</usecase>" + "".join(answers)
 
 
-def _cloze_blanks(part: AnswerPart) -> list[str]:
-    """One embedded answer per entry: NUMERICAL with tolerance, MULTICHOICE or SHORTANSWER."""
-    if part.type in ("number", "integer", "matrix"):
-        return [f"{{1:NUMERICAL:={_num(v)}:{_num(tolerance(part, v))}}}" for v in _flat(part.value)]
-    if part.type == "choice":
-        opts = "~".join(("%100%" if o["id"] in part.value else "%0%") + _cloze_escape(o["text"])
-                        for o in part.spec["options"])
-        return [f"{{1:MULTICHOICE:{opts}}}"]
-    return ["{1:SHORTANSWER:" + "~".join(f"%100%{_cloze_escape(s)}" for s in _spellings(part)) + "}"]
+SINGLE = {"numerical": ("numerical", _numerical), "choice": ("multichoice", _multichoice),
+          "short": ("shortanswer", _shortanswer)}
 
 
-def question_xml(problem: Problem, prompt: str, solution: str) -> str:
-    """One Moodle ``<question>`` for the variant (the caller has checked that every part is checkable)."""
-    vid = problem.variant_id
-    head = f"<name><text>{escape(problem.title)} [{escape(vid)}]</text></name><idnumber>{escape(vid)}</idnumber>"
-    feedback = _text("generalfeedback", mathjax(solution))
-    if len(problem.parts) == 1 and problem.parts[0].type in ("number", "integer"):
-        kind, body = "numerical", _numerical(problem.parts[0])
-    elif len(problem.parts) == 1 and problem.parts[0].type == "choice":
-        kind, body = "multichoice", _choice(problem.parts[0])
-    elif len(problem.parts) == 1 and problem.parts[0].type == "term":
-        kind, body = "shortanswer", _short(_spellings(problem.parts[0]))
+# --------------------------------------------------------------------------------------------------
+# Cloze
+# --------------------------------------------------------------------------------------------------
+
+_CLOZE_ENTITIES = str.maketrans({"~": "&#126;", "#": "&#35;", "}": "&#125;", "{": "&#123;"})
+
+
+def cloze_text(html: str) -> str:
+    """Answer or feedback text for inside a cloze blank: ``& ~ # { }`` as entities (Moodle decodes them
+    after splitting the blank), and no trailing backslash that would escape the next separator."""
+    text = html.replace("&", "&amp;").translate(_CLOZE_ENTITIES)
+    return text + " " if text.endswith("\\") else text
+
+
+def cloze_weights(blanks: tuple[Blank, ...]) -> list[int]:
+    """Whole-number cloze weights in the proportions of the blanks' shares (exact for the shares of
+    part weights over entry counts; limited to denominators of 1000)."""
+    shares = [Fraction(b.points).limit_denominator(1000) for b in blanks]
+    scale = math.lcm(*(s.denominator for s in shares))
+    weights = [max(1, int(s * scale)) for s in shares]
+    common = math.gcd(*weights)
+    return [w // common for w in weights]
+
+
+def _alternative(fraction: str, answer: str, feedback: str) -> str:
+    return f"{fraction}{answer}" + (f"#{cloze_text(feedback)}" if feedback else "")
+
+
+def cloze_blank(blank: Blank, weight: int) -> str:
+    """One embedded answer: ``{weight:TYPE:alternatives}``."""
+    if blank.kind == "numerical":
+        tol = number(blank.tolerance)
+        alts = [f"={number(blank.value)}:{tol}"]
+        alts += [_alternative("%0%", f"{number(m.value)}:{tol}", m.feedback) for m in blank.mistakes]
+        kind = "NUMERICAL"
+    elif blank.kind == "choice":
+        alts = [_alternative(f"%{_fraction(share)}%", cloze_text(o.html), fb)
+                for o, share, fb in zip(blank.options, choice_fractions(blank), _option_feedback(blank))]
+        kind = "MULTIRESPONSE" if blank.multiple else "MULTICHOICE_V" if len(blank.options) > 2 else "MULTICHOICE"
     else:
-        kind, body = "cloze", ""
-        prompt += "".join(f"<p>{escape(p.label or p.key)}: {' '.join(_cloze_blanks(p))}</p>" for p in problem.parts)
-    return (f'<question type="{kind}">{head}{_text("questiontext", mathjax(prompt))}{feedback}'
-            f"<defaultgrade>1</defaultgrade>{body}</question>\n")
+        alts = [f"={cloze_text(_literal(s))}" for s in blank.spellings]
+        alts += [_alternative("%0%", cloze_text(_literal(str(m.value))), m.feedback) for m in blank.mistakes]
+        kind = "SHORTANSWER_C" if blank.case_sensitive else "SHORTANSWER"
+    return f"{{{weight}:{kind}:{'~'.join(alts)}}}"
 
 
-def pools(bank_path: str, n: int, seed: int):
-    """For each bank item, ``n`` distinct variants drawn from worksheet seeds ``seed, seed+1, …``."""
-    from problemgen.documents.banks import load_bank  # lazy: listing exports must not load banks
-    from problemgen.documents.worksheet import build_variant  # lazy: numpy only when exporting
-
-    if not 1 <= n <= 200:
-        raise ProblemgenError("-n must be between 1 and 200")
-    bank = load_bank(bank_path)
-    found: dict[str, dict[str, Problem]] = {}
-    for s in range(seed, seed + 20 * n):
-        for placed in build_variant(bank, s).problems:
-            pool = found.setdefault(placed.id, {})
-            if len(pool) < n:
-                pool.setdefault(placed.problem.variant_id, placed.problem)
-        if all(len(p) >= n for p in found.values()):
-            break
-    return bank, found
+def _cloze_text(question: Question) -> str:
+    lines = [f"<p>{b.label}: {cloze_blank(b, w)}</p>" for b, w in zip(question.blanks, cloze_weights(question.blanks))]
+    return question.prompt + "\n" + "\n".join(lines)
 
 
-def build_moodle(bank: str, n: int, output: str, seed: int = 0) -> str:
-    from problemgen.documents.worksheet import DocumentRenderer  # lazy: jinja2 only when exporting
+# --------------------------------------------------------------------------------------------------
+# Questions, categories, the file
+# --------------------------------------------------------------------------------------------------
 
-    bank_obj, found = pools(bank, n, seed)
-    renderer, out, skipped = DocumentRenderer(), ['<?xml version="1.0" encoding="UTF-8"?>\n<quiz>\n'], []
-    for pid, pool in found.items():
-        out.append(f'<question type="category"><category><text>$course$/{escape(bank_obj.id)}/{pid}</text>'
-                   f"</category></question>\n")
-        for problem in pool.values():
-            bad = [p.key for p in problem.parts if p.type in UNCHECKABLE]
-            if bad:
-                skipped.append(f"{problem.variant_id}: parts {', '.join(bad)} cannot be checked by Moodle (left out)")
-                continue
-            out.append(question_xml(problem, renderer._block(problem, "prompt", "md"),
-                                    renderer._block(problem, "solution", "md")))
+
+def question_xml(question: Question) -> str:
+    """One Moodle ``<question>`` (numerical, multichoice, shortanswer, cloze or essay)."""
+    vid = escape(question.variant_id)
+    head = f"<name><text>{escape(question.title)} [{vid}]</text></name>"
+    tail = (f'{_text("generalfeedback", question.solution)}<defaultgrade>{number(question.points)}</defaultgrade>'
+            f"<penalty>0</penalty><hidden>0</hidden><idnumber>{vid}</idnumber>")
+    if question.manual:
+        grader = f"<p>Graded by hand: {escape(question.manual)}.</p>{question.key_html}{question.solution}"
+        body = ("<responseformat>editor</responseformat><responserequired>1</responserequired>"
+                "<responsefieldlines>10</responsefieldlines><attachments>0</attachments>"
+                f'{_text("graderinfo", grader)}{_text("responsetemplate", "")}')
+        return f'<question type="essay">{head}{_text("questiontext", question.prompt)}{tail}{body}</question>\n'
+    if len(question.blanks) == 1:
+        kind, write = SINGLE[question.blanks[0].kind]
+        text = f"{question.prompt}\n<p>{question.blanks[0].label}</p>"
+        return f'<question type="{kind}">{head}{_text("questiontext", text)}{tail}{write(question.blanks[0])}</question>\n'
+    return f'<question type="cloze">{head}{_text("questiontext", _cloze_text(question))}{tail}</question>\n'
+
+
+def category_name(pool: Pool) -> str:
+    """A category path segment: Moodle splits category paths at ``/`` and reads ``//`` as a slash."""
+    return f"{pool.id} {pool.title}".replace("/", "//")
+
+
+def render_moodle(export: LmsExport) -> str:
+    """The whole Moodle XML file: a category per pool, then its questions."""
+    out = ['<?xml version="1.0" encoding="UTF-8"?>\n<quiz>\n']
+    bank = export.bank_id.replace("/", "//")
+    for pool in export.pools:
+        out.append(f'<question type="category"><category><text>$course$/top/{escape(bank)}/'
+                   f"{escape(category_name(pool))}</text></category></question>\n")
+        out += [question_xml(q) for q in pool.questions]
     out.append("</quiz>\n")
-    Path(output).write_text("".join(out), encoding="utf-8")
-    short = [f"{pid}: only {len(p)} distinct variants" for pid, p in found.items() if len(p) < n]
-    return "".join(line + "\n" for line in [*short, *skipped, f"wrote {output}"])
+    return "".join(out)
 
 
 EXPORT = Export(
@@ -161,24 +200,16 @@ EXPORT = Export(
     summary="Moodle XML question pools (one category per bank item).",
     help="""Write a Moodle XML file: one question category per bank item holding N distinct variants.
 
-    Import it in Moodle (Question bank > Import > Moodle XML) and add "random question from category".
-    Parts Moodle cannot check are listed and left out.
+    Numbers become numerical questions with the part's tolerance and the known mistakes as 0-credit
+    answers with their hints; choices multiple choice; words and shapes short answer; multi-part
+    problems, matrices and masks cloze questions. A problem Moodle cannot check (an expression) becomes
+    a manually graded essay and is listed. Import it in Moodle (Question bank > Import > Moodle XML)
+    and add "random question from category" to a quiz.
 
     Example:
-      problemgen export moodle question_banks/attention_basics.toml -n 5 -o pool.xml
+      problemgen export moodle --bank question_banks/attention_basics.toml -n 5 -o pool.xml
+      problemgen export moodle --bank masking -n 3 -o masking.xml --with-solutions --preview masking.md
     """,
-    options=(
-        Option("--bank", "bank", "Question bank (path or shipped name).", required=True),
-        Option("--count", "n", "Variants per bank item.", default="5", short="-n"),
-        Option("--output", "output", "The XML file to write.", kind="path", required=True, short="-o"),
-        Option("--seed", "seed", "First worksheet seed.", default="0"),
-    ),
-    build=lambda bank, n, output, seed="0": build_moodle(bank, _int(n, "-n"), str(output), _int(seed, "--seed")),
+    options=lms_options(),
+    build=lms_build(render_moodle),
 )
-
-
-def _int(text, name: str) -> int:
-    try:
-        return int(text)
-    except (TypeError, ValueError):
-        raise ProblemgenError(f"{name} must be an integer, got {text!r}") from None

@@ -1,0 +1,158 @@
+"""Small interpreters of the LMS files we emit, written from the formats' documented rules.
+
+They read the exported *file* back (never the model that wrote it) and score a response the way the
+LMS would: Moodle numerical answers (first answer whose value ± tolerance holds the response), multiple
+choice fractions, short-answer spellings (``*`` a wildcard unless escaped) and cloze blanks (an answer
+ends at an unescaped ``~ # }``, feedback at ``~ }``; HTML entities decoded afterwards).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Answer:
+    fraction: float  # percent
+    text: str  # a number, a spelling or an option's HTML
+    tolerance: float = 0.0
+    feedback: str = ""
+
+
+@dataclass
+class Response:
+    """One gradable response: a one-blank question, or one blank of a cloze."""
+
+    kind: str  # numerical | choice | short
+    answers: list[Answer]
+    weight: int = 1
+    multiple: bool = False
+    case_sensitive: bool = False
+
+    def score(self, given) -> float:
+        """Percent of this response's marks for ``given`` (a number, a spelling, or a list of option texts)."""
+        if self.kind == "numerical":
+            return next((a.fraction for a in self.answers if abs(float(given) - float(a.text)) <= a.tolerance + 1e-12), 0.0)
+        if self.kind == "short":
+            return next((a.fraction for a in self.answers if _spelling_matches(a.text, given, self.case_sensitive)), 0.0)
+        chosen = [a for a in self.answers if a.text in given]
+        return max(0.0, sum(a.fraction for a in chosen))
+
+    def correct_options(self) -> list[str]:
+        return [a.text for a in self.answers if a.fraction > 0]
+
+
+def _spelling_matches(pattern: str, given: str, case_sensitive: bool) -> bool:
+    """Moodle's short-answer rule: ``*`` matches anything, ``\\*`` a literal star; case as configured."""
+    pieces = re.split(r"(?<!\\)\*", pattern)
+    regex = ".*".join(re.escape(p.replace("\\*", "*")) for p in pieces)
+    flags = 0 if case_sensitive else re.IGNORECASE
+    return re.fullmatch(regex, given.strip(), flags) is not None
+
+
+@dataclass
+class MoodleQuestion:
+    type: str
+    name: str
+    idnumber: str
+    text: str
+    general_feedback: str
+    default_grade: float
+    responses: list[Response] = field(default_factory=list)
+    grader_info: str = ""
+    category: str = ""
+
+
+def _text(element, tag: str) -> str:
+    found = element.find(tag)
+    return "" if found is None else (found.findtext("text") or "")
+
+
+def read_moodle(path) -> list[MoodleQuestion]:
+    """Every question of a Moodle XML file (categories set on the questions that follow them)."""
+    root = ET.parse(path).getroot()
+    assert root.tag == "quiz"
+    questions, category = [], ""
+    for q in root.findall("question"):
+        kind = q.get("type")
+        if kind == "category":
+            category = q.find("category").findtext("text")
+            continue
+        question = MoodleQuestion(kind, q.find("name").findtext("text"), q.findtext("idnumber"), _text(q, "questiontext"),
+                                  _text(q, "generalfeedback"), float(q.findtext("defaultgrade")), category=category)
+        if kind == "cloze":
+            question.responses = cloze_responses(question.text)
+        elif kind == "essay":
+            question.grader_info = _text(q, "graderinfo")
+        else:
+            question.responses = [_single(q, kind)]
+        questions.append(question)
+    return questions
+
+
+def _single(q, kind: str) -> Response:
+    answers = [Answer(float(a.get("fraction")), a.findtext("text"), float(a.findtext("tolerance") or 0), _text(a, "feedback"))
+               for a in q.findall("answer")]
+    if kind == "numerical":
+        return Response("numerical", answers)
+    if kind == "multichoice":
+        return Response("choice", answers, multiple=q.findtext("single") == "false")
+    assert kind == "shortanswer", kind
+    return Response("short", answers, case_sensitive=q.findtext("usecase") == "1")
+
+
+# --------------------------------------------------------------------------------------------------
+# Cloze blanks
+# --------------------------------------------------------------------------------------------------
+
+_BLANK_START = re.compile(r"\{(\d*):(NUMERICAL|MULTICHOICE_V|MULTICHOICE|MULTIRESPONSE|SHORTANSWER_C|SHORTANSWER):")
+_KINDS = {"NUMERICAL": "numerical", "MULTICHOICE": "choice", "MULTICHOICE_V": "choice", "MULTIRESPONSE": "choice",
+          "SHORTANSWER": "short", "SHORTANSWER_C": "short"}
+
+
+def _until(text: str, i: int, stops: str) -> int:
+    """Index of the first character of ``stops`` at or after ``i`` not preceded by a backslash."""
+    while i < len(text) and not (text[i] in stops and (i == 0 or text[i - 1] != "\\")):
+        i += 1
+    return i
+
+
+def _decode(text: str) -> str:
+    return html.unescape(text.replace("\\}", "}").replace("\\#", "#"))
+
+
+def cloze_responses(text: str) -> list[Response]:
+    """Every embedded answer ``{w:TYPE:alt~alt…}`` of a cloze text, read by Moodle's separator rules."""
+    responses = []
+    for start in _BLANK_START.finditer(text):
+        i, answers = start.end(), []
+        while True:
+            fraction = 0.0
+            if text.startswith("=", i):
+                fraction, i = 100.0, i + 1
+            elif (m := re.match(r"%(-?\d+(?:\.\d*)?)%", text[i:])):
+                fraction, i = float(m.group(1)), i + m.end()
+            end = _until(text, i, "~#}")
+            body, feedback, i = text[i:end], "", end
+            if text.startswith("#", i):
+                end = _until(text, i + 1, "~}")
+                feedback, i = text[i + 1:end], end
+            answers.append(_cloze_answer(start.group(2), fraction, body, _decode(feedback)))
+            assert i < len(text), "unterminated cloze blank"
+            if text[i] == "}":
+                break
+            i += 1  # "~"
+        kind = start.group(2)
+        responses.append(Response(_KINDS[kind], answers, int(start.group(1) or 1), multiple=kind == "MULTIRESPONSE",
+                                  case_sensitive=kind == "SHORTANSWER_C"))
+    return responses
+
+
+def _cloze_answer(kind: str, fraction: float, body: str, feedback: str) -> Answer:
+    if kind == "NUMERICAL":
+        value, _, tol = body.partition(":")
+        return Answer(fraction, value, float(tol or 0), feedback)
+    return Answer(fraction, _decode(body), 0.0, feedback)

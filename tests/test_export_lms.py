@@ -1,0 +1,195 @@
+"""The format-neutral LMS model: which blanks each answer type becomes, tolerances, mistakes, HTML, pools."""
+
+import re
+from dataclasses import replace
+
+import pytest
+
+from problemgen.answers import types
+from problemgen.documents.markdown_html import markdown_html
+from problemgen.exports.lms import (
+    BLANKS, blanks_of, build_export, fragment_html, lms_options, plain_text, preview_markdown, question_of, shape_spellings,
+    text_html, tolerance,
+)
+from problemgen.model.core import AnswerPart, Mistake, Problem
+from problemgen.model.registry import generate
+
+BANK = "question_banks/attention_basics.toml"
+
+
+def _problem(*parts: AnswerPart, kind="attention.scores") -> Problem:
+    return Problem(kind, 7, 1, {}, "A title", "topic", {}, tuple(parts), {})
+
+
+def test_a_number_is_one_numerical_blank_with_the_parts_absolute_tolerance():
+    part = AnswerPart("score", "number", 2.5, label="the score", rtol=0.01, atol=0.001)
+    (blank,) = blanks_of(_problem(part))
+    assert (blank.kind, blank.value, blank.integer, blank.points) == ("numerical", 2.5, False, 1.0)
+    assert blank.tolerance == pytest.approx(0.001 + 0.01 * 2.5)
+
+
+def test_an_integer_is_exact():
+    (blank,) = blanks_of(_problem(AnswerPart("count", "integer", 12, atol=5)))
+    assert blank.integer and blank.tolerance == 0.0 and blank.value == 12.0
+
+
+def test_mistakes_within_the_tolerance_are_left_out_and_duplicates_kept_once():
+    part = AnswerPart("x", "number", 1.0, atol=0.01, mistakes=(
+        Mistake("near", 1.005, "too near to tell"), Mistake("far", 2.0, "doubled $x$"), Mistake("again", 2.0, "dup")))
+    (blank,) = blanks_of(_problem(part))
+    assert [(m.name, m.value) for m in blank.mistakes] == [("far", 2.0)]
+    assert blank.mistakes[0].feedback == "doubled \\(x\\)"
+
+
+def test_a_matrix_is_one_blank_per_entry_row_major_with_per_entry_mistakes():
+    part = AnswerPart("A", "matrix", [[1.0, 2.0], [3.0, 4.0]], label="$A$", weight=2, atol=0.1,
+                      mistakes=(Mistake("swap", [[1.0, 3.0], [2.0, 4.0]], "transposed"),
+                                Mistake("odd_shape", [1.0, 2.0, 3.0], "wrong shape")))
+    other = AnswerPart("n", "integer", 3)
+    blanks = blanks_of(_problem(part, other))
+    assert [b.id for b in blanks] == ["A_r0_c0", "A_r0_c1", "A_r1_c0", "A_r1_c1", "n"]
+    assert [b.value for b in blanks[:4]] == [1.0, 2.0, 3.0, 4.0]
+    assert [[m.value for m in b.mistakes] for b in blanks[:4]] == [[], [3.0], [2.0], []]
+    assert blanks[1].label == "\\(A\\) [1, 2]"
+    assert sum(b.points for b in blanks) == pytest.approx(1.0)
+    assert blanks[0].points == pytest.approx(2 / 3 / 4) and blanks[4].points == pytest.approx(1 / 3)
+
+
+def test_a_vector_is_one_blank_per_entry():
+    blanks = blanks_of(_problem(AnswerPart("v", "matrix", [0.5, 0.25], atol=0.01)))
+    assert [b.id for b in blanks] == ["v_c0", "v_c1"]
+
+
+def test_a_choice_keeps_its_options_explanations_as_feedback():
+    part = AnswerPart("pick", "choice", ["b"], spec={"multiple": False, "options": [
+        {"id": "a", "text": "$QK^T$", "why": "Not scaled"}, {"id": "b", "text": "scaled", "why": ""}]},
+        mistakes=(Mistake("no_scale", ["a"], "forgot the scale"),))
+    (blank,) = blanks_of(_problem(part))
+    assert [(o.id, o.correct, o.feedback) for o in blank.options] == [("a", False, "Not scaled"), ("b", True, "")]
+    assert blank.options[0].html == "\\(QK^T\\)" and not blank.multiple
+    assert [(m.value, m.feedback) for m in blank.mistakes] == [("a", "forgot the scale")]
+
+
+@pytest.mark.parametrize("representation, shown", [("bool", ("T", "F")), ("01", ("1", "0")),
+                                                   ("additive", ("0", "−∞"))])
+def test_a_mask_is_one_choice_per_cell_in_the_parts_representation(representation, shown):
+    part = AnswerPart("mask", "mask", [[True, False], [True, True]], spec={"representation": representation},
+                      mistakes=(Mistake("inverted_mask", [[False, True], [False, False]], "inverted"),))
+    blanks = blanks_of(_problem(part))
+    assert [b.id for b in blanks] == ["mask_r0_c0", "mask_r0_c1", "mask_r1_c0", "mask_r1_c1"]
+    assert all(b.kind == "choice" and tuple(plain_text(o.html) for o in b.options) == shown for b in blanks)
+    assert [next(o.id for o in b.options if o.correct) for b in blanks] == ["allowed", "masked", "allowed", "allowed"]
+    assert [[m.value for m in b.mistakes] for b in blanks] == [["masked"], ["allowed"], ["masked"], ["masked"]]
+
+
+def test_a_term_lists_every_spelling_and_wrong_spellings_with_their_hints():
+    part = AnswerPart("t", "term", ["KV cache", "key-value cache"],
+                      mistakes=(Mistake("q", ["query cache", "kv CACHE"], "queries are not kept"),))
+    (blank,) = blanks_of(_problem(part))
+    assert blank.spellings == ("KV cache", "key-value cache") and not blank.case_sensitive
+    assert [m.value for m in blank.mistakes] == ["query cache"]  # "kv CACHE" is an accepted spelling
+
+
+def test_every_shape_spelling_is_accepted_by_the_projects_own_grader():
+    """The LMS compares spellings literally; each one we list must be right by problemgen's rules."""
+    shape_parts = [p for kind in ("multihead.projection_shapes", "shapes.trace", "multihead.concat")
+                   for seed in range(4) for p in generate(kind, seed, 2).parts if p.type == "shape"]
+    assert shape_parts
+    for part in shape_parts:
+        for spelling in shape_spellings(part.value, part.spec.get("dims", {})):
+            assert types.get("shape").grade(part, spelling).passed, (part.value, spelling)
+
+
+def test_a_shape_mistake_is_a_wrong_spelling():
+    part = AnswerPart("s", "shape", ["B", "L"], mistakes=(Mistake("swap", ["L", "B"], "axes swapped"),))
+    (blank,) = blanks_of(_problem(part))
+    assert blank.case_sensitive and "(B, L)" in blank.spellings and "B x L" in blank.spellings
+    assert [m.value for m in blank.mistakes] == ["(L, B)"]
+
+
+def test_an_expression_makes_the_question_a_manual_essay_with_the_key_for_the_grader():
+    from problemgen.documents.worksheet import DocumentRenderer
+
+    assert "expression" not in BLANKS
+    problem = generate("attention.scores", 3, 1)
+    problem = replace(problem, parts=(*problem.parts, AnswerPart("e", "expression", "x**2", label="$f(x)$")))
+    assert blanks_of(problem) is None
+    question = question_of(problem, 2.0, DocumentRenderer(), with_solutions=True)
+    assert question.manual == "parts e (expression) cannot be checked by an LMS" and question.blanks == ()
+    assert "\\(f(x)\\)" in question.key_html and question.solution and question.points == 2.0
+
+
+def test_prompts_are_html_with_mathjax_delimiters_and_nothing_else_unescaped():
+    html = fragment_html("Give **both** `A` and $a<b$ \\* 2 <script>x</script>\n\n$$\\frac{1}{2}$$\n")
+    assert html == ("<p>Give <strong>both</strong> <code>A</code> and \\(a&lt;b\\) * 2 &lt;script&gt;x&lt;/script&gt;</p>\n"
+                    "<p>\\[\\frac{1}{2}\\]</p>")
+    assert text_html("<b>$x$</b>") == "&lt;b&gt;\\(x\\)&lt;/b&gt;"
+
+
+def test_a_markdown_table_becomes_an_html_table():
+    html = markdown_html("| query \\ key | 1 |\n|---|---:|\n| 1 | ░ 0.5 |\n\nShading: $x$", lambda t, d: f"[{t}]")
+    assert html == ('<table><thead><tr><th scope="col">query \\ key</th><th scope="col">1</th></tr></thead>'
+                    '<tbody><tr><th scope="row">1</th><td>░ 0.5</td></tr></tbody></table>\n<p>Shading: [x]</p>')
+
+
+def test_each_bank_place_becomes_a_pool_of_distinct_variants_with_their_ids():
+    export = build_export(BANK, 3, seed=5)
+    assert export.bank_id == "attention_basics" and len(export.pools) == 11
+    for pool in export.pools:
+        ids = [q.variant_id for q in pool.questions]
+        assert len(ids) == 3 == len(set(ids)) and re.fullmatch(r"p\d+", pool.id)
+        assert all(re.fullmatch(r"[\w.]+/d\d+/s\d+.*", i) for i in ids)
+        assert all(q.prompt and "$" not in q.prompt and q.solution == "" for q in pool.questions)
+    assert export.pools[0].points == 2.0
+
+
+def test_the_variants_are_those_a_worksheet_of_the_same_seed_holds():
+    from problemgen.documents.banks import load_bank
+    from problemgen.documents.worksheet import build_variant
+
+    export = build_export(BANK, 2, seed=11)
+    sheet = build_variant(load_bank(BANK), 11)
+    assert [pool.questions[0].variant_id for pool in export.pools] == [p.problem.variant_id for p in sheet.problems]
+
+
+def test_a_pinned_seed_pool_is_short_and_says_so(tmp_path):
+    bank = tmp_path / "bank.toml"
+    bank.write_text('id = "pinned"\ntitle = "Pinned"\n[[problems]]\nkind = "attention.scores"\nseeds = [3]\n'
+                    'title = "Scores {x} # ~ = <b>"\n', encoding="utf-8")
+    export = build_export(str(bank), 4)
+    (pool,) = export.pools
+    assert len(pool.questions) == 1 and pool.title == "Scores {x} # ~ = <b>"
+    assert export.notices == ("p1 (Scores {x} # ~ = <b>): only 1 distinct variants",)
+
+
+def test_solutions_only_on_request_and_attention_weights_come_with_a_heatmap_image(tmp_path):
+    bank = tmp_path / "bank.toml"
+    bank.write_text('id = "w"\ntitle = "W"\n[[problems]]\nkind = "attention.weights"\n', encoding="utf-8")
+    (question,) = build_export(str(bank), 1, with_solutions=True).pools[0].questions
+    assert question.solution.startswith("<p>") and "\\(" in question.solution
+    assert '<img src="data:image/svg+xml;base64,' in question.solution and 'alt="Heatmap of' in question.solution
+
+
+def test_bad_counts_are_one_line_errors():
+    from problemgen.errors import ProblemgenError
+
+    with pytest.raises(ProblemgenError, match="-n must be between 1 and 200"):
+        build_export(BANK, 0)
+
+
+def test_the_shared_options_are_the_documented_ones():
+    names = {(o.name, o.short) for o in lms_options()}
+    assert names == {("--bank", None), ("--count", "-n"), ("--output", "-o"), ("--seed", None),
+                     ("--with-solutions", None), ("--preview", None)}
+
+
+def test_the_preview_shows_every_variant_its_keys_and_known_mistakes():
+    export = build_export(BANK, 2, with_solutions=True)
+    text = preview_markdown(export)
+    for pool in export.pools:
+        for question in pool.questions:
+            assert f"[{question.variant_id}]" in text
+    first = export.pools[1].questions[0].blanks[0]
+    assert f"{plain_text(first.label)} [numerical" in text and "**Solution.**" in text
+    mistaken = next(b for p in export.pools for q in p.questions for b in q.blanks if b.mistakes)
+    assert f"({mistaken.mistakes[0].name}): " in text
