@@ -156,3 +156,118 @@ def _cloze_answer(kind: str, fraction: float, body: str, feedback: str) -> Answe
         value, _, tol = body.partition(":")
         return Answer(fraction, value, float(tol or 0), feedback)
     return Answer(fraction, _decode(body), 0.0, feedback)
+
+
+# --------------------------------------------------------------------------------------------------
+# GIFT
+# --------------------------------------------------------------------------------------------------
+
+GIFT_ESCAPES = {"\\\\": "\\", "\\~": "~", "\\=": "=", "\\#": "#", "\\{": "{", "\\}": "}", "\\:": ":", "\\n": "\n"}
+
+
+def gift_unescape(text: str) -> str:
+    """Moodle's GIFT rule: ``\\\\`` a backslash, ``\\~ \\= \\# \\{ \\} \\:`` the character, ``\\n`` a newline."""
+    return re.sub(r"\\[\\~=#{}:n]", lambda m: GIFT_ESCAPES[m.group(0)], text)
+
+
+def _unescaped(text: str, chars: str, start: int = 0) -> int:
+    """Index of the first of ``chars`` not escaped by a backslash (a ``\\\\`` pair escapes nothing), or -1."""
+    i = start
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] in chars:
+            return i
+        i += 1
+    return -1
+
+
+def _split_unescaped(text: str, chars: str) -> list[str]:
+    """Split before every unescaped character of ``chars`` (the character stays with its piece)."""
+    starts, i = [], _unescaped(text, chars)
+    while i != -1:
+        starts.append(i)
+        i = _unescaped(text, chars, i + 1)
+    assert starts and not text[:starts[0]].strip(), f"an answer must start with = or ~: {text[:60]}"
+    return [text[a:b] for a, b in zip(starts, [*starts[1:], len(text)])]
+
+
+@dataclass
+class GiftQuestion:
+    name: str
+    text: str
+    kind: str  # numerical | choice | short | essay
+    general_feedback: str
+    category: str
+    responses: list[Response] = field(default_factory=list)
+
+
+def read_gift(text: str) -> list[GiftQuestion]:
+    """Every question of a GIFT file written as we write it; anything outside the subset fails an assert.
+
+    The subset: ``//`` comments, ``$CATEGORY:`` lines, then questions ``::name::[html]text{answers}``
+    one per block (blocks separated by blank lines), the answers last."""
+    questions, category = [], ""
+    for block in re.split(r"\n\s*\n", text.strip()):
+        lines = [line for line in block.splitlines() if not line.lstrip().startswith("//")]
+        if not lines:
+            continue
+        body = " ".join(lines)
+        if body.startswith("$CATEGORY:"):
+            category = body[len("$CATEGORY:"):].strip()
+            continue
+        questions.append(_gift_question(body, category))
+    return questions
+
+
+def _gift_question(body: str, category: str) -> GiftQuestion:
+    assert body.startswith("::"), body[:80]
+    name_end = _unescaped(body, ":", 2)
+    assert body[name_end:name_end + 2] == "::", body[:80]
+    name, rest = gift_unescape(body[2:name_end]), body[name_end + 2:]
+    assert rest.startswith("[html]"), rest[:40]
+    open_ = _unescaped(rest, "{")
+    close = _unescaped(rest, "}", open_ + 1)
+    assert open_ != -1 and close != -1 and not rest[close + 1:].strip(), "answers must close the question"
+    assert _unescaped(rest, "{}", open_ + 1) == close, "nested braces in the answers"
+    assert _unescaped(rest[:open_], "~=#{}:") == -1, "unescaped special in the question text"
+    inside = rest[open_ + 1:close]
+    general = ""
+    if (g := inside.find("####")) != -1:
+        inside, general = inside[:g], gift_unescape(inside[g + 4:].strip())
+    question = GiftQuestion(name, gift_unescape(rest[6:open_]), "essay", general, category)
+    if inside.strip():
+        question.kind, response = _gift_answers(inside.strip())
+        question.responses = [response]
+    return question
+
+
+def _gift_alternative(piece: str) -> tuple[str, float | None, str, str]:
+    """(mark, percent or None, answer, feedback) of one ``=…`` / ``~…`` alternative."""
+    mark, piece = piece[0], piece[1:]
+    percent = None
+    if (m := re.match(r"%(-?\d+(?:\.\d+)?)%", piece)):
+        percent, piece = float(m.group(1)), piece[m.end():]
+    hash_ = _unescaped(piece, "#")
+    answer, feedback = (piece, "") if hash_ == -1 else (piece[:hash_], piece[hash_ + 1:])
+    return mark, percent, answer.strip(), gift_unescape(feedback.strip())
+
+
+def _gift_answers(inside: str) -> tuple[str, Response]:
+    if inside.startswith("#"):
+        inside = inside[1:].strip()
+        pieces = _split_unescaped(inside, "=") if inside.startswith("=") else ["=" + inside]
+        answers = []
+        for piece in pieces:
+            _, percent, value, feedback = _gift_alternative(piece.strip())
+            key, _, tol = value.partition(":")
+            answers.append(Answer(100.0 if percent is None else percent, key, float(tol or 0), feedback))
+        return "numerical", Response("numerical", answers)
+    alternatives = [_gift_alternative(p.strip()) for p in _split_unescaped(inside, "=~")]
+    answers = [Answer(100.0 if percent is None and mark == "=" else (percent or 0.0), gift_unescape(answer), 0.0, fb)
+               for mark, percent, answer, fb in alternatives]
+    if all(mark == "=" for mark, *_ in alternatives):
+        return "short", Response("short", answers)
+    multiple = any(percent is not None for _, percent, *_ in alternatives)
+    return "choice", Response("choice", answers, multiple=multiple)

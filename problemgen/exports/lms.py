@@ -408,11 +408,12 @@ def _int(text: Any, name: str) -> int:
         raise ProblemgenError(f"{name} must be an integer, got {text!r}") from None
 
 
-def lms_build(render: Callable[[LmsExport], str | bytes]) -> Callable[..., str]:
+def lms_build(render: Callable[[LmsExport], str | bytes],
+              note: Callable[[LmsExport], list[str]] | None = None) -> Callable[..., str]:
     """The ``build`` of an LMS :class:`~problemgen.exports.Export`: model, render, write, report.
 
-    ``render`` turns the model into the file's text (or bytes, e.g. a zip); the terminal gets the notices
-    and the files written."""
+    ``render`` turns the model into the file's text (or bytes, e.g. a zip); the terminal gets the notices,
+    the format's own ``note`` lines, if any, and the files written."""
 
     def build(bank: str, n: Any, output: Any, seed: Any = "0", with_solutions: bool = False,
               preview: Any = None) -> str:
@@ -422,7 +423,8 @@ def lms_build(render: Callable[[LmsExport], str | bytes]) -> Callable[..., str]:
         if preview:
             _write(Path(preview), preview_markdown(export))
             written.append(str(preview))
-        return "".join(f"{line}\n" for line in [*export.notices, *(f"wrote {w}" for w in written)])
+        notes = note(export) if note else []
+        return "".join(f"{line}\n" for line in [*export.notices, *notes, *(f"wrote {w}" for w in written)])
 
     return build
 
