@@ -108,9 +108,9 @@ def _single(q, kind: str) -> Response:
 # Cloze blanks
 # --------------------------------------------------------------------------------------------------
 
-_BLANK_START = re.compile(r"\{(\d*):(NUMERICAL|MULTICHOICE_V|MULTICHOICE|MULTIRESPONSE|SHORTANSWER_C|SHORTANSWER):")
-_KINDS = {"NUMERICAL": "numerical", "MULTICHOICE": "choice", "MULTICHOICE_V": "choice", "MULTIRESPONSE": "choice",
-          "SHORTANSWER": "short", "SHORTANSWER_C": "short"}
+_BLANK_START = re.compile(r"\{(\d*):(NUMERICAL|MULTICHOICE|MCV|MR|SHORTANSWER|SAC):")
+_KINDS = {"NUMERICAL": "numerical", "MULTICHOICE": "choice", "MCV": "choice", "MR": "choice",
+          "SHORTANSWER": "short", "SAC": "short"}
 
 
 def _until(text: str, i: int, stops: str) -> int:
@@ -146,8 +146,8 @@ def cloze_responses(text: str) -> list[Response]:
                 break
             i += 1  # "~"
         kind = start.group(2)
-        responses.append(Response(_KINDS[kind], answers, int(start.group(1) or 1), multiple=kind == "MULTIRESPONSE",
-                                  case_sensitive=kind == "SHORTANSWER_C"))
+        responses.append(Response(_KINDS[kind], answers, int(start.group(1) or 1), multiple=kind == "MR",
+                                  case_sensitive=kind == "SAC"))
     return responses
 
 

@@ -38,7 +38,7 @@ def gift_escape(text: str) -> str:
     return " ".join(text.split("\n")).strip()
 
 
-def _literal(spelling: str) -> str:
+def gift_spelling(spelling: str) -> str:
     return gift_escape(spelling.replace("*", "\\*"))
 
 
@@ -65,8 +65,8 @@ def answers(blank: Blank) -> str:
             mark = ("=" if option.correct else "~") if not blank.multiple else f"~{_percent(share)}"
             parts.append(f"{mark}{gift_escape(option.html)}{_feedback(option.feedback or hints.get(option.id, ''))}")
         return " ".join(parts)
-    right = [f"={_literal(s)}" for s in blank.spellings]
-    wrong = [f"=%0%{_literal(str(m.value))}{_feedback(m.feedback)}" for m in blank.mistakes]
+    right = [f"={gift_spelling(s)}" for s in blank.spellings]
+    wrong = [f"=%0%{gift_spelling(str(m.value))}{_feedback(m.feedback)}" for m in blank.mistakes]
     return " ".join(right + wrong)
 
 

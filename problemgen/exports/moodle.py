@@ -14,7 +14,9 @@ only writes Moodle's forms of it:
   wildcard), known wrong spellings as 0-fraction answers with feedback;
 - several blanks (multi-part problems, matrices, masks) -> ``cloze``: NUMERICAL blanks with tolerance
   and the mistakes as wrong answers with feedback inside the blank (``{1:NUMERICAL:=key:tol#~%0%m:tol#hint}``),
-  MULTICHOICE per mask cell or choice, SHORTANSWER(_C) for spellings;
+  MULTICHOICE (a drop-down) per mask cell, MCV (vertical buttons) or MR (several answers) per choice,
+  SHORTANSWER or SAC (case-sensitive) for spellings — the short names Moodle documents, which readers
+  that take a blank's type to be capital letters also understand;
 - a question an LMS cannot check -> ``essay``, with the key and solution as grader information.
 
 Cloze text escaping follows Moodle's reader: an answer ends at an unescaped ``~ # }`` and feedback at
@@ -52,7 +54,7 @@ def _fraction(share: float) -> str:
     return f"{100 * share:.{FRACTION_DIGITS}g}"
 
 
-def _literal(spelling: str) -> str:
+def literal_spelling(spelling: str) -> str:
     """A short-answer spelling matched literally: Moodle's ``*`` wildcard escaped."""
     return spelling.replace("*", "\\*")
 
@@ -92,9 +94,9 @@ def _multichoice(blank: Blank) -> str:
 
 
 def _shortanswer(blank: Blank) -> str:
-    answers = [f'<answer fraction="100"><text>{escape(_literal(s), quote=False)}</text>{_text("feedback", "")}</answer>'
+    answers = [f'<answer fraction="100"><text>{escape(literal_spelling(s), quote=False)}</text>{_text("feedback", "")}</answer>'
                for s in blank.spellings]
-    answers += [f'<answer fraction="0"><text>{escape(_literal(str(m.value)), quote=False)}</text>'
+    answers += [f'<answer fraction="0"><text>{escape(literal_spelling(str(m.value)), quote=False)}</text>'
                 f'{_text("feedback", m.feedback)}</answer>' for m in blank.mistakes]
     return f"<usecase>{int(blank.case_sensitive)}</usecase>" + "".join(answers)
 
@@ -141,11 +143,11 @@ def cloze_blank(blank: Blank, weight: int) -> str:
     elif blank.kind == "choice":
         alts = [_alternative(f"%{_fraction(share)}%", cloze_text(o.html), fb)
                 for o, share, fb in zip(blank.options, choice_fractions(blank), _option_feedback(blank))]
-        kind = "MULTIRESPONSE" if blank.multiple else "MULTICHOICE_V" if len(blank.options) > 2 else "MULTICHOICE"
+        kind = "MR" if blank.multiple else "MCV" if len(blank.options) > 2 else "MULTICHOICE"
     else:
-        alts = [f"={cloze_text(_literal(s))}" for s in blank.spellings]
-        alts += [_alternative("%0%", cloze_text(_literal(str(m.value))), m.feedback) for m in blank.mistakes]
-        kind = "SHORTANSWER_C" if blank.case_sensitive else "SHORTANSWER"
+        alts = [f"={cloze_text(literal_spelling(s))}" for s in blank.spellings]
+        alts += [_alternative("%0%", cloze_text(literal_spelling(str(m.value))), m.feedback) for m in blank.mistakes]
+        kind = "SAC" if blank.case_sensitive else "SHORTANSWER"
     return f"{{{weight}:{kind}:{'~'.join(alts)}}}"
 
 
