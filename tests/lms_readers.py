@@ -113,9 +113,14 @@ _KINDS = {"NUMERICAL": "numerical", "MULTICHOICE": "choice", "MCV": "choice", "M
           "SHORTANSWER": "short", "SAC": "short"}
 
 
-def _until(text: str, i: int, stops: str) -> int:
-    """Index of the first character of ``stops`` at or after ``i`` not preceded by a backslash."""
-    while i < len(text) and not (text[i] in stops and (i == 0 or text[i - 1] != "\\")):
+def _until(text: str, i: int, stops: str, answer: bool = False) -> int:
+    """Index of the first character of ``stops`` at or after ``i`` not preceded by a backslash (in an
+    answer, nor by ``&`` or ``&amp;``: Moodle lets an entity such as ``&#126;`` through there)."""
+    def ends(j: int) -> bool:
+        before = text[:j]
+        return not (before.endswith("\\") or (answer and before.endswith(("&", "&amp;"))))
+
+    while i < len(text) and not (text[i] in stops and ends(i)):
         i += 1
     return i
 
@@ -135,7 +140,7 @@ def cloze_responses(text: str) -> list[Response]:
                 fraction, i = 100.0, i + 1
             elif (m := re.match(r"%(-?\d+(?:\.\d*)?)%", text[i:])):
                 fraction, i = float(m.group(1)), i + m.end()
-            end = _until(text, i, "~#}")
+            end = _until(text, i, "~#}", answer=True)
             body, feedback, i = text[i:end], "", end
             if text.startswith("#", i):
                 end = _until(text, i + 1, "~}")

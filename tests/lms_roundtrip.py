@@ -104,3 +104,48 @@ def check_variant(variant_id: str, responses: list, essay: bool = False) -> None
     for part, size in zip(problem.parts, sizes):
         check_part(responses[start:start + size], part)
         start += size
+
+
+HOSTILE = "a ~ b = c # d { e } f : g \\ h ]]> </text> & {1:NUMERICAL:=1} \\n"
+"""Every character the formats treat specially, in one string."""
+
+
+def hostile_export(several_blanks: bool):
+    """A hand-built export whose title, prompt, options, spellings and feedback all carry ``HOSTILE``."""
+    from problemgen.exports.lms import Blank, LmsExport, Option, Pool, Question, WrongAnswer
+
+    blanks = (
+        Blank("n", f"n {HOSTILE}", "numerical", value=-2.5, tolerance=0.01,
+              mistakes=(WrongAnswer("m", 2.5, f"hint {HOSTILE}"),), points=0.25),
+        Blank("c", f"c {HOSTILE}", "choice", options=(
+            Option("a", f"yes {HOSTILE}", True, f"why {HOSTILE}"), Option("b", f"no {HOSTILE} &", False, "")),
+            mistakes=(WrongAnswer("m", "b", f"hint {HOSTILE}"),), points=0.25),
+        Blank("s", f"s {HOSTILE}", "short", spellings=("h*d_k", "x ~ y", "p{q}#r=s:t", "a\\b"),
+              mistakes=(WrongAnswer("m", "w}~#", f"hint {HOSTILE}"),), points=0.5),
+    )
+    questions = tuple(Question(f"attention.scores/d1/s{k}", f"T {HOSTILE}", f"<p>\\(x_{{1}}\\) {HOSTILE}</p>",
+                               f"<p>solution {HOSTILE}</p>", blanks if several_blanks else (blank,), 1.0)
+                      for k, blank in enumerate(blanks))
+    return LmsExport("hostile", f"H {HOSTILE}", (Pool("p1", f"P {HOSTILE}", 1.0, questions),), ())
+
+
+def check_hostile_responses(responses, blanks) -> None:
+    """What a reader got back from the hostile export: every value, spelling and feedback intact."""
+    assert len(responses) == len(blanks)
+    for response, blank in zip(responses, blanks):
+        if blank.kind == "numerical":
+            assert response.score(-2.5) == 100 and response.score(-2.5 + 0.0099) == 100
+            assert response.score(2.5) == 0 and response.score(-2.52) == 0
+            assert [a.feedback for a in response.answers if a.fraction == 0] == [blank.mistakes[0].feedback]
+        elif blank.kind == "choice":
+            texts = [a.text.strip() for a in response.answers]  # a separator-hiding end gets a space
+            assert texts == [o.html for o in blank.options]
+            assert response.score([response.answers[0].text]) == 100 and response.score([response.answers[1].text]) == 0
+            assert [a.feedback for a in response.answers] == [o.feedback or blank.mistakes[0].feedback
+                                                             for o in blank.options]
+        else:
+            for spelling in blank.spellings:
+                assert response.score(spelling) == 100, spelling
+            assert response.score("hxd_k") == 0  # the * is literal, not a wildcard
+            assert response.score("w}~#") == 0
+            assert [a.feedback for a in response.answers if a.fraction == 0] == [blank.mistakes[0].feedback]

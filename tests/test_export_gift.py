@@ -12,7 +12,7 @@ from problemgen.documents.banks import shipped_banks
 from problemgen.exports.gift import EXPORT, gift_escape, render_gift
 from problemgen.exports.lms import build_export
 from tests.lms_readers import gift_unescape, read_gift
-from tests.lms_roundtrip import check_variant
+from tests.lms_roundtrip import check_hostile_responses, check_variant, hostile_export
 
 VARIANT = re.compile(r"\[([\w.]+/d\d+/s\d+[^\[\]]*)\](?: part (\d+) of (\d+):)?")
 FAST_BANKS = ("question_banks/params_memory.toml", "question_banks/masking.toml",
@@ -102,3 +102,16 @@ def test_a_multi_blank_problem_is_one_question_per_blank_and_the_command_says_so
 
 def test_render_is_deterministic():
     assert render_gift(build_export(FAST_BANKS[2], 2)) == render_gift(build_export(FAST_BANKS[2], 2))
+
+
+@pytest.mark.parametrize("several", [False, True], ids=["one blank", "one question per blank"])
+def test_hostile_text_in_every_field_reads_back_intact(several):
+    export = hostile_export(several)
+    questions = read_gift(render_gift(export))
+    expected = [(q, b) for q in export.pools[0].questions for b in q.blanks]
+    assert len(questions) == len(expected)
+    for question, (wanted, blank) in zip(questions, expected):
+        assert question.name.startswith(" ".join(f"{wanted.title} [{wanted.variant_id}]".split("\n")))
+        assert question.text.startswith(" ".join(wanted.prompt.split("\n")))
+        assert question.general_feedback == " ".join(wanted.solution.split("\n"))
+        check_hostile_responses(question.responses, (blank,))

@@ -193,3 +193,17 @@ def test_the_preview_shows_every_variant_its_keys_and_known_mistakes():
     assert f"{plain_text(first.label)} [numerical" in text and "**Solution.**" in text
     mistaken = next(b for p in export.pools for q in p.questions for b in q.blanks if b.mistakes)
     assert f"({mistaken.mistakes[0].name}): " in text
+
+
+def test_an_unwritable_output_or_a_missing_bank_is_a_one_line_error(tmp_path):
+    import subprocess
+    import sys
+
+    for args in (["--bank", "masking", "-o", str(tmp_path / "no" / "such" / "dir.xml")],
+                 ["--bank", str(tmp_path / "missing.toml"), "-o", str(tmp_path / "x.txt")],
+                 ["--bank", "masking", "-o", str(tmp_path / "y.txt"), "--seed", "1e3"]):
+        for export in ("moodle", "gift"):
+            result = subprocess.run([sys.executable, "-m", "problemgen", "export", export, *args],
+                                    capture_output=True, text=True, timeout=120)
+            assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
+            assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr

@@ -12,7 +12,7 @@ from problemgen.documents.banks import shipped_banks
 from problemgen.exports.lms import build_export
 from problemgen.exports.moodle import EXPORT, cloze_weights, render_moodle
 from tests.lms_readers import read_moodle
-from tests.lms_roundtrip import check_variant, problem_of
+from tests.lms_roundtrip import check_hostile_responses, check_variant, hostile_export, problem_of
 
 FAST_BANKS = ("question_banks/attention_basics.toml", "question_banks/masking.toml",
               "question_banks/multihead_shapes.toml")
@@ -136,3 +136,18 @@ def test_a_bad_count_is_a_one_line_error(tmp_path):
 def test_render_is_deterministic():
     export = build_export(FAST_BANKS[2], 2)
     assert render_moodle(export) == render_moodle(build_export(FAST_BANKS[2], 2))
+
+
+@pytest.mark.parametrize("several", [False, True], ids=["one blank", "cloze"])
+def test_hostile_text_in_every_field_reads_back_intact(tmp_path, several):
+    export = hostile_export(several)
+    path = tmp_path / "h.xml"
+    path.write_text(render_moodle(export), encoding="utf-8")
+    questions = read_moodle(path)
+    expected = export.pools[0].questions
+    assert [q.name for q in questions] == [f"{q.title} [{q.variant_id}]" for q in expected]
+    assert all(q.general_feedback == e.solution for q, e in zip(questions, expected))
+    assert all(q.text.startswith(e.prompt.replace("{", "&#123;") if several else e.prompt)
+               for q, e in zip(questions, expected))
+    for question, wanted in zip(questions, expected):
+        check_hostile_responses(question.responses, wanted.blanks)

@@ -53,14 +53,15 @@ class ExportGroup(click.Group):
 
 @click.group("export", cls=ExportGroup)
 def export_group() -> None:
-    """Package a grader for the platform a course already grades on.
+    """Package a grader for the platform a course already grades on, or question pools for an LMS.
 
-    Each export writes an INSTRUCTOR.md inside saying how to upload it, what students submit and
-    where the secret lives.
+    Each grader export writes an INSTRUCTOR.md inside saying how to upload it, what students submit
+    and where the secret lives; the LMS exports write one file of question pools.
 
     \b
     Example:
       problemgen export gradescope --class class/ --roster roster.csv -o autograder.zip
       problemgen export github-classroom --task softmax -o softmax-template/
       problemgen export prairielearn --task softmax -o questions/softmax/
+      problemgen export moodle --bank masking -n 5 -o masking.xml
     """

@@ -114,9 +114,9 @@ _CLOZE_ENTITIES = str.maketrans({"~": "&#126;", "#": "&#35;", "}": "&#125;", "{"
 
 def cloze_text(html: str) -> str:
     """Answer or feedback text for inside a cloze blank: ``& ~ # { }`` as entities (Moodle decodes them
-    after splitting the blank), and no trailing backslash that would escape the next separator."""
+    after splitting the blank), and no trailing backslash or ``&`` that would hide the next separator."""
     text = html.replace("&", "&amp;").translate(_CLOZE_ENTITIES)
-    return text + " " if text.endswith("\\") else text
+    return text + " " if text.endswith(("\\", "&amp;")) else text
 
 
 def cloze_weights(blanks: tuple[Blank, ...]) -> list[int]:
@@ -151,9 +151,16 @@ def cloze_blank(blank: Blank, weight: int) -> str:
     return f"{{{weight}:{kind}:{'~'.join(alts)}}}"
 
 
+def outside_blanks(html: str) -> str:
+    """Cloze text around the blanks: ``{`` as an entity, so nothing in a prompt or label (LaTeX, a
+    hostile title) can read as an embedded answer; the browser shows it as ``{`` to MathJax."""
+    return html.replace("{", "&#123;")
+
+
 def _cloze_text(question: Question) -> str:
-    lines = [f"<p>{b.label}: {cloze_blank(b, w)}</p>" for b, w in zip(question.blanks, cloze_weights(question.blanks))]
-    return question.prompt + "\n" + "\n".join(lines)
+    lines = [f"<p>{outside_blanks(b.label)}: {cloze_blank(b, w)}</p>"
+             for b, w in zip(question.blanks, cloze_weights(question.blanks))]
+    return outside_blanks(question.prompt) + "\n" + "\n".join(lines)
 
 
 # --------------------------------------------------------------------------------------------------
