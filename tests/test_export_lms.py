@@ -50,7 +50,8 @@ def test_a_matrix_is_one_blank_per_entry_row_major_with_per_entry_mistakes():
     assert [b.id for b in blanks] == ["A_r0_c0", "A_r0_c1", "A_r1_c0", "A_r1_c1", "n"]
     assert [b.value for b in blanks[:4]] == [1.0, 2.0, 3.0, 4.0]
     assert [[m.value for m in b.mistakes] for b in blanks[:4]] == [[], [3.0], [2.0], []]
-    assert blanks[1].label == "\\(A\\) [1, 2]"
+    assert blanks[1].label == "\\(A\\) [1, 2]" and blanks[1].part_label == "\\(A\\)"
+    assert [(b.part, b.cell) for b in blanks] == [("A", (0, 0)), ("A", (0, 1)), ("A", (1, 0)), ("A", (1, 1)), ("n", None)]
     assert sum(b.points for b in blanks) == pytest.approx(1.0)
     assert blanks[0].points == pytest.approx(2 / 3 / 4) and blanks[4].points == pytest.approx(1 / 3)
 

@@ -151,3 +151,15 @@ def test_hostile_text_in_every_field_reads_back_intact(tmp_path, several):
                for q, e in zip(questions, expected))
     for question, wanted in zip(questions, expected):
         check_hostile_responses(question.responses, wanted.blanks)
+
+
+def test_a_matrix_or_mask_is_laid_out_as_a_grid_of_blanks(tmp_path):
+    questions = read_moodle(export_file(tmp_path, FAST_BANKS[1], n=1))
+    grids = 0
+    for question in (q for q in questions if q.type == "cloze"):
+        for part in problem_of(question.idnumber).parts:
+            if part.type in ("matrix", "mask") and isinstance(part.value[0], list):
+                rows = "".join("<tr>" + r"<td>\{\d+:[^<]*</td>" * len(row) + "</tr>" for row in part.value)
+                assert re.search(f"<table>{rows}</table>", question.text), (question.idnumber, part.key)
+                grids += 1
+    assert grids

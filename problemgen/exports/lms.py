@@ -77,6 +77,9 @@ class Blank:
     case_sensitive: bool = False
     mistakes: tuple[WrongAnswer, ...] = ()  # never within the key's tolerance; deduplicated
     points: float = 1.0  # share of the question's points; a question's blanks add up to 1
+    part: str = ""  # the answer part's key (several blanks share it for a matrix or a mask)
+    part_label: str = ""  # HTML label of the whole part
+    cell: tuple[int, int] | None = None  # (row, column) of a matrix or mask entry, for laying out a grid
 
 
 @dataclass(frozen=True)
@@ -206,7 +209,7 @@ def _matrix(part: AnswerPart, share: float) -> list[Blank]:
         tol = tolerance(part, key)
         candidates = [(m.name, _entry(m.value, i, j), m.hint) for m in part.mistakes]
         blanks.append(Blank(blank_id, label, "numerical", value=key, tolerance=tol,
-                            mistakes=_wrong_numbers(candidates, key, tol), points=share / len(cells)))
+                            mistakes=_wrong_numbers(candidates, key, tol), points=share / len(cells), cell=(i, j)))
     return blanks
 
 
@@ -246,7 +249,7 @@ def _mask(part: AnswerPart, share: float) -> list[Blank]:
                 value = "allowed" if cell else "masked"
                 wrong.setdefault(value, WrongAnswer(m.name, value, text_html(m.hint)))
         blanks.append(Blank(blank_id, label, "choice", options=options, mistakes=tuple(wrong.values()),
-                            points=share / len(cells)))
+                            points=share / len(cells), cell=(i, j)))
     return blanks
 
 
@@ -303,7 +306,8 @@ def blanks_of(problem: Problem) -> tuple[Blank, ...] | None:
     if any(part.type not in BLANKS for part in problem.parts):
         return None
     total = sum(part.weight for part in problem.parts) or 1.0
-    return tuple(b for part in problem.parts for b in BLANKS[part.type](part, part.weight / total))
+    return tuple(replace(b, part=part.key, part_label=text_html(part.label or part.key))
+                 for part in problem.parts for b in BLANKS[part.type](part, part.weight / total))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -443,6 +447,10 @@ def _number(x: float) -> str:
     return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else repr(float(x))
 
 
+def _count(value: float, noun: str) -> str:
+    return f"{_number(value)} {noun}" + ("" if value == 1 else "s")
+
+
 def _blank_line(blank: Blank) -> str:
     """One blank of the preview: its key and what the LMS does with the known mistakes."""
     if blank.kind == "numerical":
@@ -452,7 +460,8 @@ def _blank_line(blank: Blank) -> str:
         answer += f" (of: {' / '.join(plain_text(o.html) for o in blank.options)})"
     else:
         answer = " | ".join(f"`{s}`" for s in blank.spellings)
-    mistakes = "".join(f"\n  - wrong: {_number(m.value) if isinstance(m.value, float) else m.value} "
+    shown = {o.id: plain_text(o.html) for o in blank.options}  # a choice's mistake is an option id
+    mistakes = "".join(f"\n  - wrong: {_number(m.value) if isinstance(m.value, float) else shown.get(m.value, m.value)} "
                        f"({m.name}): {plain_text(m.feedback)}" for m in blank.mistakes)
     return f"- {plain_text(blank.label)} [{blank.kind}, {blank.points:.3g} of the points]: {answer}{mistakes}"
 
@@ -474,6 +483,7 @@ def preview_markdown(export: LmsExport) -> str:
     if export.notices:
         lines += ["Notices:", "", *(f"- {n}" for n in export.notices), ""]
     for pool in export.pools:
-        lines += [f"## {pool.id}: {pool.title} ({_number(pool.points)} points, {len(pool.questions)} variants)", ""]
+        lines += [f"## {pool.id}: {pool.title} ({_count(pool.points, 'point')}, "
+                  f"{_count(len(pool.questions), 'variant')})", ""]
         lines += [_question_markdown(q) for q in pool.questions]
     return "\n".join(lines).rstrip() + "\n"

@@ -157,9 +157,22 @@ def outside_blanks(html: str) -> str:
     return html.replace("{", "&#123;")
 
 
+def _grid(cells: list[tuple[Blank, str]]) -> str:
+    """A matrix or mask part's blanks laid out as the matrix: one table row per row of entries."""
+    rows: dict[int, list[str]] = {}
+    for blank, text in cells:
+        rows.setdefault(blank.cell[0], []).append(f"<td>{text}</td>")
+    body = "".join(f"<tr>{''.join(row)}</tr>" for row in rows.values())
+    return f"<p>{outside_blanks(cells[0][0].part_label)}:</p>\n<table>{body}</table>"
+
+
 def _cloze_text(question: Question) -> str:
-    lines = [f"<p>{outside_blanks(b.label)}: {cloze_blank(b, w)}</p>"
-             for b, w in zip(question.blanks, cloze_weights(question.blanks))]
+    """The prompt, then each part: a line with its blank, or a grid of blanks for a matrix or mask."""
+    groups: dict[str, list[tuple[Blank, str]]] = {}
+    for blank, weight in zip(question.blanks, cloze_weights(question.blanks)):
+        groups.setdefault(blank.part or blank.id, []).append((blank, cloze_blank(blank, weight)))
+    lines = [_grid(cells) if cells[0][0].cell is not None else
+             f"<p>{outside_blanks(cells[0][0].label)}: {cells[0][1]}</p>" for cells in groups.values()]
     return outside_blanks(question.prompt) + "\n" + "\n".join(lines)
 
 
