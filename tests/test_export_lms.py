@@ -9,7 +9,7 @@ from problemgen.answers import types
 from problemgen.documents.markdown_html import markdown_html
 from problemgen.exports.lms import (
     BLANKS, blanks_of, build_export, fragment_html, lms_options, plain_text, preview_markdown, question_of, shape_spellings,
-    text_html, tolerance,
+    text_html,
 )
 from problemgen.model.core import AnswerPart, Mistake, Problem
 from problemgen.model.registry import generate
@@ -160,7 +160,7 @@ def test_a_pinned_seed_pool_is_short_and_says_so(tmp_path):
     export = build_export(str(bank), 4)
     (pool,) = export.pools
     assert len(pool.questions) == 1 and pool.title == "Scores {x} # ~ = <b>"
-    assert export.notices == ("p1 (Scores {x} # ~ = <b>): only 1 distinct variants",)
+    assert export.notices == ("p1 (Scores {x} # ~ = <b>): only 1 distinct variant",)
 
 
 def test_solutions_only_on_request_and_attention_weights_come_with_a_heatmap_image(tmp_path):

@@ -163,3 +163,19 @@ def test_a_matrix_or_mask_is_laid_out_as_a_grid_of_blanks(tmp_path):
                 assert re.search(f"<table>{rows}</table>", question.text), (question.idnumber, part.key)
                 grids += 1
     assert grids
+
+
+def test_a_variant_id_too_long_for_moodles_idnumber_stays_in_the_name_and_is_listed(tmp_path):
+    from dataclasses import replace
+
+    from problemgen.exports.moodle import MAX_IDNUMBER, long_ids_note
+
+    export = build_export(FAST_BANKS[1], 1)
+    long_id = "masks.causal/d1/s1," + ",".join(f"option{i}=value{i}" for i in range(10))
+    pool = replace(export.pools[0], questions=(replace(export.pools[0].questions[0], variant_id=long_id),))
+    export = replace(export, pools=(pool,))
+    path = tmp_path / "long.xml"
+    path.write_text(render_moodle(export), encoding="utf-8")
+    (question,) = read_moodle(path)
+    assert len(long_id) > MAX_IDNUMBER and question.idnumber is None and long_id in question.name
+    assert long_ids_note(export) == [f"{long_id}: longer than Moodle's 100-character idnumber, kept in the name only"]

@@ -382,7 +382,7 @@ def build_export(bank: str, n: int, seed: int = 0, with_solutions: bool = False)
         questions = tuple(question_of(p, points, renderer, with_solutions) for p in problems)
         pools.append(Pool(pool_id, questions[0].title, points, questions))
         if len(questions) < n:
-            notices.append(f"{pool_id} ({questions[0].title}): only {len(questions)} distinct variants")
+            notices.append(f"{pool_id} ({questions[0].title}): only {_count(len(questions), 'distinct variant')}")
         notices += [f"{q.variant_id}: {q.manual}: exported as a manually graded essay" for q in questions if q.manual]
     return LmsExport(bank_obj.id, bank_obj.title, tuple(pools), tuple(notices))
 
@@ -483,7 +483,7 @@ def preview_markdown(export: LmsExport) -> str:
     if export.notices:
         lines += ["Notices:", "", *(f"- {n}" for n in export.notices), ""]
     for pool in export.pools:
-        lines += [f"## {pool.id}: {pool.title} ({_count(pool.points, 'point')}, "
-                  f"{_count(len(pool.questions), 'variant')})", ""]
+        heading = f"## {pool.id}: {pool.title} ({_count(pool.points, 'point')}, {_count(len(pool.questions), 'variant')})"
+        lines += [heading, ""]
         lines += [_question_markdown(q) for q in pool.questions]
     return "\n".join(lines).rstrip() + "\n"

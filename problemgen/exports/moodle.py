@@ -34,6 +34,8 @@ from problemgen.exports import Export
 from problemgen.exports.lms import Blank, LmsExport, Pool, Question, lms_build, lms_options
 
 FRACTION_DIGITS = 7
+MAX_IDNUMBER = 100
+"""Moodle's idnumber holds 100 characters; a longer variant id (many overrides) stays in the name only."""
 
 
 def number(x: float) -> str:
@@ -65,8 +67,8 @@ def literal_spelling(spelling: str) -> str:
 
 
 def _numerical(blank: Blank) -> str:
-    answers = [f'<answer fraction="100"><text>{number(blank.value)}</text><tolerance>{number(blank.tolerance)}'
-               f'</tolerance>{_text("feedback", "")}</answer>']
+    answers = [(f'<answer fraction="100"><text>{number(blank.value)}</text><tolerance>{number(blank.tolerance)}'
+                f'</tolerance>{_text("feedback", "")}</answer>')]
     answers += [f'<answer fraction="0"><text>{number(m.value)}</text><tolerance>{number(blank.tolerance)}'
                 f'</tolerance>{_text("feedback", m.feedback)}</answer>' for m in blank.mistakes]
     return "".join(answers)
@@ -185,8 +187,9 @@ def question_xml(question: Question) -> str:
     """One Moodle ``<question>`` (numerical, multichoice, shortanswer, cloze or essay)."""
     vid = escape(question.variant_id)
     head = f"<name><text>{escape(question.title)} [{vid}]</text></name>"
+    idnumber = f"<idnumber>{vid}</idnumber>" if len(question.variant_id) <= MAX_IDNUMBER else ""
     tail = (f'{_text("generalfeedback", question.solution)}<defaultgrade>{number(question.points)}</defaultgrade>'
-            f"<penalty>0</penalty><hidden>0</hidden><idnumber>{vid}</idnumber>")
+            f"<penalty>0</penalty><hidden>0</hidden>{idnumber}")
     if question.manual:
         grader = f"<p>Graded by hand: {escape(question.manual)}.</p>{question.key_html}{question.solution}"
         body = ("<responseformat>editor</responseformat><responserequired>1</responserequired>"
@@ -217,6 +220,12 @@ def render_moodle(export: LmsExport) -> str:
     return "".join(out)
 
 
+def long_ids_note(export: LmsExport) -> list[str]:
+    """Variants whose id does not fit Moodle's idnumber (the question name still carries it)."""
+    return [f"{q.variant_id}: longer than Moodle's {MAX_IDNUMBER}-character idnumber, kept in the name only"
+            for pool in export.pools for q in pool.questions if len(q.variant_id) > MAX_IDNUMBER]
+
+
 EXPORT = Export(
     name="moodle",
     summary="Moodle XML question pools (one category per bank item).",
@@ -233,5 +242,5 @@ EXPORT = Export(
       problemgen export moodle --bank masking -n 3 -o masking.xml --with-solutions --preview masking.md
     """,
     options=lms_options(),
-    build=lms_build(render_moodle),
+    build=lms_build(render_moodle, long_ids_note),
 )
