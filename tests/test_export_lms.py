@@ -208,3 +208,21 @@ def test_an_unwritable_output_or_a_missing_bank_is_a_one_line_error(tmp_path):
                                     capture_output=True, text=True, timeout=120)
             assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
             assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
+
+
+def test_problemgen_show_rebuilds_an_exported_variant_from_its_id():
+    """The README's promise: the id in a question's name is enough to show that very problem."""
+    from click.testing import CliRunner
+
+    from problemgen.cli.app import cli
+
+    export = build_export("question_banks/masking.toml", 1)
+    with_overrides = [q for pool in export.pools for q in pool.questions if "," in q.variant_id]
+    assert with_overrides
+    for question in with_overrides[:3]:
+        head, *overrides = question.variant_id.split(",")
+        kind, difficulty, seed = head.split("/")
+        args = ["show", kind, "--difficulty", difficulty[1:], "--seed", seed[1:], *(a for o in overrides for a in ("--set", o))]
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 0, result.output
+        assert question.prompt_md.strip() in result.output
