@@ -3,7 +3,8 @@
 They read the exported *file* back (never the model that wrote it) and score a response the way the
 LMS would: Moodle numerical answers (first answer whose value ± tolerance holds the response), multiple
 choice fractions, short-answer spellings (``*`` a wildcard unless escaped) and cloze blanks (an answer
-ends at an unescaped ``~ # }``, feedback at ``~ }``; HTML entities decoded afterwards).
+ends at an unescaped ``~ # }``, feedback at ``~ }``; HTML entities decoded afterwards). The GIFT reader
+is also the grammar check of the subset we write: anything else fails an assert.
 """
 
 from __future__ import annotations
