@@ -115,3 +115,21 @@ def test_hostile_text_in_every_field_reads_back_intact(several):
         assert question.text.startswith(" ".join(wanted.prompt.split("\n")))
         assert question.general_feedback == " ".join(wanted.solution.split("\n"))
         check_hostile_responses(question.responses, (blank,))
+
+
+def test_a_manual_question_is_an_essay_with_the_key_in_the_general_feedback_only_with_solutions():
+    from dataclasses import replace
+
+    from problemgen.documents.worksheet import DocumentRenderer
+    from problemgen.exports.lms import LmsExport, Pool, question_of
+    from problemgen.model.core import AnswerPart
+    from problemgen.model.registry import generate
+
+    problem = generate("attention.scores", 3, 1)
+    problem = replace(problem, parts=(*problem.parts, AnswerPart("e", "expression", "x**2", label="$f(x)$")))
+    for with_solutions in (False, True):
+        question = question_of(problem, 1.0, DocumentRenderer(), with_solutions)
+        (read,) = read_gift(render_gift(LmsExport("b", "B", (Pool("p1", "P", 1.0, (question,)),), ())))
+        assert read.kind == "essay" and not read.responses
+        assert read.general_feedback == (" ".join((question.key_html + question.solution).split("\n"))
+                                         if with_solutions else "")

@@ -5,6 +5,7 @@ themselves, not against the model that wrote it: a dropped tolerance or a lost m
 """
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -179,3 +180,25 @@ def test_a_variant_id_too_long_for_moodles_idnumber_stays_in_the_name_and_is_lis
     (question,) = read_moodle(path)
     assert len(long_id) > MAX_IDNUMBER and question.idnumber is None and long_id in question.name
     assert long_ids_note(export) == [f"{long_id}: longer than Moodle's 100-character idnumber, kept in the name only"]
+
+
+def test_a_manual_question_is_an_essay_with_key_and_solution_for_the_grader(tmp_path):
+    from dataclasses import replace
+
+    from problemgen.documents.worksheet import DocumentRenderer
+    from problemgen.exports.lms import LmsExport, Pool, question_of
+    from problemgen.model.core import AnswerPart
+    from problemgen.model.registry import generate
+
+    problem = generate("attention.scores", 3, 1)
+    problem = replace(problem, parts=(*problem.parts, AnswerPart("e", "expression", "x**2", label="$f(x)$")))
+    question = question_of(problem, 2.0, DocumentRenderer(), with_solutions=True)
+    path = tmp_path / "essay.xml"
+    path.write_text(render_moodle(LmsExport("b", "B", (Pool("p1", "P", 2.0, (question,)),), ())), encoding="utf-8")
+    (read,) = read_moodle(path)
+    assert read.type == "essay" and not read.responses and read.default_grade == 2.0
+    assert question.key_html in read.grader_info and question.solution in read.grader_info
+    assert read.grader_info.startswith("<p>Graded by hand: parts e (expression) cannot be checked by an LMS.</p>")
+    xmlschema = pytest.importorskip("xmlschema", reason="xmlschema (test extra) validates the XSD")
+    schema = Path(__file__).parent / "fixtures" / "lms" / "moodle_quiz_subset.xsd"
+    xmlschema.XMLSchema11(str(schema)).validate(str(path))

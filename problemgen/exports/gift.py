@@ -7,7 +7,8 @@ Import > GIFT). It renders the same model as the Moodle XML export (``exports.lm
 - choice -> ``{=right#why ~wrong#why}`` (several right options: ``~%50%a ~%50%b ~%-100%c``);
 - short answer -> ``{=spelling =spelling =%0%wrong#hint}`` (GIFT cannot make it case-sensitive, so a
   shape's names are compared ignoring case there; ``*`` is escaped, Moodle reads it as a wildcard);
-- a question no LMS can check -> essay ``{}``;
+- a question no LMS can check -> essay ``{}`` (GIFT has no grader information, so with
+  ``--with-solutions`` the key comes first in the general feedback; the ``--preview`` always has it);
 - the worked solution (``--with-solutions``) -> general feedback ``####…``.
 
 Multi-part problems, matrices and masks: GIFT has no cloze (one answer set per question), so each
@@ -81,8 +82,9 @@ def _name(question: Question, suffix: str = "") -> str:
 def question_gift(question: Question) -> list[str]:
     """The GIFT question(s) of one variant: one, or one per blank for a multi-blank problem."""
     prompt = f"[html]{gift_escape(question.prompt)}"
-    if question.manual:
-        return [f"{_name(question)}{prompt}{{{_general(question).strip()}}}"]
+    if question.manual:  # GIFT has no grader information: the key joins the solution as general feedback
+        key = f" ####{gift_escape(question.key_html + question.solution)}" if question.solution else ""
+        return [f"{_name(question)}{prompt}{{{key.strip()}}}"]
     if len(question.blanks) == 1:
         (blank,) = question.blanks
         return [f"{_name(question)}{prompt} {gift_escape(f'<p>{blank.label}</p>')}{{{answers(blank)}{_general(question)}}}"]
