@@ -31,7 +31,10 @@ def test_every_command_has_help_with_a_pasteable_example(path, command):
     result = CliRunner().invoke(cli, [*path, "--help"])
     assert result.exit_code == 0, result.output
     assert "Example" in result.output, f"`problemgen {' '.join(path)} --help` shows no example"
-    assert "problemgen " + path[0] in result.output
+    example = result.output.split("Example", 1)[1].split("\n", 1)[1]
+    first = example.lstrip().splitlines()[0]
+    assert first.startswith("problemgen " + path[0]) or "=" in first.split()[0], (
+        f"`problemgen {' '.join(path)} --help`: the example is rewrapped into prose (a missing \\b?): {first!r}")
 
 
 def test_top_level_help_lists_every_command_without_importing_them():

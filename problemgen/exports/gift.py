@@ -127,6 +127,7 @@ EXPORT = Export(
     variant with "part k of K" (use the moodle export for whole multi-part problems). Import it in
     Moodle (Question bank > Import > GIFT).
 
+    \b
     Example:
       problemgen export gift --bank question_banks/params_memory.toml -n 5 -o pool.gift.txt
       problemgen export gift --bank masking -n 2 -o masking.txt --with-solutions --preview masking.md

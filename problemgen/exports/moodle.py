@@ -237,6 +237,7 @@ EXPORT = Export(
     a manually graded essay and is listed. Import it in Moodle (Question bank > Import > Moodle XML)
     and add "random question from category" to a quiz.
 
+    \b
     Example:
       problemgen export moodle --bank question_banks/attention_basics.toml -n 5 -o pool.xml
       problemgen export moodle --bank masking -n 3 -o masking.xml --with-solutions --preview masking.md
