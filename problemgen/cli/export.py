@@ -17,7 +17,6 @@ _TYPES = {
     "dir": lambda o: click.Path(exists=True, file_okay=False, path_type=Path),
     "choice": lambda o: click.Choice(o.choices),
     "float": lambda o: click.FloatRange(0.1, 600),
-    "int": lambda o: click.INT,
 }
 
 

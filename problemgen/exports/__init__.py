@@ -27,8 +27,7 @@ class Option:
     """One command-line option of an export, described without click (the CLI turns it into one).
 
     ``kind`` is ``text``, ``path`` (any path), ``file`` (an existing file), ``dir`` (an existing
-    directory), ``choice`` (one of ``choices``), ``float`` (seconds, 0.1 to 600), ``int`` (a whole number) or
-    ``flag`` (a boolean).
+    directory), ``choice`` (one of ``choices``), ``float`` (seconds, 0.1 to 600) or ``flag`` (a boolean).
     """
 
     name: str  # the long option, e.g. "--class"

@@ -396,11 +396,9 @@ def lms_options() -> tuple[exports.Option, ...]:
     """The options every LMS export takes (the format's own, if any, come after these)."""
     return (
         exports.Option("--bank", "bank", "Question bank (path or shipped name).", required=True),
-        exports.Option("--count", "n", "Distinct variants per bank item (1 to 200).", kind="int", default="5",
-                       short="-n"),
+        exports.Option("--count", "n", "Distinct variants per bank item (1 to 200).", default="5", short="-n"),
         exports.Option("--output", "output", "The file to write.", kind="path", required=True, short="-o"),
-        exports.Option("--seed", "seed", "First worksheet seed; variants come from seed, seed+1, ….", kind="int",
-                       default="0"),
+        exports.Option("--seed", "seed", "First worksheet seed; variants come from seed, seed+1, ….", default="0"),
         exports.Option("--with-solutions", "with_solutions", "Include each worked solution as general feedback.",
                        kind="flag"),
         exports.Option("--preview", "preview", "Also write a readable Markdown preview of the export.", kind="path"),
