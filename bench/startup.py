@@ -14,7 +14,7 @@ Runs are interleaved (baseline, --help, list, baseline, ...) so a load spike hit
 Then `python -X importtime` lists the modules that cost most for each command, and whether numpy,
 sympy and jinja2 were imported at all (they should not be, for these two commands).
 
-Usage: .venv/bin/python bench/startup.py [--runs 21] [--skip-fresh]
+Usage: python bench/startup.py [--runs 21] [--skip-fresh]   (from the checkout, with its dependencies importable)
 """
 
 from __future__ import annotations
@@ -88,10 +88,7 @@ def build_fresh_venv(workdir: Path) -> Path:
 
 def import_profile(bin_dir: Path, argv: list[str], cwd: str, top: int = 8) -> tuple[list[list[object]], list[str]]:
     """Top modules by cumulative import time (leaves and packages alike), and which heavy ones loaded."""
-    code = ("import sys; sys.argv = ['problemgen', *sys.argv[1:]]\n"
-            "from problemgen.cli import main\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\n")
-    proc = subprocess.run([str(bin_dir / "python"), "-X", "importtime", "-c", code, *argv], cwd=cwd,
+    proc = subprocess.run([str(bin_dir / "python"), "-X", "importtime", str(bin_dir / "problemgen"), *argv], cwd=cwd,
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
     entries = []
     for line in proc.stderr.splitlines():
@@ -132,11 +129,11 @@ def main() -> None:
                 continue
             for argv in (["--help"], ["list"]):
                 top_rows, heavy = import_profile(bin_dir, argv, tmp)
-                if label == "dev":
+                if label == ("dev" if dev_bin else "fresh"):
                     profile_rows += top_rows
                 heavy_notes.append(f"{label} problemgen {' '.join(argv)}: heavy imports = {', '.join(heavy) or 'none'}")
         print(table(["command", "module (top level)", "cumulative ms", "self ms"], profile_rows,
-                    title="\npython -X importtime, dev venv, largest imports at depth <= 1 (one run, noisy)"))
+                    title=f"\npython -X importtime, {'dev' if dev_bin else 'fresh'} venv, the installed command, largest imports at depth <= 1 (one run, noisy)"))
         print()
         print("\n".join(heavy_notes))
 

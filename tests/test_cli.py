@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import click
 import pytest
@@ -97,3 +99,27 @@ def test_fast_paths_do_not_import_click_or_numpy():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.stdout.strip() == "[]", result.stderr
+
+
+def _imported(*argv: str) -> set[str]:
+    """The modules a Python run imports (from ``-X importtime``), the checkout first on the path.
+
+    ``-S`` leaves site-packages out: the .pth hooks of a busy environment import ``re`` and ``typing``
+    before any command runs, which would hide what the command itself imports. The baseline imports
+    ``site`` itself, which a normal start loads (with ``os``), without running those hooks."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    err = subprocess.run([sys.executable, "-S", "-X", "importtime", *argv], capture_output=True, text=True, env=env,
+                         timeout=120).stderr
+    return {line.split("|")[2].strip() for line in err.splitlines()
+            if line.startswith("import time:") and "imported package" not in line}
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["list"], ["list", "--topic", "attention"]], ids=" ".join)
+def test_the_problemgen_command_starts_with_nothing_beyond_a_bare_python(argv):
+    """Start-up target: `problemgen --help`/`list` within 1.5x `python -c pass` (bench/startup.py measures it).
+
+    Only our own modules and ``__future__`` may load beyond what a bare interpreter loads; pip's
+    entry-point launcher imported ``re`` (1.6x a bare start on its own), hence bin/problemgen."""
+    script = Path(__file__).resolve().parents[1] / "bin" / "problemgen"
+    extra = _imported(str(script), *argv) - _imported("-c", "import site")
+    assert {m for m in extra if m.split(".")[0] not in ("problemgen", "__future__")} == set()

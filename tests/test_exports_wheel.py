@@ -28,7 +28,9 @@ def test_the_wheel_holds_the_packages_data_and_metadata(wheel):
         assert expected in names or any(n.startswith(expected.rsplit("/", 1)[0]) for n in names), expected
     assert any(n.startswith("problemgen/question_banks/") and n.endswith(".toml") for n in names)
     dist_info = wheel.filename.split("-py3")[0] + ".dist-info"
-    assert {f"{dist_info}/{f}" for f in ("METADATA", "WHEEL", "RECORD", "entry_points.txt")} <= set(names)
+    assert {f"{dist_info}/{f}" for f in ("METADATA", "WHEEL", "RECORD")} <= set(names)
+    command = zipfile.ZipFile(io.BytesIO(wheel.data)).read(dist_info.replace(".dist-info", ".data/scripts/problemgen"))
+    assert command.startswith(b"#!python\n") and b"from problemgen.cli import main" in command
 
 
 def test_every_package_of_the_source_tree_is_declared_for_packing():
@@ -84,3 +86,12 @@ def test_pip_installs_the_wheel_and_its_command_runs(wheel, tmp_path):
     shown = subprocess.run([str(venv / "bin" / "problemgen"), "show", "attention.weights", "--seed", "3"],
                            capture_output=True, text=True, cwd=tmp_path)
     assert shown.returncode == 0 and shown.stdout.strip(), shown.stderr
+    repacked = subprocess.run(
+        [str(venv / "bin" / "python"), "-c",
+         "import io, sys, zipfile; from problemgen.exports.wheel import build_wheel; w = build_wheel(); "
+         "names = zipfile.ZipFile(io.BytesIO(w.data)).namelist(); "
+         "sys.stdout.write(zipfile.ZipFile(io.BytesIO(w.data)).read("
+         "next(n for n in names if n.endswith('.data/scripts/problemgen'))).decode())"],
+        capture_output=True, text=True, cwd=tmp_path)
+    assert repacked.returncode == 0, repacked.stderr  # the installed distribution packs its command back
+    assert repacked.stdout.startswith("#!python\n") and "from problemgen.cli import main" in repacked.stdout

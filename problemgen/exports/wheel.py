@@ -8,8 +8,11 @@ wheel is only a zip with three metadata files: building it needs no network, no 
 no build isolation, and the same code gives the same bytes.
 
 - From a checkout (``pyproject.toml`` next to the ``problemgen`` package): the packages, package
-  directories and package data that ``pyproject.toml`` declares, as setuptools would install them.
-- From an installed distribution: the files its ``RECORD`` lists (byte code and install markers left out).
+  directories and package data that ``pyproject.toml`` declares, as setuptools would install them,
+  and its ``script-files`` (the ``problemgen`` command) under ``.data/scripts/`` with the ``#!python``
+  line pip rewrites to the installing interpreter.
+- From an installed distribution: the files its ``RECORD`` lists (byte code and install markers left
+  out), the command taken back from the scripts directory with its ``#!python`` line restored.
 
 A wheel that sits where students can read it (a GitHub Classroom repository) leaves out the coding
 tasks' shipped solutions and mutants (:data:`STUDENT_VISIBLE_LEFT_OUT`); the export seals the solutions,
@@ -87,6 +90,9 @@ def _checkout_files(root: Path) -> tuple[str, str, dict[str, bytes]]:
             for path in sorted(source.glob(pattern)):
                 if path.is_file() and "__pycache__" not in path.parts:
                     files[f"{target}/{path.relative_to(source).as_posix()}"] = path.read_bytes()
+    for script in tool.get("script-files", []):
+        files[_script_path(project["name"], project["version"], Path(script).name)] = _portable_script(
+            (root / script).read_bytes())
     dist_info = f"{project['name']}-{project['version']}.dist-info"
     files[f"{dist_info}/METADATA"] = _metadata(project, root).encode("utf-8")
     scripts = project.get("scripts", {})
@@ -123,6 +129,10 @@ def _installed_files() -> tuple[str, str, dict[str, bytes]]:
     files: dict[str, bytes] = {}
     for entry in dist.files or []:
         parts = entry.parts
+        if _is_installed_script(entry):
+            data = _portable_script(Path(dist.locate_file(entry)).read_bytes())
+            files[_script_path(dist.metadata["Name"], dist.version, parts[-1])] = data
+            continue
         if parts[0] in ("..", "/") or "__pycache__" in parts or entry.suffix == ".pyc":
             continue
         if parts[0].endswith(".dist-info") and parts[-1] in _SKIP_INSTALLED:
@@ -132,6 +142,24 @@ def _installed_files() -> tuple[str, str, dict[str, bytes]]:
         raise ProblemgenError("the installed problemgen lists no package files (an editable install?); "
                               "export from its source checkout instead")
     return dist.metadata["Name"], dist.version, files
+
+
+def _is_installed_script(entry) -> bool:
+    """Whether a RECORD entry is the ``problemgen`` command installed into the environment's scripts directory."""
+    return entry.parts[0] == ".." and entry.parts[-1] == "problemgen" and entry.parts[-2] in ("bin", "Scripts")
+
+
+# ------------------------------------------------------------------------------------------ scripts
+
+
+def _script_path(name: str, version: str, script: str) -> str:
+    return f"{name}-{version}.data/scripts/{script}"
+
+
+def _portable_script(data: bytes) -> bytes:
+    """The script with its first line ``#!python``, which pip rewrites to the interpreter installing the wheel."""
+    first, _, rest = data.partition(b"\n")
+    return b"#!python\n" + rest if first.startswith(b"#!") else data
 
 
 # ------------------------------------------------------------------------------------------ packing
@@ -154,7 +182,7 @@ def _pack(name: str, version: str, files: dict[str, bytes]) -> bytes:
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for path in sorted(files):
             info = zipfile.ZipInfo(path, ZIP_DATE)
-            info.external_attr = 0o100644 << 16
+            info.external_attr = (0o100755 if ".data/scripts/" in path else 0o100644) << 16
             info.compress_type = zipfile.ZIP_DEFLATED
             archive.writestr(info, files[path])
     return buffer.getvalue()
