@@ -13,7 +13,9 @@ temporary PYTHONPYCACHEPREFIX; PYTHONDONTWRITEBYTECODE is dropped), a fresh prog
 
 The answer session runs in a pty. Answers cycle through three forms: the key written as an expression
 (``…*1`` for numbers, names for shapes), a wrong ``0``, and the key as a plain value; the very first
-answer is an expression. Each answer is timed from ``sendline`` to the first feedback line. With
+answer is an expression. Fresh quizzes then time their first answer alone: an integer key written as
+an expression, and a shape written in another form than the key (``d_model/h`` for ``d_k``), which
+is decided exactly without SymPy. Each answer is timed from ``sendline`` to the first feedback line. With
 ``--read-seconds S`` the script waits S seconds (a student reading) before each answer, which gives
 the background import time to finish; the default 0 answers at once (the worst case).
 
@@ -35,6 +37,8 @@ from _common import ROOT, VENV_BIN, machine_line, median, percentile, table, ver
 
 FEEDBACK = re.compile(r"(Correct\.|Wrong\.|could not read)")
 PROMPT = re.compile(r"\n> ")  # the answer prompt starts a line (the greeting also mentions "> ")
+OTHER_FORM = {"d_k": "d_model/h", "d_v": "d_model/h", "d_model": "h*d_k", "h*d_k": "d_model", "h*d_v": "d_model"}
+"""How a student may write a shape's dimension other than the key does (the problems define d_model = h*d_k)."""
 VARIANT = re.compile(r"variant ([a-z_]+\.[a-z_]+)/d(\d)/s(\d+)")
 
 
@@ -60,6 +64,8 @@ def answer_line(kind: str, difficulty: int, seed: int, part_number: int, form: s
         return "0"
     if form == "expression" and part.type == "shape":
         return "(" + ", ".join(str(d) for d in part.value) + ")"
+    if form == "other form" and part.type == "shape":  # the key's dimensions rewritten through d_model = h*d_k
+        return "(" + ", ".join(OTHER_FORM.get(str(d), str(d)) for d in part.value) + ")"
     if form == "expression" and part.type in ("integer", "number"):
         return f"{toml_value(key_value(part))}*1"
     return toml_value(key_value(part))
@@ -113,24 +119,31 @@ def start_up(tmp: Path, runs: int) -> dict[str, list[float]]:
     return times
 
 
-def first_expression(tmp: Path, run: int, read_seconds: float) -> float:
-    """A fresh quiz on an integer kind; its first answer is the key as an expression (``v*1``), typed
-    ``read_seconds`` after the first prompt: seconds from sendline to the feedback line."""
+FIRST_ANSWERS = {"expression": ("multihead.head_dim", "2"), "other form": ("shapes.cross", "3")}
+"""A fresh quiz's first answer: the key of an integer kind as an expression (``v*1``), or a shape
+whose dimensions are written in another form than the key's (``d_model/h`` for ``d_k``)."""
+
+
+def first_answer(tmp: Path, run: int, read_seconds: float, form: str) -> float:
+    """A fresh quiz whose first answer is ``form`` (see :data:`FIRST_ANSWERS`), typed ``read_seconds``
+    after the first prompt: seconds from sendline to the feedback line."""
     import pexpect
 
     command = quiz_command()
     child = pexpect.spawn(command[0], [*command[1:], "quiz", "--db", str(tmp / f"expr_{run}.sqlite3"), "--seed",
-                                       str(run), "--kind", "multihead.head_dim", "--difficulty", "2"],
+                                       str(run), "--kind", FIRST_ANSWERS[form][0], "--difficulty",
+                                       FIRST_ANSWERS[form][1]],
                           env=env_for(tmp), cwd=str(tmp), encoding="utf-8", timeout=60)
     child.delaybeforesend = None
     child.expect(PROMPT)
     kind, difficulty, seed = VARIANT.findall(child.before)[-1]
-    line = answer_line(kind, int(difficulty), int(seed), 1, "expression")
+    line = answer_line(kind, int(difficulty), int(seed), 1, form)
     time.sleep(read_seconds)
     start = time.perf_counter()
     child.sendline(line)
     child.expect(FEEDBACK)
     elapsed = time.perf_counter() - start
+    assert child.match.group(1) == "Correct.", f"{line!r} for {kind}/d{difficulty}/s{seed}: {child.match.group(1)}"
     child.sendline("quit")
     child.expect(pexpect.EOF)
     child.close()
@@ -196,13 +209,16 @@ def main() -> None:
         results = pty_session(tmp, args.answers, args.read_seconds)
         everything = [t for _, t, _ in results]
         expressions = [t for form, t, _ in results if form == "expression"]
-        firsts = [first_expression(tmp, run, args.read_seconds) for run in range(args.runs)]
+        firsts = [first_answer(tmp, run, args.read_seconds, "expression") for run in range(args.runs)]
+        shapes = [first_answer(tmp, run, args.read_seconds, "other form") for run in range(args.runs)]
         rows = [["every answer", len(everything), f"{median(everything) * 1000:.1f}",
                  f"{percentile(everything, 95) * 1000:.1f}", f"p95 <= 100 ms: {verdict(percentile(everything, 95) <= 0.1)}"],
                 ["answers written as expressions", len(expressions), f"{median(expressions) * 1000:.1f}",
                  f"{percentile(expressions, 95) * 1000:.1f}", f"p95 <= 100 ms: {verdict(percentile(expressions, 95) <= 0.1)}"],
                 ["a fresh quiz's first answer, an expression", len(firsts), f"{median(firsts) * 1000:.1f}",
-                 f"{percentile(firsts, 95) * 1000:.1f}", f"p95 <= 100 ms: {verdict(percentile(firsts, 95) <= 0.1)}"]]
+                 f"{percentile(firsts, 95) * 1000:.1f}", f"p95 <= 100 ms: {verdict(percentile(firsts, 95) <= 0.1)}"],
+                ["a fresh quiz's first answer, a shape as d_model/h", len(shapes), f"{median(shapes) * 1000:.1f}",
+                 f"{percentile(shapes, 95) * 1000:.1f}", f"p95 <= 100 ms: {verdict(percentile(shapes, 95) <= 0.1)}"]]
         print(table(["answer -> feedback line (pty)", "answers", "median ms", "p95 ms", "target"], rows,
                     title=f"\nFeedback latency, {args.read_seconds:g} s reading pause before each answer"))
         counts = {}

@@ -207,6 +207,28 @@ def test_end_of_input_is_a_clean_quit_and_ctrl_c_exits_130(store):
     assert session.run() == 130
 
 
+def test_ctrl_c_while_a_problem_is_drawn_keeps_every_answer_and_exits_130(store):
+    """Ctrl-C can arrive between prompts (a slow machine still drawing the next problem)."""
+    drawn = []
+
+    def render(problem, block):
+        drawn.append(block)
+        if len(drawn) > 1:
+            raise KeyboardInterrupt
+        return "a problem"
+
+    script = Script(right)
+    fake = replace(services(), render=render)
+    script.session = QuizSession(store, CURRICULUM, Console(script.read, script.out.append), fake, clock=lambda: T0)
+    try:
+        code = script.session.run()
+    except KeyboardInterrupt:
+        pytest.fail("Ctrl-C while a problem was drawn escaped the quiz")
+    assert code == 130
+    assert [item.outcome for item in store.items()][:1] == ["correct"]
+    assert "Progress saved" in script.text
+
+
 def test_a_mastered_unit_comes_back_for_review_when_due(store):
     run(store, right, right, right, "quit")
     code, script = run(store, right, right, "quit", clock=lambda: T0 + timedelta(days=1, hours=1))

@@ -37,6 +37,7 @@ sympy imports in a fresh process) has taken over 20 s; a quiz that is merely slo
 DAY1 = "2026-03-02T09:00:00Z"
 DAY2 = "2026-03-03T10:00:00Z"
 VARIANT = re.compile(r"variant ([\w.]+)/d(\d+)/s(\d+)")
+ANSWER_PROMPT = re.compile(r"\n> ")  # the answer prompt starts a line
 
 
 def env_at(now: str, **extra: str) -> dict[str, str]:
@@ -285,7 +286,7 @@ def test_ctrl_c_at_the_prompt_saves_and_exits_130(tmp_path):
     term.next_problem()
     term.answer_all_right()
     term.next_problem()
-    term.child.expect_exact("> ")
+    term.child.expect(ANSWER_PROMPT)  # the prompt itself, not a "> " inside the problem's text
     term.child.sendintr()
     term.child.expect_exact("Progress saved")
     term.child.expect(pexpect.EOF)
@@ -306,3 +307,16 @@ def test_an_output_encoding_without_unicode_gets_ascii_maths_not_a_traceback(tmp
     progress = subprocess.run([*PROBLEMGEN, "progress", "--db", str(db)], env=env_at(DAY1, PYTHONIOENCODING=encoding),
                               capture_output=True, timeout=PATIENCE)
     assert progress.returncode == 0 and b"Traceback" not in progress.stderr
+
+
+def test_arrow_keys_edit_the_answer_line(tmp_path):
+    """Line editing at the prompt: the key typed without its first character, the cursor moved back
+    to the start with the Left arrow, the first character inserted there — graded as the key."""
+    term = Terminal(tmp_path / "me.sqlite3", DAY1, "--kind", "params.attention_layer")
+    problem = term.next_problem()
+    key = typed(key_value(problem.parts[0]))
+    term.child.expect(ANSWER_PROMPT)
+    term.child.send(key[1:] + "\x1b[D" * (len(key) - 1) + key[0] + "\r")
+    term.child.expect_exact("✓ Correct.")
+    assert "^[[D" not in term.child.before and "[D" not in term.child.before
+    term.quit()

@@ -183,8 +183,12 @@ class QuizSession:
                 self._ask_choice(choice)
                 choice = self._next()
         except Quit as stop:
-            self.console.say(f"Progress saved in {self.store.path}. See it with `problemgen progress`.")
-            return stop.args[0] if stop.args else 0
+            code = stop.args[0] if stop.args else 0
+        except KeyboardInterrupt:  # Ctrl-C while a problem is drawn: every answer is already stored
+            self.console.say()
+            code = 130
+        self.console.say(f"Progress saved in {self.store.path}. See it with `problemgen progress`.")
+        return code
 
     def _next(self) -> Choice:
         return choose_next(self.curriculum, self.store.items(), self.clock(), self.services.available,

@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from problemgen.answers.base import AnswerType, PartResult, Reading, correct, echo, wrong
+from problemgen.answers.products import product_size, same_product_dim
 from problemgen.answers.scalars import mathparse
 from problemgen.answers.text import InvalidAnswer, NonFinite, clean, kind_of
 from problemgen.model.core import AnswerPart
@@ -115,6 +116,12 @@ def same_dim(answer: Any, key: Any, numbers: dict[str, int], equal: dict[str, st
         if isinstance(answer, str):
             return False  # a different name (or a name where the key is a number)
         return (key if isinstance(key, int) else numbers.get(key)) == answer
+    decided = same_product_dim(answer, key, numbers, equal)  # no SymPy for products such as d_model/h
+    return decided if decided is not None else same_dim_sympy(answer, key, numbers, equal)
+
+
+def same_dim_sympy(answer: Any, key: Any, numbers: dict[str, int], equal: dict[str, str]) -> bool:
+    """The rule for any dimensions, in SymPy: what :mod:`problemgen.answers.products` must agree with."""
     mp = mathparse()
     a, k = _expression(answer, equal), _expression(key, equal)
     if not a.free_symbols <= k.free_symbols:  # a name that is not the key's: wrong whatever its value
@@ -129,6 +136,10 @@ def same_shape(answer: list[Any], key: list[Any], numbers: dict[str, int], equal
 
 def _same_size(answer: Any, key: Any, numbers: dict[str, int]) -> bool:
     """Whether two dimensions have the same size in this variant (every name in them has a given value)."""
+    sizes = [product_size(dim, numbers) for dim in (answer, key)]
+    if None not in sizes:
+        return sizes[0] == sizes[1] and sizes[0] != "unknown"
+
     def size(dim: Any):
         expr = _expression(dim, {})
         return expr.subs({s: numbers[s.name] for s in expr.free_symbols if s.name in numbers})
