@@ -311,7 +311,8 @@ def test_an_output_encoding_without_unicode_gets_ascii_maths_not_a_traceback(tmp
 
 def test_arrow_keys_edit_the_answer_line(tmp_path):
     """Line editing at the prompt: the key typed without its first character, the cursor moved back
-    to the start with the Left arrow, the first character inserted there — graded as the key."""
+    to the start with the Left arrow, the first character inserted there — graded as the key; the Up
+    arrow brings the line back at the next prompt (history)."""
     term = Terminal(tmp_path / "me.sqlite3", DAY1, "--kind", "params.attention_layer")
     problem = term.next_problem()
     key = typed(key_value(problem.parts[0]))
@@ -319,4 +320,10 @@ def test_arrow_keys_edit_the_answer_line(tmp_path):
     term.child.send(key[1:] + "\x1b[D" * (len(key) - 1) + key[0] + "\r")
     term.child.expect_exact("✓ Correct.")
     assert "^[[D" not in term.child.before and "[D" not in term.child.before
-    term.quit()
+    term.next_problem()
+    term.child.expect(ANSWER_PROMPT)
+    term.child.send("\x1b[A")  # Up: the answer line from history comes back to the prompt
+    term.child.expect_exact(key)
+    term.child.send("\x15quit\r")  # Ctrl-U clears it; then leave
+    term.child.expect_exact("Progress saved")
+    term.child.expect(pexpect.EOF)
