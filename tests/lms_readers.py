@@ -277,3 +277,129 @@ def _gift_answers(inside: str) -> tuple[str, Response]:
         return "short", Response("short", answers)
     multiple = any(percent is not None for _, percent, *_ in alternatives)
     return "choice", Response("choice", answers, multiple=multiple)
+
+
+# --------------------------------------------------------------------------------------------------
+# Canvas QTI 1.2: an interpreter of the response processing we emit
+# --------------------------------------------------------------------------------------------------
+
+QTI12 = "{http://www.imsglobal.org/xsd/ims_qtiasiv1p2}"
+
+
+def _local(element) -> str:
+    return element.tag.split("}")[-1]
+
+
+@dataclass
+class QtiItem:
+    """One item of a QTI 1.2 assessment; ``score`` runs its ``respcondition`` list as QTI does."""
+
+    title: str
+    group: str
+    metadata: dict
+    text: str
+    options: dict  # option ident -> HTML
+    conditions: list  # the respcondition elements, in order
+    feedback: dict  # itemfeedback ident -> HTML
+
+    @property
+    def kind(self) -> str:
+        return {"numerical_question": "numerical", "short_answer_question": "short",
+                "essay_question": "essay"}.get(self.metadata["question_type"], "choice")
+
+    def _holds(self, test, given) -> bool:
+        tag = _local(test)
+        if tag in ("conditionvar", "and"):
+            return all(self._holds(t, given) for t in test)
+        if tag == "or":
+            return any(self._holds(t, given) for t in test)
+        if tag == "not":
+            return not any(self._holds(t, given) for t in test)
+        if tag == "other":
+            return True
+        value = test.text or ""
+        if self.kind == "numerical":
+            number = float(given)
+            return {"varequal": number == float(value), "vargte": number >= float(value),
+                    "varlte": number <= float(value)}[tag]
+        assert tag == "varequal", tag
+        if self.kind == "choice":
+            return value in given  # the chosen option idents
+        return value.strip().lower() == str(given).strip().lower()  # Canvas: short answers ignore case
+
+    def run(self, given) -> tuple[float, list[str]]:
+        """(SCORE, feedback idents shown) for a response: conditions in order until one with continue=No holds."""
+        score, shown = 0.0, []
+        for condition in self.conditions:
+            if not self._holds(condition.find(f"{QTI12}conditionvar"), given):
+                continue
+            for action in condition:
+                if _local(action) == "setvar":
+                    assert action.get("action") == "Set" and action.get("varname") == "SCORE"
+                    score = float(action.text)
+                elif _local(action) == "displayfeedback":
+                    shown.append(action.get("linkrefid"))
+            if condition.get("continue") == "No":
+                break
+        return score, shown
+
+    def score(self, given) -> float:
+        if self.kind == "choice" and not isinstance(given, str):
+            by_text = {text: ident for ident, text in self.options.items()}
+            given = {by_text.get(g, g) for g in given}
+        return self.run(given)[0]
+
+    @property
+    def answers(self) -> list[Answer]:
+        """The answers a reader of this item sees: each feedback condition (0 credit, with its hint) and
+        each option, for the shared round-trip checks."""
+        if self.kind == "choice":
+            right = self._required_options()
+            return [Answer(100.0 if ident in right else 0.0, text, 0.0, self._option_feedback(ident))
+                    for ident, text in self.options.items()]
+        found = []
+        for condition in self.conditions[:-1]:
+            shown = [f.get("linkrefid") for f in condition if _local(f) == "displayfeedback"]
+            equal = condition.find(f".//{QTI12}varequal")
+            if shown and shown[0] != "general_fb" and equal is not None:
+                low, high = condition.find(f".//{QTI12}vargte"), condition.find(f".//{QTI12}varlte")
+                margin = (float(high.text) - float(low.text)) / 2 if low is not None else 0.0
+                found.append(Answer(0.0, equal.text, margin, self.feedback[shown[0]]))
+        return found
+
+    def _required_options(self) -> set[str]:
+        """The options the full-marks condition requires chosen (its ``varequal`` outside any ``not``)."""
+        (scoring,) = [c for c in self.conditions if any(_local(a) == "setvar" and a.text == "100" for a in c)]
+        negated = {id(e) for n in scoring.iter(f"{QTI12}not") for e in n.iter()}
+        return {e.text for e in scoring.iter(f"{QTI12}varequal") if id(e) not in negated}
+
+    def _option_feedback(self, ident: str) -> str:
+        shown = [f for f in self.run({ident})[1] if f != "general_fb"]
+        return self.feedback[shown[0]] if shown else ""
+
+    def correct_options(self) -> list[str]:
+        return [a.text for a in self.answers if a.fraction > 0]
+
+
+def read_qti12(data: bytes) -> list[QtiItem]:
+    """Every item of the zip's assessment (found through ``imsmanifest.xml``), in document order."""
+    import io
+    import zipfile
+
+    archive = zipfile.ZipFile(io.BytesIO(data))
+    manifest = ET.fromstring(archive.read("imsmanifest.xml"))
+    (href,) = [r.get("href") for r in manifest.iter() if _local(r) == "resource"]
+    root = ET.fromstring(archive.read(href))
+    items = []
+    for group in root.iter(f"{QTI12}section"):
+        for item in group.findall(f"{QTI12}item"):
+            fields = {f.findtext(f"{QTI12}fieldlabel"): f.findtext(f"{QTI12}fieldentry")
+                      for f in item.iter(f"{QTI12}qtimetadatafield")}
+            presentation = item.find(f"{QTI12}presentation")
+            options = {label.get("ident"): label.findtext(f".//{QTI12}mattext")
+                       for label in presentation.iter(f"{QTI12}response_label") if label.find(f".//{QTI12}mattext") is not None}
+            feedback = {f.get("ident"): f.findtext(f".//{QTI12}mattext") for f in item.findall(f"{QTI12}itemfeedback")}
+            items.append(QtiItem(item.get("title"), group.get("title"), fields,
+                                 presentation.find(f"{QTI12}material").findtext(f"{QTI12}mattext"), options,
+                                 item.find(f"{QTI12}resprocessing").findall(f"{QTI12}respcondition"), feedback))
+    return items

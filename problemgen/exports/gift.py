@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 
 from problemgen.exports import Export
-from problemgen.exports.lms import Blank, LmsExport, Pool, Question, lms_build, lms_options
+from problemgen.exports.lms import Blank, LmsExport, Pool, Question, lms_build, lms_options, one_per_blank_note
 from problemgen.exports.moodle import choice_fractions, number
 
 _SPECIALS = re.compile(r"([~=#{}:])")
@@ -109,13 +109,6 @@ def render_gift(export: LmsExport) -> str:
     return "\n\n".join(blocks) + "\n"
 
 
-def split_note(export: LmsExport) -> list[str]:
-    """The line telling how many variants became one question per blank."""
-    split = sum(len(q.blanks) > 1 for pool in export.pools for q in pool.questions)
-    blanks = sum(len(q.blanks) for pool in export.pools for q in pool.questions if len(q.blanks) > 1)
-    return [f"{split} variants with several blanks became {blanks} GIFT questions, one per blank"] if split else []
-
-
 EXPORT = Export(
     name="gift",
     summary="GIFT text question pools for Moodle (one category per bank item).",
@@ -133,5 +126,5 @@ EXPORT = Export(
       problemgen export gift --bank masking -n 2 -o masking.txt --with-solutions --preview masking.md
     """,
     options=lms_options(),
-    build=lms_build(render_gift, split_note),
+    build=lms_build(render_gift, one_per_blank_note("GIFT questions")),
 )

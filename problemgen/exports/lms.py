@@ -433,6 +433,18 @@ def lms_build(render: Callable[[LmsExport], str | bytes],
     return build
 
 
+def one_per_blank_note(noun: str) -> Callable[[LmsExport], list[str]]:
+    """For formats without multi-blank questions (GIFT, Canvas): the line saying how many variants
+    became one ``noun`` per blank."""
+
+    def note(export: LmsExport) -> list[str]:
+        several = [q for pool in export.pools for q in pool.questions if len(q.blanks) > 1]
+        blanks = sum(len(q.blanks) for q in several)
+        return [f"{len(several)} variants with several blanks became {blanks} {noun}, one per blank"] if several else []
+
+    return note
+
+
 def _write(path: Path, content: str | bytes) -> None:
     try:
         if isinstance(content, bytes):

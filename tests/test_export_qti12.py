@@ -1,0 +1,173 @@
+"""Canvas QTI 1.2 export: question groups of distinct variants, re-graded by an interpreter of the
+emitted response processing and read back by a third-party QTI reader."""
+
+import io
+import re
+import zipfile
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from problemgen.documents.banks import shipped_banks
+from problemgen.exports.lms import build_export
+from problemgen.exports.qti12 import EXPORT, VARIANT_FIELD, render_qti12
+from tests.lms_readers import read_qti12
+from tests.lms_roundtrip import check_hostile_responses, check_variant, hostile_export
+
+FAST_BANKS = ("question_banks/params_memory.toml", "question_banks/masking.toml",
+              "question_banks/multihead_shapes.toml")
+PART = re.compile(r" part (\d+) of (\d+): ")
+
+
+def export_zip(tmp_path, bank, n=2, **options) -> bytes:
+    out = tmp_path / "pool.zip"
+    EXPORT.build(bank=str(bank), n=str(n), output=out, seed="0", **options)
+    return out.read_bytes()
+
+
+def round_trip(data: bytes) -> dict:
+    """Group the items by variant (one per blank for multi-blank problems) and re-grade each variant."""
+    variants: dict[str, list] = {}
+    counts: dict[str, int] = {}
+    for item in read_qti12(data):
+        found = PART.findall(item.title)
+        part, total = map(int, found[-1]) if found else (1, 1)
+        variants.setdefault(item.metadata[VARIANT_FIELD], []).append((part, total, item))
+        counts[item.kind] = counts.get(item.kind, 0) + 1
+    for variant_id, items in variants.items():
+        assert [p for p, _, _ in items] == list(range(1, items[0][1] + 1)), variant_id
+        check_variant(variant_id, [item for _, _, item in items], essay=items[0][2].kind == "essay")
+    return counts
+
+
+@pytest.mark.parametrize("bank", FAST_BANKS, ids=lambda p: p.split("/")[-1])
+def test_a_bank_round_trips_key_outside_tolerance_mistakes_and_options(tmp_path, bank):
+    assert sum(round_trip(export_zip(tmp_path, bank)).values()) > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bank", shipped_banks(), ids=lambda p: p.stem)
+def test_every_shipped_bank_round_trips_and_is_valid(tmp_path, schema, bank):
+    data = export_zip(tmp_path, bank, n=3, with_solutions=True)
+    assert sum(round_trip(data).values()) > 0
+    schema.validate(_assessment(data).decode())
+
+
+def test_each_pool_is_a_group_drawing_one_item_worth_the_pool_points(tmp_path):
+    data = export_zip(tmp_path, FAST_BANKS[0], n=3)
+    export = build_export(FAST_BANKS[0], 3)
+    root = ET.fromstring(zipfile.ZipFile(io.BytesIO(data)).read("params_memory/params_memory.xml"))
+    ns = "{http://www.imsglobal.org/xsd/ims_qtiasiv1p2}"
+    groups = [s for s in root.iter(f"{ns}section") if s.find(f"{ns}selection_ordering") is not None]
+    assert [g.get("title") for g in groups] == [p.title for p in export.pools]
+    for group, pool in zip(groups, export.pools):
+        assert group.findtext(f".//{ns}selection_number") == "1"
+        assert float(group.findtext(f".//{ns}points_per_item")) == pool.points
+        variants = {f.findtext(f"{ns}fieldentry") for f in group.iter(f"{ns}qtimetadatafield")
+                    if f.findtext(f"{ns}fieldlabel") == VARIANT_FIELD}
+        assert variants == {q.variant_id for q in pool.questions}
+
+
+def test_numbers_keep_their_tolerance_and_mistakes_show_their_hint(tmp_path):
+    items = [i for i in read_qti12(export_zip(tmp_path, FAST_BANKS[0])) if i.kind == "numerical"]
+    with_mistakes = [i for i in items if i.answers]
+    assert with_mistakes
+    for item in with_mistakes:
+        mistake = item.answers[0]
+        score, shown = item.run(float(mistake.text))
+        assert score == 0 and item.feedback[shown[0]] == mistake.feedback
+
+
+def test_solutions_are_general_feedback_only_when_asked(tmp_path):
+    plain = read_qti12(export_zip(tmp_path, FAST_BANKS[0]))
+    solved = read_qti12(export_zip(tmp_path, FAST_BANKS[0], with_solutions=True))
+    assert not any("general_fb" in i.feedback for i in plain)
+    assert all(i.feedback.get("general_fb") for i in solved)
+
+
+@pytest.mark.parametrize("several", [False, True], ids=["one blank", "several blanks"])
+def test_hostile_text_in_every_field_reads_back_intact(several):
+    export = hostile_export(several_blanks=several)
+    items = read_qti12(render_qti12(export))
+    blanks = [b for q in export.pools[0].questions for b in q.blanks]
+    check_hostile_responses(items, blanks)
+    assert all(i.title.startswith(export.pools[0].questions[0].title) for i in items)
+
+
+def test_render_is_deterministic():
+    export = build_export(FAST_BANKS[1], 2)
+    assert render_qti12(export) == render_qti12(build_export(FAST_BANKS[1], 2))
+
+
+def test_a_multi_blank_problem_is_one_item_per_blank_and_the_command_says_so(tmp_path):
+    out = tmp_path / "m.zip"
+    said = EXPORT.build(bank=FAST_BANKS[1], n="1", output=out, seed="0")
+    assert re.search(r"\d+ variants with several blanks became \d+ Canvas items, one per blank", said)
+    assert any(PART.search(i.title) for i in read_qti12(out.read_bytes()))
+
+
+@pytest.mark.parametrize("bank", FAST_BANKS, ids=lambda p: p.split("/")[-1])
+def test_a_third_party_canvas_qti_reader_gets_every_question_and_answer_intact(tmp_path, bank):
+    """qti2latex (PyPI) reads Canvas QTI 1.2: each item's type, prompt and options come out as we wrote
+    them, and the correct answers it finds hold ours — exactly ours where no feedback condition adds a
+    ``varequal`` of its own (it collects every ``varequal`` of the processing)."""
+    qti2latex = pytest.importorskip("qti2latex")
+    path = tmp_path / "pool.zip"
+    path.write_bytes(export_zip(tmp_path, bank))
+    unpacked = qti2latex.extract_zip_to_tmp(path)
+    try:
+        files = qti2latex.read_qti_dir(unpacked)
+        theirs = [i for f in files for i in qti2latex.findall_anyns(ET.parse(f).getroot(), "item")]
+    finally:
+        import shutil
+        shutil.rmtree(unpacked)
+    ours = read_qti12(path.read_bytes())
+    assert len(theirs) == len(ours) > 0
+    for item, mine in zip(theirs, ours):
+        assert qti2latex.get_qti_metadata(item)["question_type"] == mine.metadata["question_type"]
+        assert qti2latex.get_item_stem(item) == mine.text.strip()
+        assert dict(qti2latex.get_choices(item)) == {k: v.strip() for k, v in mine.options.items()} or mine.kind != "choice"
+        found = qti2latex.get_correct_idents(item)
+        expected = _expected_answers(mine)
+        assert expected <= found, (mine.title, expected, found)
+        if not any(c.find(".//{*}displayfeedback") is not None for c in mine.conditions):
+            assert found == expected, (mine.title, expected, found)
+
+
+def _expected_answers(item) -> set[str]:
+    if item.kind == "choice":
+        return {ident for ident in item.options if ident in item._required_options()}
+    scoring = item.conditions[-1]
+    return {e.text for e in scoring.iter() if e.tag.endswith("varequal")}
+
+
+SCHEMA = __import__("pathlib").Path(__file__).parent / "fixtures" / "lms" / "qti12_subset.xsd"
+
+
+@pytest.fixture(scope="module")
+def schema():
+    xmlschema = pytest.importorskip("xmlschema", reason="xmlschema (test extra) validates the XSD")
+    return xmlschema.XMLSchema11(str(SCHEMA))
+
+
+def _assessment(data: bytes) -> bytes:
+    archive = zipfile.ZipFile(io.BytesIO(data))
+    return archive.read(next(n for n in archive.namelist() if n != "imsmanifest.xml"))
+
+
+@pytest.mark.parametrize("bank", FAST_BANKS, ids=lambda p: p.split("/")[-1])
+def test_every_export_is_valid_against_our_schema_of_the_qti_subset(tmp_path, schema, bank):
+    schema.validate(_assessment(export_zip(tmp_path, bank, with_solutions=True)).decode())
+
+
+@pytest.mark.parametrize("edit", [
+    ("<selection_number>1<", "<selection_number>2<"),
+    ("<fieldentry>numerical_question<", "<fieldentry>numeric<"),
+    ('varname="SCORE">100<', 'varname="SCORE">150<'),
+    ('continue="No"', 'continue="Maybe"'),
+    ('<vargte respident="response1">', '<vargte respident="response2">'),
+], ids=["draws two", "unknown type", "score over 100", "bad continue", "unknown response"])
+def test_the_schema_refuses_what_canvas_would_not_read(tmp_path, schema, edit):
+    text = _assessment(export_zip(tmp_path, FAST_BANKS[0])).decode()
+    assert edit[0] in text
+    assert not schema.is_valid(text.replace(edit[0], edit[1], 1))
