@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import re
 import xml.etree.ElementTree as ET
+from xml.sax.saxutils import escape as xml_escape
 from dataclasses import dataclass, field
 
 
@@ -403,3 +404,163 @@ def read_qti12(data: bytes) -> list[QtiItem]:
                                  presentation.find(f"{QTI12}material").findtext(f"{QTI12}mattext"), options,
                                  item.find(f"{QTI12}resprocessing").findall(f"{QTI12}respcondition"), feedback))
     return items
+
+
+# --------------------------------------------------------------------------------------------------
+# QTI 2.1: an interpreter of the response processing we emit
+# --------------------------------------------------------------------------------------------------
+
+QTI21 = "{http://www.imsglobal.org/xsd/imsqti_v2p1}"
+
+
+def inner_xml(element) -> str:
+    """An element's content as markup (text and children), written without the QTI namespace."""
+    ET.register_namespace("", QTI21[1:-1])
+    markup = xml_escape(element.text or "") + "".join(ET.tostring(child, encoding="unicode") for child in element)
+    return markup.replace(f' xmlns="{QTI21[1:-1]}"', "")
+
+
+class Qti21Item:
+    """One ``assessmentItem``: its declarations, processing rules and feedback, run as QTI 2.1 does."""
+
+    def __init__(self, root) -> None:
+        self.title = root.get("title")
+        self.declarations = {d.get("identifier"): d for d in root.findall(f"{QTI21}responseDeclaration")}
+        self.processing = root.find(f"{QTI21}responseProcessing")
+        self.feedback = {f.get("identifier"): inner_xml(f) for f in root.findall(f"{QTI21}modalFeedback")}
+        self.maxscore = float(next(o for o in root.findall(f"{QTI21}outcomeDeclaration")
+                                   if o.get("identifier") == "MAXSCORE").findtext(f".//{QTI21}value"))
+        self.choices_of = {i.get("responseIdentifier"): {c.get("identifier"): inner_xml(c)
+                                                         for c in i.iter(f"{QTI21}simpleChoice")}
+                           for i in root.iter(f"{QTI21}choiceInteraction")}  # response -> option ident -> HTML
+        self.essay = root.find(f".//{QTI21}extendedTextInteraction") is not None
+
+    def responses(self) -> list["Qti21Response"]:
+        return [Qti21Response(self, name) for name in self.declarations if name.startswith("RESPONSE_")]
+
+    def run(self, given: dict) -> tuple[float, list[str]]:
+        """(SCORE, FEEDBACK identifiers) after the processing rules, for responses ``given`` (others null)."""
+        outcomes = {"SCORE": 0.0, "FEEDBACK": []}
+        self._rules(self.processing, given, outcomes)
+        return outcomes["SCORE"], outcomes["FEEDBACK"]
+
+    def _rules(self, parent, given, outcomes) -> None:
+        for rule in parent:
+            tag = _local(rule)
+            if tag == "setOutcomeValue":
+                outcomes[rule.get("identifier")] = self._value(rule[0], given, outcomes)
+            elif tag == "responseCondition":
+                for branch in rule:
+                    if _local(branch) == "responseElse" or self._value(branch[0], given, outcomes):
+                        self._rules(list(branch)[0 if _local(branch) == "responseElse" else 1:], given, outcomes)
+                        break
+            else:
+                raise AssertionError(f"unexpected rule {tag}")
+
+    def _value(self, expression, given, outcomes):
+        tag, args = _local(expression), list(expression)
+        if tag == "variable":
+            name = expression.get("identifier")
+            return outcomes[name] if name in outcomes else given.get(name)
+        if tag == "baseValue":
+            return {"float": float, "integer": int}.get(expression.get("baseType"), str)(expression.text or "")
+        if tag == "correct":
+            values = [v.text for v in self.declarations[expression.get("identifier")].iter(f"{QTI21}value")]
+            return values[0] if self.declarations[expression.get("identifier")].get("cardinality") == "single" else set(values)
+        if tag == "mapResponse":
+            return self._mapped(expression.get("identifier"), given)
+        values = [self._value(a, given, outcomes) for a in args]
+        if tag in ("sum", "multiple"):
+            return values[0] + values[1] if tag == "sum" else [*values[0], values[1]]
+        if any(v is None for v in values):
+            return False  # a null operand: the condition does not hold
+        if tag == "equal":
+            assert expression.get("toleranceMode") == "absolute"
+            low, high = (float(t) for t in expression.get("tolerance").split())
+            return values[1] - low <= float(values[0]) <= values[1] + high
+        if tag == "match":
+            first = set(values[0]) if isinstance(values[0], (set, list)) else values[0]
+            return first == values[1]
+        if tag == "member":
+            return values[0] in values[1]
+        if tag == "stringMatch":
+            return values[0].strip().lower() == values[1].strip().lower()
+        if tag == "gt":
+            return values[0] > values[1]
+        raise AssertionError(f"unexpected expression {tag}")
+
+    def _mapped(self, name: str, given) -> float | None:
+        if given.get(name) is None:
+            return None
+        mapping = self.declarations[name].find(f"{QTI21}mapping")
+        for entry in mapping.findall(f"{QTI21}mapEntry"):
+            same = entry.get("caseSensitive") == "true" and entry.get("mapKey") == given[name]
+            if same or entry.get("caseSensitive") == "false" and entry.get("mapKey").lower() == given[name].strip().lower():
+                return float(entry.get("mappedValue"))
+        return float(mapping.get("defaultValue"))
+
+
+def _tests(expression, name: str) -> bool:
+    """Whether a condition reads the response ``name``."""
+    return any(e.get("identifier") == name for e in expression.iter()
+               if _local(e) in ("variable", "mapResponse", "correct"))
+
+
+class Qti21Response:
+    """One blank of an item, scored alone in percent of its share of the item's points."""
+
+    def __init__(self, item: Qti21Item, name: str) -> None:
+        self.item, self.name = item, name
+        declaration = item.declarations[name]
+        base = declaration.get("baseType")
+        self.kind = {"float": "numerical", "integer": "numerical", "identifier": "choice"}.get(base, "short")
+        self.share = next(float(c.find(f"{QTI21}setOutcomeValue[@identifier='SCORE']").find(f".//{QTI21}baseValue").text)
+                          for c in item.processing.iter(f"{QTI21}responseIf") if _tests(c[0], name)
+                          and c.find(f"{QTI21}setOutcomeValue[@identifier='SCORE']") is not None)
+
+    def _given(self, given):
+        if self.kind == "choice":
+            by_text = {html: ident for ident, html in self.item.choices_of[self.name].items()}
+            chosen = [by_text.get(g, g) for g in given] if not isinstance(given, str) else [given]
+            return chosen if self.item.declarations[self.name].get("cardinality") == "multiple" else chosen[0]
+        return given
+
+    def score(self, given) -> float:
+        return 100.0 * (self.item.run({self.name: self._given(given)})[0] / self.share)
+
+    def shown(self, given) -> list[str]:
+        return [self.item.feedback[f] for f in self.item.run({self.name: self._given(given)})[1] if f != "SOLUTION"]
+
+    @property
+    def answers(self) -> list[Answer]:
+        if self.kind == "choice":
+            correct = {v.text for v in self.item.declarations[self.name].iter(f"{QTI21}value")}
+            return [Answer(100.0 if ident in correct else 0.0, html, 0.0, "".join(self.shown([html])))
+                    for ident, html in self.item.choices_of[self.name].items()]
+        found = []
+        for condition in self.item.processing.findall(f"{QTI21}responseCondition"):
+            if not _tests(condition[0][0], self.name):
+                continue
+            for other in condition.findall(f"{QTI21}responseElseIf"):
+                test = other[0]
+                tolerance = float(test.get("tolerance", "0 0").split()[0])
+                value = test.find(f"{QTI21}baseValue").text
+                found.append(Answer(0.0, value, tolerance, "".join(self.shown(float(value)))))
+        return found
+
+    def correct_options(self) -> list[str]:
+        return [a.text for a in self.answers if a.fraction > 0]
+
+
+def read_qti21(data: bytes) -> tuple[ET.Element, list[Qti21Item]]:
+    """The package's test and its items (found through ``imsmanifest.xml``), in manifest order."""
+    import io
+    import zipfile
+
+    archive = zipfile.ZipFile(io.BytesIO(data))
+    manifest = ET.fromstring(archive.read("imsmanifest.xml"))
+    resources = [r for r in manifest.iter() if _local(r) == "resource"]
+    (test,) = [r.get("href") for r in resources if r.get("type") == "imsqti_test_xmlv2p1"]
+    items = [Qti21Item(ET.fromstring(archive.read(r.get("href")))) for r in resources
+             if r.get("type") == "imsqti_item_xmlv2p1"]
+    return ET.fromstring(archive.read(test)), items

@@ -321,7 +321,7 @@ def heatmap_image(part: AnswerPart) -> str:
 
     data = base64.b64encode(heatmap_svg(part.value).encode()).decode()
     alt = f"Heatmap of {plain_text(text_html(part.label or part.key))}: rows are queries, columns keys"
-    return f'<p><img src="data:image/svg+xml;base64,{data}" alt="{escape(alt)}"></p>'
+    return f'<p><img src="data:image/svg+xml;base64,{data}" alt="{escape(alt)}" /></p>'
 
 
 def _key_html(problem: Problem) -> str:

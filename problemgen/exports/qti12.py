@@ -43,7 +43,8 @@ def _ident(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", text)
 
 
-def _sub(parent: ET.Element, tag: str, attrib: dict | None = None, text: str | None = None) -> ET.Element:
+def sub_element(parent: ET.Element, tag: str, attrib: dict | None = None, text: str | None = None) -> ET.Element:
+    """A child element with attributes and text (both QTI exports build their XML with it)."""
     element = ET.SubElement(parent, tag, attrib or {})
     if text is not None:
         element.text = text
@@ -51,46 +52,51 @@ def _sub(parent: ET.Element, tag: str, attrib: dict | None = None, text: str | N
 
 
 def _material(parent: ET.Element, html: str) -> None:
-    _sub(_sub(parent, "material"), "mattext", {"texttype": "text/html"}, html)
+    sub_element(sub_element(parent, "material"), "mattext", {"texttype": "text/html"}, html)
 
 
 def _metadata(item: ET.Element, fields: dict[str, str]) -> None:
-    box = _sub(_sub(item, "itemmetadata"), "qtimetadata")
+    box = sub_element(sub_element(item, "itemmetadata"), "qtimetadata")
     for label, entry in fields.items():
-        field = _sub(box, "qtimetadatafield")
-        _sub(field, "fieldlabel", text=label)
-        _sub(field, "fieldentry", text=entry)
+        field = sub_element(box, "qtimetadatafield")
+        sub_element(field, "fieldlabel", text=label)
+        sub_element(field, "fieldentry", text=entry)
 
 
 def _feedback(item: ET.Element, ident: str, html: str) -> None:
-    box = _sub(item, "itemfeedback", {"ident": ident})
-    _material(_sub(box, "flow_mat"), html)
+    box = sub_element(item, "itemfeedback", {"ident": ident})
+    _material(sub_element(box, "flow_mat"), html)
 
 
 def _condition(processing: ET.Element, *, score: str | None, feedback: str | None, last: bool) -> ET.Element:
     """A ``respcondition``; returns its ``conditionvar`` for the caller to fill."""
-    condition = _sub(processing, "respcondition", {"continue": "No" if last else "Yes"})
-    test = _sub(condition, "conditionvar")
+    condition = sub_element(processing, "respcondition", {"continue": "No" if last else "Yes"})
+    test = sub_element(condition, "conditionvar")
     if feedback:
-        _sub(condition, "displayfeedback", {"feedbacktype": "Response", "linkrefid": feedback})
+        sub_element(condition, "displayfeedback", {"feedbacktype": "Response", "linkrefid": feedback})
     if score is not None:
-        _sub(condition, "setvar", {"action": "Set", "varname": "SCORE"}, score)
+        sub_element(condition, "setvar", {"action": "Set", "varname": "SCORE"}, score)
     return test
 
 
 def _near(test: ET.Element, value: float, tolerance: float) -> None:
     """The response equals ``value`` or lies within ``tolerance`` of it (Canvas's exact-with-margin form)."""
-    either = _sub(test, "or")
-    _sub(either, "varequal", {"respident": "response1"}, number(value))
-    both = _sub(either, "and")
-    _sub(both, "vargte", {"respident": "response1"}, number(value - tolerance))
-    _sub(both, "varlte", {"respident": "response1"}, number(value + tolerance))
+    either = sub_element(test, "or")
+    sub_element(either, "varequal", {"respident": "response1"}, number(value))
+    both = sub_element(either, "and")
+    sub_element(both, "vargte", {"respident": "response1"}, number(value - tolerance))
+    sub_element(both, "varlte", {"respident": "response1"}, number(value + tolerance))
+
+
+def _typed_response(item: ET.Element, render: dict | None = None, label: dict | None = None) -> None:
+    """The box a student types into: a number (``fibtype`` Decimal) or text."""
+    response = sub_element(item.find("presentation"), "response_str", {"ident": "response1", "rcardinality": "Single"})
+    sub_element(sub_element(response, "render_fib", render), "response_label", label or {"ident": "answer1",
+                                                                                     "rshuffle": "No"})
 
 
 def _numerical(item: ET.Element, processing: ET.Element, blank: Blank) -> None:
-    fib = _sub(_sub(item.find("presentation"), "response_str", {"ident": "response1", "rcardinality": "Single"}),
-               "render_fib", {"fibtype": "Decimal"})
-    _sub(fib, "response_label", {"ident": "answer1"})
+    _typed_response(item, {"fibtype": "Decimal"}, {"ident": "answer1"})
     for k, mistake in enumerate(blank.mistakes, start=1):
         _near(_condition(processing, score=None, feedback=f"mistake{k}_fb", last=False), float(mistake.value),
               blank.tolerance)
@@ -100,61 +106,58 @@ def _numerical(item: ET.Element, processing: ET.Element, blank: Blank) -> None:
 
 def _choice(item: ET.Element, processing: ET.Element, blank: Blank) -> None:
     cardinality = "Multiple" if blank.multiple else "Single"
-    render = _sub(_sub(item.find("presentation"), "response_lid", {"ident": "response1", "rcardinality": cardinality}),
-                  "render_choice")
+    response = sub_element(item.find("presentation"), "response_lid",
+                           {"ident": "response1", "rcardinality": cardinality})
+    render = sub_element(response, "render_choice")
     hints = {m.value: m.feedback for m in blank.mistakes}
     for option in blank.options:
-        _material(_sub(render, "response_label", {"ident": _ident(option.id)}), option.html)
+        _material(sub_element(render, "response_label", {"ident": _ident(option.id)}), option.html)
         why = option.feedback or hints.get(option.id, "")
         if why:
-            _sub(_condition(processing, score=None, feedback=f"{_ident(option.id)}_fb", last=False), "varequal",
+            sub_element(_condition(processing, score=None, feedback=f"{_ident(option.id)}_fb", last=False), "varequal",
                  {"respident": "response1"}, _ident(option.id))
             _feedback(item, f"{_ident(option.id)}_fb", why)
     test = _condition(processing, score="100", feedback=None, last=True)
     if not blank.multiple:
         (right,) = [o for o in blank.options if o.correct]
-        _sub(test, "varequal", {"respident": "response1"}, _ident(right.id))
+        sub_element(test, "varequal", {"respident": "response1"}, _ident(right.id))
         return
-    every = _sub(test, "and")
+    every = sub_element(test, "and")
     for option in blank.options:
-        holder = every if option.correct else _sub(every, "not")
-        _sub(holder, "varequal", {"respident": "response1"}, _ident(option.id))
+        holder = every if option.correct else sub_element(every, "not")
+        sub_element(holder, "varequal", {"respident": "response1"}, _ident(option.id))
 
 
 def _short(item: ET.Element, processing: ET.Element, blank: Blank) -> None:
-    fib = _sub(_sub(item.find("presentation"), "response_str", {"ident": "response1", "rcardinality": "Single"}),
-               "render_fib")
-    _sub(fib, "response_label", {"ident": "answer1", "rshuffle": "No"})
+    _typed_response(item)
     for k, mistake in enumerate(blank.mistakes, start=1):
-        _sub(_condition(processing, score=None, feedback=f"mistake{k}_fb", last=False), "varequal",
+        sub_element(_condition(processing, score=None, feedback=f"mistake{k}_fb", last=False), "varequal",
              {"respident": "response1"}, str(mistake.value))
         _feedback(item, f"mistake{k}_fb", mistake.feedback)
-    either = _sub(_condition(processing, score="100", feedback=None, last=True), "or")  # explicit: any spelling
+    either = sub_element(_condition(processing, score="100", feedback=None, last=True), "or")  # explicit: any spelling
     for spelling in blank.spellings:
-        _sub(either, "varequal", {"respident": "response1"}, spelling)
+        sub_element(either, "varequal", {"respident": "response1"}, spelling)
 
 
 def _essay(item: ET.Element, processing: ET.Element) -> None:
-    fib = _sub(_sub(item.find("presentation"), "response_str", {"ident": "response1", "rcardinality": "Single"}),
-               "render_fib")
-    _sub(fib, "response_label", {"ident": "answer1", "rshuffle": "No"})
-    _sub(_condition(processing, score=None, feedback=None, last=True), "other")
+    _typed_response(item)
+    sub_element(_condition(processing, score=None, feedback=None, last=True), "other")
 
 
 def _item(section: ET.Element, question: Question, blank: Blank | None, title: str, text: str, points: float) -> None:
     """One Canvas item: a single blank of ``question`` (or the whole question as an essay)."""
-    item = _sub(section, "item", {"ident": _ident(f"{question.variant_id}_{blank.id if blank else 'essay'}"),
+    item = sub_element(section, "item", {"ident": _ident(f"{question.variant_id}_{blank.id if blank else 'essay'}"),
                                   "title": title})
-    kind = "essay_question" if blank is None else (
-        _QUESTION_TYPES.get(blank.kind) or ("multiple_answers_question" if blank.multiple else "multiple_choice_question"))
+    choice = "multiple_answers_question" if blank and blank.multiple else "multiple_choice_question"
+    kind = "essay_question" if blank is None else _QUESTION_TYPES.get(blank.kind, choice)
     _metadata(item, {"question_type": kind, "points_possible": number(points), VARIANT_FIELD: question.variant_id})
-    _material(_sub(item, "presentation"), text)
-    processing = _sub(item, "resprocessing")
-    _sub(_sub(processing, "outcomes"), "decvar", {"maxvalue": "100", "minvalue": "0", "varname": "SCORE",
+    _material(sub_element(item, "presentation"), text)
+    processing = sub_element(item, "resprocessing")
+    sub_element(sub_element(processing, "outcomes"), "decvar", {"maxvalue": "100", "minvalue": "0", "varname": "SCORE",
                                                  "vartype": "Decimal"})
     general = question.solution if blank else question.key_html + question.solution if question.solution else ""
     if general:
-        _sub(_condition(processing, score=None, feedback="general_fb", last=False), "other")
+        sub_element(_condition(processing, score=None, feedback="general_fb", last=False), "other")
         _feedback(item, "general_fb", general)
     if blank is None:
         _essay(item, processing)
@@ -175,10 +178,10 @@ def _items(section: ET.Element, question: Question, points: float) -> None:
 
 
 def _group(root: ET.Element, pool: Pool) -> None:
-    section = _sub(root, "section", {"ident": _ident(f"group_{pool.id}"), "title": pool.title})
-    selection = _sub(_sub(section, "selection_ordering"), "selection")
-    _sub(selection, "selection_number", text="1")
-    _sub(_sub(selection, "selection_extension"), "points_per_item", text=number(pool.points))
+    section = sub_element(root, "section", {"ident": _ident(f"group_{pool.id}"), "title": pool.title})
+    selection = sub_element(sub_element(section, "selection_ordering"), "selection")
+    sub_element(selection, "selection_number", text="1")
+    sub_element(sub_element(selection, "selection_extension"), "points_per_item", text=number(pool.points))
     for question in pool.questions:
         _items(section, question, pool.points)
 
@@ -186,8 +189,8 @@ def _group(root: ET.Element, pool: Pool) -> None:
 def assessment_xml(export: LmsExport) -> bytes:
     """The QTI 1.2 assessment: a root section holding one question group per pool."""
     root = ET.Element("questestinterop", {"xmlns": QTI_NS})
-    assessment = _sub(root, "assessment", {"ident": _ident(export.bank_id), "title": export.title})
-    top = _sub(assessment, "section", {"ident": "root_section"})
+    assessment = sub_element(root, "assessment", {"ident": _ident(export.bank_id), "title": export.title})
+    top = sub_element(assessment, "section", {"ident": "root_section"})
     for pool in export.pools:
         _group(top, pool)
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="utf-8", xml_declaration=False)
