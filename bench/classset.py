@@ -1,6 +1,8 @@
 """Class-set generation: 200 students x 20 problems, its linearity, and peak memory at 10,000 problems.
 
-Targets (issue 8):
+Targets (issues 8 and 20):
+* CPU per problem of a class set at most 1.5x the CPU of generating the same problems alone (same run,
+  same seeds, one process; the baseline's CPU seconds are printed in the "CPU s" column);
 * 200 students x 20 problems (Markdown worksheet, answer key, answer sheet, key sheet and frozen
   variant for each student) in at most 5 s wall: measured end to end through the CLI
   (`problemgen worksheet BANK --roster roster.csv --secret-env VAR`, imports included) and through the
@@ -13,7 +15,7 @@ Targets (issue 8):
 The bank is written into the temp dir: 20 kinds across the topics, difficulties 1 and 2 alternating.
 Everything is written under a temp dir that is deleted at the end.
 
-Usage: .venv/bin/python bench/classset.py [--runs 3] [--profile]
+Usage: python bench/classset.py [--runs 3] [--profile]   (from the checkout)
 """
 
 from __future__ import annotations
@@ -113,6 +115,30 @@ def library_run(tmp: Path, bank: Path, roster: Path, label: str, jobs: int | Non
     return time.perf_counter() - start, cpu() - cpu_start
 
 
+def generation_ratio(tmp: Path, bank_path: Path, students: int, runs: int) -> tuple[float, float, float]:
+    """(class-set CPU s, generation-alone CPU s, ratio), medians of ``runs`` interleaved pairs in this process.
+
+    The class set is ``write_class_set`` in one process (every file written); the baseline generates the
+    same students' problems (same seeds, same cache) and nothing else — the cost no class set can avoid."""
+    from problemgen.documents import worksheet
+    from problemgen.documents.banks import load_bank
+
+    bank, full, alone = load_bank(bank_path), [], []
+    for run in range(runs):
+        prefix = f"ratio{run}_"
+        roster = write_roster(tmp, students, prefix)
+        start = time.process_time()
+        worksheet.write_class_set(make_job(bank_path, tmp / f"ratio_{run}", 1), roster, SECRET_ENV)
+        full.append(time.process_time() - start)
+        cache, start = worksheet.ProblemCache(), time.process_time()
+        for n in range(students):
+            student = f"{prefix}{n:04d}"
+            seed, tag = worksheet.student_seed(os.environ[SECRET_ENV], bank.id, bank.seed, student)
+            worksheet.build_variant(bank, seed, student=student, variant_id=f"{bank.id}-{tag}", cache=cache)
+        alone.append(time.process_time() - start)
+    return median(full), median(alone), median(full) / median(alone)
+
+
 def stage_breakdown(bank_path: Path, students: int) -> list[list[object]]:
     """Median ms per student of each step write_class_set takes, timed separately on one process."""
     from problemgen.documents import worksheet
@@ -142,7 +168,8 @@ def stage_breakdown(bank_path: Path, students: int) -> list[list[object]]:
 
 def memory_child(tmp: Path, bank: Path, students: int, jobs: str) -> dict:
     roster = write_roster(tmp, students, f"m{jobs}_")
-    env = {**os.environ, SECRET_ENV: "bench-secret-not-for-real-use"}
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))  # the checkout's code
+    env = {**os.environ, SECRET_ENV: "bench-secret-not-for-real-use", "PYTHONPATH": path}
     proc = subprocess.run([sys.executable, "-c", MEMORY_CHILD, str(bank), str(roster),
                            str(tmp / f"mem_{students}_{jobs}"), SECRET_ENV, jobs],
                           env=env, cwd=tmp, capture_output=True, text=True, check=False)
@@ -214,6 +241,10 @@ def main() -> None:
             (wall, cpu), (base_wall, base_cpu) = serial[n], serial[sizes[0]]
             rows.append([f"library, {n} x 20, 1 process (warm)", f"{wall:.2f}", f"{cpu:.2f}", f"{wall / (n * 20) * 1000:.2f}",
                          f"{n / sizes[0]:.0f}", f"{wall / base_wall:.2f} / {cpu / base_cpu:.2f}", ""])
+        full_cpu, alone_cpu, ratio = generation_ratio(tmp, bank, 100, 3)
+        rows.append(["library, 100 x 20, 1 process: CPU vs generating alone", f"{full_cpu:.2f}", f"{alone_cpu:.2f}",
+                     f"{full_cpu / 2000 * 1000:.2f}", "", f"{ratio:.2f} x generation",
+                     f"<= 1.5x: {verdict(ratio <= 1.5)}"])
         auto, auto_cpu = library_run(tmp, bank, write_roster(tmp, 200, "auto"), "auto_200", None)
         rows.append(["library, 200 x 20, default workers (warm)", f"{auto:.2f}", f"{auto_cpu:.2f}", f"{auto / 4000 * 1000:.2f}",
                      "", f"{auto / serial[200][0]:.2f} of 1 proc", f"<= 5 s: {verdict(auto <= 5.0)}"])
