@@ -8,7 +8,7 @@ run; and the peak of extra memory one call allocates (tracemalloc, which numpy r
 of one L x S float64 matrix, which is what tells a needless copy from a needed one. The plain
 version holds about three such matrices at its peak (scores, shifted scores, their exponentials).
 
-Usage: .venv/bin/python bench/attention_speed.py [--runs 15]
+Usage: python bench/attention_speed.py [--runs 15]   (from the checkout)
 """
 
 from __future__ import annotations
