@@ -30,14 +30,15 @@ def test_products_agree_with_the_sympy_rule(answer, key, equal):
     ("d_model/h", "d_k", True), ("d_model/h", "d_v", True), ("h*d_k", "d_model", True), ("d_k*h", "d_model", True),
     ("96", "d_model", True), ("6*d_k", "h*d_k", True), ("d_model/4", "d_k", False), ("16", "d_k", True),
     ("d_model", "d_k", False), ("L", "S", False), ("d_ff/h", "d_k", False), ("2*d_model", "d_ff", False),
-    ("d_k*d_k/d_k", "d_v", True), ("h*h*d_k/h", "d_model", True),
+    ("d_k*d_k/d_k", "d_v", True), ("h*h*d_k/h", "d_model", True), ("d_model / h", "d_k", True),
+    (" h * d_k ", "d_model", True),
 ])
 def test_the_forms_students_write(answer, key, verdict):
     assert same_product_dim(answer, key, NUMBERS, EQUAL) is verdict
     assert same_dim_sympy(answer, key, NUMBERS, EQUAL) is verdict
 
 
-@pytest.mark.parametrize("text", ["d_k^2", "(h*d_k)", "2 d_k", "d_k+1", "sqrt(d_k)", "e*d_k", "0*d_k", "07", "d_k**2", ""])
+@pytest.mark.parametrize("text", ["d_k^2", "(h*d_k)", "2 d_k", "d_k * * h", "/d_k", "d_k+1", "sqrt(d_k)", "e*d_k", "0*d_k", "07", "d_k**2", ""])
 def test_anything_but_a_plain_product_is_left_to_sympy(text):
     assert read_product(text) is None
     assert same_product_dim(text, "d_k", NUMBERS, EQUAL) is None

@@ -1,6 +1,6 @@
 """Shape dimensions written as products and quotients of names and whole numbers, compared without SymPy.
 
-Nearly every dimension a student types is such a product: ``d_k``, ``h*d_k``, ``d_model/h``, ``2*d``.
+Nearly every dimension a student types is such a product: ``d_k``, ``h*d_k``, ``d_model / h``, ``2*d``.
 Importing SymPy takes one to two seconds, and the quiz promises feedback at once from the first answer,
 so :func:`same_product_dim` decides these exactly with fractions and returns ``None`` for anything
 else (powers, brackets, sums, spaces, function names), which the SymPy path then decides.
@@ -53,7 +53,7 @@ class Product:
 
 def read_product(text: str) -> Product | None:
     """``a*b/c*2`` as a :class:`Product`; ``None`` when the text is anything else."""
-    tokens = re.split(r"([*/])", str(text))
+    tokens = re.split(r"\s*([*/])\s*", str(text).strip())  # spaces around an operator are layout
     result, sign = Product(Fraction(1), ()), 1
     for i, token in enumerate(tokens):
         if i % 2:
