@@ -245,3 +245,17 @@ def test_key_shows_a_product_dimension_as_its_number_when_the_problem_gave_its_f
     assert rendering.answer_display(part, "tex") == r"$(B, L, h\,d_v)$ $= (2, 5, 512)$"
     partial = AnswerPart("s", "shape", ["B", "h*d_v"], spec={"dims": {"B": 2, "h": 8}})
     assert rendering.answer_display(partial, "md") == r"$(B, h\,d_v)$ $= (2, 8\,d_v)$"
+
+
+_REAL_CELL = st.one_of(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e17, max_value=1e17),
+                       st.integers(-10**6, 10**6), st.sampled_from([0.0, -0.0, 1e-9, -1e-9, 0.99995, -0.00005, 1e15]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(rows=st.integers(1, 4).flatmap(lambda m: st.lists(st.lists(_REAL_CELL, min_size=m, max_size=m), min_size=1,
+                                                         max_size=4)),
+       digits=st.integers(1, 8))
+def test_real_matrices_take_the_fast_path_to_the_same_latex(rows, digits):
+    from problemgen.documents.rendering import _any_body, _real_body
+
+    assert _real_body(rows, digits) == _any_body(rows, digits)

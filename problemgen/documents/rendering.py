@@ -54,10 +54,34 @@ def matrix_latex(value: Any, digits: int = 4) -> str:
     and no entry looks more or less precise than its neighbours.
     """
     rows = _rows(value)
+    real = all(type(x) in (int, float) and math.isfinite(x) for row in rows for x in row)
+    body = _real_body(rows, digits) if real else _any_body(rows, digits)
+    return rf"\begin{{bmatrix}} {body} \end{{bmatrix}}"
+
+
+def _any_body(rows: list, digits: int) -> str:
+    """The cells of any matrix: reals, ±∞ and words (mask cells)."""
     decimals = _shared_decimals(rows, digits)
     cell = (lambda x: _latex_number(x, digits)) if decimals is None else (lambda x: _fixed(x, decimals, digits))
-    body = r" \\ ".join(" & ".join(cell(x) for x in row) for row in rows)
-    return rf"\begin{{bmatrix}} {body} \end{{bmatrix}}"
+    return r" \\ ".join(" & ".join(cell(x) for x in row) for row in rows)
+
+
+def _real_body(rows: list, digits: int) -> str:
+    """The cells of an all-real matrix, as :func:`matrix_latex` writes them, in one pass per need.
+
+    The same text as :func:`_any_body` (a property test compares them); written out because a worksheet draws
+    thousands of small matrices and the general path's per-cell dispatch was most of its rendering time."""
+    decimals = 0
+    for row in rows:
+        for x in row:
+            if type(x) is float and not (x.is_integer() and abs(x) < 1e15):
+                trimmed = f"{x:.{digits}f}".rstrip("0")
+                decimals = max(decimals, len(trimmed) - trimmed.index(".") - 1)
+    if decimals:
+        cell = lambda x: f"{x:.{decimals}f}"  # noqa: E731
+        zero = "-0." + "0" * decimals
+        return r" \\ ".join(" & ".join(t[1:] if t == zero else t for t in map(cell, row)) for row in rows)
+    return r" \\ ".join(" & ".join(format_number(x, digits) for x in row) for row in rows)
 
 
 def _is_real(x: Any) -> bool:
