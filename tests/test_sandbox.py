@@ -21,6 +21,7 @@ from problemgen.code.sandbox import (
     RejectedSubmission, Sandbox, collect, stage,
 )  # fmt: skip
 from problemgen.code.sandbox import isolation, seccomp, wire
+from problemgen.code.sandbox.isolation import rank
 from problemgen.code.sandbox.output import CappedBuffer, clip, escape
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux")
@@ -274,6 +275,37 @@ def look():
         del os.environ["PROBLEMGEN_TEST_TOKEN"]
     modules, env, in_own_dir = run.outcomes[0].value
     assert modules == [] and "PROBLEMGEN_TEST_TOKEN" not in env and in_own_dir
+
+
+PEEK = """
+import os
+def peek(path):
+    try:
+        with open(path, "rb") as handle:
+            return handle.read().decode()
+    except OSError as exc:
+        return type(exc).__name__
+def own():
+    with open(__file__, "rb") as handle:
+        return handle.read().decode()
+"""
+
+
+def test_a_child_reads_its_own_submission_but_not_another_students(sandbox):
+    """Each child's ruleset grants its own directory only, also now that the fork server prepares the
+    fixed part of every ruleset before the fork (a ruleset shared between children would leak here)."""
+    if rank(sandbox.probe().isolation) < rank("seccomp+landlock"):
+        pytest.skip("Landlock is not available on this kernel")
+    other = stage({"submission.py": "SECRET_ANSWER = 42\n"}, "submission.py")
+    try:
+        for _ in range(2):  # the second child comes from the ruleset prepared after the first
+            run = run_source(sandbox, PEEK, [Call("peek", (os.path.join(other.directory, "submission.py"),)), Call("own")])
+            assert run.outcomes[0].value == "PermissionError"
+            assert "def own()" in run.outcomes[1].value
+        with open(os.path.join(other.directory, "submission.py")) as handle:  # the file is there to be read
+            assert "SECRET_ANSWER" in handle.read()
+    finally:
+        other.cleanup()
 
 
 def test_isolation_below_the_minimum_fails_closed_without_running_student_code(tmp_path):

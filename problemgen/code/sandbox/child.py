@@ -6,21 +6,29 @@ process belongs to the student, so nothing it sends afterwards is believed by th
 the fork server that forked us has never seen them.
 
 File descriptors after setup: 0 = /dev/null, 1/2 = capture pipes, 3 = result frames, 4 = inputs,
-and until the fork server has checked our credentials: 5 = "confined" to it, 6 = its "go" to us.
+and until the fork server has checked our credentials: 5 = "confined" to it, 6 = its "go" to us;
+until Landlock is enforced, 7 = the ruleset the fork server prepared and we completed.
+
+While the fork server reads our credentials from /proc, we do the trusted work that needs no
+verdict (reading the inputs, forgetting the grader's modules); the submission is imported only
+after its "go".
 """
 
 from __future__ import annotations
 
 import fcntl
+import functools
 import importlib.util
 import json
 import os
 import sys
+import sysconfig
 import traceback
+from dataclasses import dataclass
 
 from problemgen.code.sandbox import isolation, wire
 
-RESULT_FD, INPUT_FD, READY_FD, GO_FD = 3, 4, 5, 6
+RESULT_FD, INPUT_FD, READY_FD, GO_FD, RULESET_FD = 3, 4, 5, 6, 7
 _exit = os._exit  # bound early: the submission may replace os._exit
 
 
@@ -28,18 +36,25 @@ class MissingFunction(Exception):
     """The spec names a function the submission does not define (reported as an import error)."""
 
 
-def main(config: dict, fds: list[int], allow: isolation.ReadAllowlist) -> None:
-    """Never returns. ``fds``: inputs, results, stdout, stderr, then ready and go of the handshake."""
+def main(config: dict, fds: list[int], allow: isolation.ReadAllowlist, prepared: isolation.Ruleset | None = None,
+         traces: GraderTraces | None = None) -> None:
+    """Never returns. ``fds``: inputs, results, stdout, stderr, then ready and go of the handshake;
+    ``prepared``: the Landlock ruleset the fork server made for this child, if any;
+    ``traces``: the grader's modules and finders as the fork server listed them (else listed here)."""
     try:
-        _setup_process(fds, config["submission_dir"])
+        disable = tuple(config.get("disable", ()))
+        ruleset = isolation.child_ruleset(allow, config["submission_dir"], prepared, disable)
+        _setup_process(fds, config["submission_dir"], ruleset)
         limits = isolation.ChildLimits(**config["limits"])
-        done = isolation.confine(allow, config["submission_dir"], limits, tuple(config.get("disable", ())))
-        _handshake()
+        done = isolation.confine(allow, config["submission_dir"], limits, disable, ruleset)
+        os.write(READY_FD, b"c")  # the fork server now reads our credentials; meanwhile, trusted work only
+        os.close(READY_FD)
+        cases = _read_cases()
+        _scrub_interpreter(config["submission_dir"], traces or grader_traces())
+        _await_go()
         _send(wire.CONFINED, 0, json.dumps(done.as_dict(), sort_keys=True).encode())
         if isolation.rank(done.level) < isolation.rank(config["min_level"]):
             _exit(0)  # fail closed: no student code below the demanded level
-        cases = _read_cases()
-        _scrub_interpreter(config["submission_dir"])
         module = _import_submission(config["submission_dir"], config["entry"])
         if module is None:
             _exit(0)
@@ -52,16 +67,22 @@ def main(config: dict, fds: list[int], allow: isolation.ReadAllowlist) -> None:
     _exit(0)
 
 
-def _setup_process(fds: list[int], directory: str) -> None:
+def _setup_process(fds: list[int], directory: str, ruleset: isolation.Ruleset) -> None:
+    """Own session; descriptors 0-6 (and 7, the ruleset) in place, every other one closed."""
     os.setsid()  # own session and process group: the grader kills the group as a whole
-    inputs, results, out, err, ready, go = (fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in fds)
-    for fd in fds:
+    keep = [*fds, ruleset.fd] if ruleset.fd is not None else list(fds)
+    moved = [fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in keep]
+    for fd in keep:
         os.close(fd)
+    inputs, results, out, err, ready, go = moved[:6]
     devnull = os.open("/dev/null", os.O_RDONLY)
-    targets = ((devnull, 0), (out, 1), (err, 2), (results, RESULT_FD), (inputs, INPUT_FD), (ready, READY_FD), (go, GO_FD))
+    targets = [(devnull, 0), (out, 1), (err, 2), (results, RESULT_FD), (inputs, INPUT_FD), (ready, READY_FD), (go, GO_FD)]
+    if ruleset.fd is not None:
+        targets.append((moved[6], RULESET_FD))
+        ruleset.fd = RULESET_FD
     for source, target in targets:
         os.dup2(source, target)
-    os.closerange(GO_FD + 1, 1 << 16)
+    os.closerange(targets[-1][1] + 1, 1 << 16)  # the fork server's open paths among them
     sys.stdin = open(0, "r", closefd=False)
     sys.stdout = open(1, "w", buffering=1, closefd=False, errors="backslashreplace")
     sys.stderr = open(2, "w", buffering=1, closefd=False, errors="backslashreplace")
@@ -70,10 +91,8 @@ def _setup_process(fds: list[int], directory: str) -> None:
     os.environ.update({"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": directory})
 
 
-def _handshake() -> None:
-    """Tell the fork server we are confined, and wait until it has read our credentials from /proc."""
-    os.write(READY_FD, b"c")
-    os.close(READY_FD)
+def _await_go() -> None:
+    """Wait until the fork server has read our credentials from /proc and lets us go on."""
     if os.read(GO_FD, 1) != b"g":
         _exit(0)  # the fork server refused (or vanished): no student code
     os.close(GO_FD)
@@ -94,21 +113,44 @@ def _read_cases() -> list:
     return wire.decode(b"".join(chunks), wire.WireLimits(max_bytes=1 << 30, max_items=1 << 20))
 
 
-def _scrub_interpreter(directory: str) -> None:
+@dataclass(frozen=True)
+class GraderTraces:
+    """What of the grader a child finds in the interpreter it inherits: the names of its modules and
+    the import-path finders of paths a child does not keep. Listed by the fork server right before
+    each fork (:func:`grader_traces`): scanning ~300 modules in the child costs page faults instead."""
+
+    modules: tuple[str, ...]
+    finders: tuple[str, ...]
+
+
+def grader_traces() -> GraderTraces:
+    kept = set(runtime_paths())
+    return GraderTraces(tuple(n for n in sys.modules if n.split(".")[0] in ("problemgen", "reference")),
+                        tuple(k for k in sys.path_importer_cache if k not in kept))
+
+
+_retired: list = []  # what the scrub took away, still referenced: freeing it would touch shared pages
+
+
+def _scrub_interpreter(directory: str, traces: GraderTraces) -> None:
     """Forget the grader: its modules, its import hooks and its paths (Landlock also hides its files)."""
-    for name in [n for n in sys.modules if n.split(".")[0] in ("problemgen", "reference")]:
-        del sys.modules[name]
+    _retired.extend(sys.modules.pop(name, None) for name in traces.modules)
+    _retired.extend(sys.path_importer_cache.pop(key, None) for key in traces.finders)
     sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__name__.lower()
                         and "editable" not in getattr(f, "__name__", "").lower()]
-    sys.path_importer_cache.clear()
-    sys.path[:] = [directory] + [p for p in sys.path if p and "site-packages" in p or _is_stdlib(p)]
+    sys.path[:] = [directory, *runtime_paths()]
     sys.argv = ["submission"]
 
 
-def _is_stdlib(path: str) -> bool:
-    import sysconfig
+@functools.lru_cache(maxsize=1)
+def runtime_paths() -> tuple[str, ...]:
+    """The interpreter's own import paths (standard library, site-packages), without the grader's.
 
-    return bool(path) and os.path.realpath(path).startswith(os.path.realpath(sysconfig.get_paths()["stdlib"]))
+    Computed once by the fork server (``sysconfig`` and ``realpath`` per entry cost a child a
+    millisecond); every child inherits the answer.
+    """
+    stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
+    return tuple(p for p in sys.path if p and ("site-packages" in p or os.path.realpath(p).startswith(stdlib)))
 
 
 def _import_submission(directory: str, entry: str):

@@ -45,10 +45,13 @@ def main(fd: int) -> None:
     for name in PRELOAD:
         __import__(name)
     _warm_blas()
-    from problemgen.code.sandbox import child, isolation, privileges, seccomp  # after the preloads; server side
+    from problemgen.code.sandbox import child, isolation, landlock, privileges, seccomp  # after the preloads
 
     allow = isolation.server_allowlist()
+    fixed = landlock.FixedRules(*allow.fixed()) if landlock.abi_version() >= 1 else None
+    prepared = isolation.prepared_ruleset(fixed) if fixed else None  # the next child's, made while idle
     seccomp._template()  # built once here, patched with each child's pid
+    child.runtime_paths()  # likewise: what each child keeps of sys.path
     ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     baseline = own_state()
@@ -57,8 +60,10 @@ def main(fd: int) -> None:
         message, fds = _receive(sock)
         if message is None:
             break
-        if message.get("op") == "run" and len(fds) == 4:
+        if message.get("op") == "run":
             changed = _changes(baseline, own_state())
+            if not changed and len(fds) != 4:  # e.g. a lowered descriptor limit: the kernel dropped them
+                changed = f"{len(fds)} of the run's 4 descriptors arrived"
             if changed:  # a child reached us after all: never fork from a tampered server
                 for fd in fds:
                     os.close(fd)
@@ -66,7 +71,8 @@ def main(fd: int) -> None:
                 break
             if os.geteuid() != 0 or allow.drop_uid:  # the count RLIMIT_NPROC starts from, inherited by the child
                 isolation.tasks_of_uid(isolation.NOBODY if allow.drop_uid else os.getuid())
-            _serve_run(sock, message["config"], fds, allow, child, privileges)
+            _serve_run(sock, message["config"], fds, allow, prepared, child, privileges)
+            prepared = isolation.prepared_ruleset(fixed) if fixed else None
         else:
             for extra in fds:
                 os.close(extra)
@@ -98,7 +104,8 @@ def _changes(baseline: dict[str, object], now: dict[str, object]) -> str:
     return ", ".join(f"{key} {baseline[key]} -> {now.get(key)}" for key in baseline if now.get(key) != baseline[key])
 
 
-def _serve_run(sock: socket.socket, config: dict, fds: list[int], allow, child, privileges) -> None:
+def _serve_run(sock: socket.socket, config: dict, fds: list[int], allow, prepared, child, privileges) -> None:
+    traces = child.grader_traces()
     ready_r, ready_w = os.pipe()
     go_r, go_w = os.pipe()
     pid = os.fork()
@@ -106,10 +113,12 @@ def _serve_run(sock: socket.socket, config: dict, fds: list[int], allow, child, 
         sock.close()
         for fd in (ready_r, go_w):
             os.close(fd)
-        child.main(config, [*fds, ready_w, go_r], allow)  # never returns
+        child.main(config, [*fds, ready_w, go_r], allow, prepared, traces)  # never returns
         os._exit(70)
     for fd in (*fds, ready_w, go_r):
         os.close(fd)
+    if prepared is not None:
+        prepared.close()  # the child's ruleset from now on: never touched here again
     credentials = _verify_child(pid, ready_r, go_w, privileges)
     _send(sock, {"event": "started", "pid": pid, "credentials": credentials})
     if credentials is not None:

@@ -78,6 +78,65 @@ class ReadAllowlist:
     def with_submission(self, directory: str) -> tuple[list[str], list[str]]:
         return [directory, *self.read], list(self.list_only)
 
+    def fixed(self) -> tuple[list[str], list[str]]:
+        """(read, list-only) paths that mean the same in every child: the fork server opens them once."""
+        return [p for p in self.read if p not in PER_CHILD_PATHS], list(self.list_only)
+
+    def per_child(self, directory: str) -> list[str]:
+        """Readable paths each child resolves itself: its submission and its own ``/proc/self``."""
+        return [directory, *(p for p in self.read if p in PER_CHILD_PATHS)]
+
+
+# Paths whose meaning depends on the process that opens them (``/proc/self`` is the opener's own).
+PER_CHILD_PATHS = ("/proc/self",)
+
+
+@dataclass
+class Ruleset:
+    """A child's Landlock ruleset, built but not yet enforced, or why it could not be built."""
+
+    fd: int | None = None
+    abi: int = 0
+    error: str = ""
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def prepared_ruleset(fixed: landlock.FixedRules) -> Ruleset:
+    """The fork server's part: a new ruleset holding the fixed rules, made before the child is forked."""
+    try:
+        fd, abi = fixed.new_ruleset()
+    except OSError as exc:
+        return Ruleset(error=str(exc))
+    return Ruleset(fd, abi)
+
+
+def child_ruleset(allow: ReadAllowlist, submission_dir: str, prepared: Ruleset | None,
+                  disable: tuple[str, ...] = ()) -> Ruleset:
+    """The child's part: its own paths added to the ruleset the fork server prepared, enforced later
+    by :func:`confine`. Without one (no fork server) every path is resolved by name here."""
+    if "landlock" in disable:
+        if prepared is not None:
+            prepared.close()
+        return Ruleset()
+    if prepared is not None and prepared.fd is None:
+        return prepared
+    try:
+        if prepared is None:
+            fd, abi = landlock.create()
+            prepared = Ruleset(fd, abi)
+            landlock.add_paths(fd, *allow.with_submission(submission_dir))
+        else:
+            landlock.add_paths(prepared.fd, allow.per_child(submission_dir))
+    except OSError as exc:
+        if prepared is not None:
+            prepared.close()
+        return Ruleset(error=str(exc))
+    return prepared
+
 
 @dataclass
 class Confinement:
@@ -188,11 +247,13 @@ def _world_readable(path: str) -> bool:
 # --------------------------------------------------------------------------- confinement (child)
 
 
-def confine(allow: ReadAllowlist, submission_dir: str, limits: ChildLimits, disable: tuple[str, ...] = ()) -> Confinement:
+def confine(allow: ReadAllowlist, submission_dir: str, limits: ChildLimits, disable: tuple[str, ...] = (),
+            ruleset: Ruleset | None = None) -> Confinement:
     """Apply every available layer to the calling (child) process; irreversible.
 
     Order matters: credentials first (they reset the parent-death signal), then resource limits,
-    then Landlock (it needs its own system calls), then seccomp last.
+    then Landlock (it needs its own system calls), then seccomp last. ``ruleset`` is the Landlock
+    ruleset the child built beforehand (:func:`child_ruleset`); without it one is built here.
     """
     done = Confinement(notes=list(allow.notes))
     libc = ctypes.CDLL(None, use_errno=True)
@@ -209,12 +270,15 @@ def confine(allow: ReadAllowlist, submission_dir: str, limits: ChildLimits, disa
     libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: die with the fork server
     libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: no ptrace or /proc/<pid>/mem by peers
     _apply_rlimits(limits, done)
-    read, listing = allow.with_submission(submission_dir)
     if "landlock" in disable:
         done.notes.append("landlock disabled by configuration")
     else:
+        ruleset = ruleset or child_ruleset(allow, submission_dir, None)
         try:
-            done.landlock_abi = landlock.restrict(read, listing)
+            if ruleset.fd is None:
+                raise OSError(ruleset.error)
+            landlock.enforce(ruleset.fd)
+            done.landlock_abi = ruleset.abi
         except OSError as exc:
             done.notes.append(f"landlock unavailable: {exc}")
     if "seccomp" in disable:
