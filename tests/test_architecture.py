@@ -180,7 +180,7 @@ def test_function_level_project_imports_say_why():
         lines = path.read_text(encoding="utf-8").splitlines()
         for line_no in sorted({line for _, line, nested in project_imports(path) if nested}):
             if not _explained(lines, line_no - 1):
-                unexplained.append(f"{path.relative_to(ROOT)}:{line_no}: {here.strip()}")
+                unexplained.append(f"{path.relative_to(ROOT)}:{line_no}: {lines[line_no - 1].strip()}")
     assert not unexplained, "function-level imports without a reason:\n" + "\n".join(unexplained)
 
 

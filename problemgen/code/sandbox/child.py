@@ -5,13 +5,13 @@ process belongs to the student, so nothing it sends afterwards is believed by th
 "these bytes were offered as the result of case i". Expected values never exist in this process:
 the fork server that forked us has never seen them.
 
-File descriptors after setup: 0 = /dev/null, 1/2 = capture pipes, 3 = result frames, 4 = inputs,
-and until the fork server has checked our credentials: 5 = "confined" to it, 6 = its "go" to us;
-until Landlock is enforced, 7 = the ruleset the fork server prepared and we completed.
+File descriptors after setup: 0 = /dev/null, 1/2 = capture pipes, 3 = result frames, and until the
+fork server has checked our credentials: 4 = "confined" to it, 5 = its "go" to us; until Landlock is
+enforced, 6 = the ruleset the fork server prepared and we completed. The test inputs are already in
+memory, decoded by the fork server before it forked us.
 
 While the fork server reads our credentials from /proc, we do the trusted work that needs no
-verdict (reading the inputs, forgetting the grader's modules); the submission is imported only
-after its "go".
+verdict (forgetting the grader's modules); the submission is imported only after its "go".
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from problemgen.code.sandbox import isolation, wire
 
-RESULT_FD, INPUT_FD, READY_FD, GO_FD, RULESET_FD = 3, 4, 5, 6, 7
+RESULT_FD, READY_FD, GO_FD, RULESET_FD = 3, 4, 5, 6
 _exit = os._exit  # bound early: the submission may replace os._exit
 
 
@@ -36,9 +36,10 @@ class MissingFunction(Exception):
     """The spec names a function the submission does not define (reported as an import error)."""
 
 
-def main(config: dict, fds: list[int], allow: isolation.ReadAllowlist, prepared: isolation.Ruleset | None = None,
-         traces: GraderTraces | None = None) -> None:
-    """Never returns. ``fds``: inputs, results, stdout, stderr, then ready and go of the handshake;
+def main(config: dict, fds: list[int], allow: isolation.ReadAllowlist, cases: list,
+         prepared: isolation.Ruleset | None = None, traces: GraderTraces | None = None) -> None:
+    """Never returns. ``fds``: results, stdout, stderr, then ready and go of the handshake; ``cases``:
+    the calls to make, as ``[index, function, args, kwargs]``;
     ``prepared``: the Landlock ruleset the fork server made for this child, if any;
     ``traces``: the grader's modules and finders as the fork server listed them (else listed here)."""
     try:
@@ -49,7 +50,6 @@ def main(config: dict, fds: list[int], allow: isolation.ReadAllowlist, prepared:
         done = isolation.confine(allow, config["submission_dir"], limits, disable, ruleset)
         os.write(READY_FD, b"c")  # the fork server now reads our credentials; meanwhile, trusted work only
         os.close(READY_FD)
-        cases = _read_cases()
         _scrub_interpreter(config["submission_dir"], traces or grader_traces())
         _await_go()
         _send(wire.CONFINED, 0, json.dumps(done.as_dict(), sort_keys=True).encode())
@@ -68,17 +68,17 @@ def main(config: dict, fds: list[int], allow: isolation.ReadAllowlist, prepared:
 
 
 def _setup_process(fds: list[int], directory: str, ruleset: isolation.Ruleset) -> None:
-    """Own session; descriptors 0-6 (and 7, the ruleset) in place, every other one closed."""
+    """Own session; descriptors 0-5 (and 6, the ruleset) in place, every other one closed."""
     os.setsid()  # own session and process group: the grader kills the group as a whole
     keep = [*fds, ruleset.fd] if ruleset.fd is not None else list(fds)
     moved = [fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in keep]
     for fd in keep:
         os.close(fd)
-    inputs, results, out, err, ready, go = moved[:6]
+    results, out, err, ready, go = moved[:5]
     devnull = os.open("/dev/null", os.O_RDONLY)
-    targets = [(devnull, 0), (out, 1), (err, 2), (results, RESULT_FD), (inputs, INPUT_FD), (ready, READY_FD), (go, GO_FD)]
+    targets = [(devnull, 0), (out, 1), (err, 2), (results, RESULT_FD), (ready, READY_FD), (go, GO_FD)]
     if ruleset.fd is not None:
-        targets.append((moved[6], RULESET_FD))
+        targets.append((moved[5], RULESET_FD))
         ruleset.fd = RULESET_FD
     for source, target in targets:
         os.dup2(source, target)
@@ -103,14 +103,6 @@ def _send(kind: int, case: int, payload: bytes = b"") -> None:
     while data:
         written = os.write(RESULT_FD, data)
         data = data[written:]
-
-
-def _read_cases() -> list:
-    chunks = []
-    while chunk := os.read(INPUT_FD, 1 << 20):
-        chunks.append(chunk)
-    os.close(INPUT_FD)
-    return wire.decode(b"".join(chunks), wire.WireLimits(max_bytes=1 << 30, max_items=1 << 20))
 
 
 @dataclass(frozen=True)

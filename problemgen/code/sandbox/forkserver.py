@@ -3,11 +3,15 @@
 Why a separate process and not ``os.fork()`` in the grader: a child forked from the grader would
 inherit its memory, expected values included, and ``gc.get_objects()`` would find them. This process
 is started with isolated interpreter flags and a scrubbed environment, never receives expected
-values (test inputs go straight from the grader to the child through a pipe it never reads), and
-never runs student code itself. Forking it costs a few milliseconds instead of re-importing numpy.
+values (only the test inputs, which every child is called with anyway), and never runs student
+code itself. Forking it costs a few milliseconds instead of re-importing numpy.
 
 Protocol (SOCK_SEQPACKET, JSON messages, one run at a time):
-  grader -> server  {"op": "run", "config": {...}} with fds [inputs_r, results_w, stdout_w, stderr_w]
+  grader -> server  {"op": "inputs", "bytes": n} with fd [memfd]: the wire-encoded calls of the class,
+                    decoded once here and inherited by every child, which runs those listed in its
+                    config's "cases"
+  server -> grader  {"event": "inputs", "count": k}
+  grader -> server  {"op": "run", "config": {...}} with fds [results_w, stdout_w, stderr_w]
   server -> grader  {"event": "started", "pid": n, "credentials": {...} | null}
                     (sent once the child is confined and its /proc/<pid>/status has been read)
   server -> grader  {"event": "tampered", "what": "..."}   instead of "started": our own limits or
@@ -20,7 +24,6 @@ before "exited" is sent, so "exited" means every process of that run is dead.
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import resource
@@ -45,33 +48,41 @@ def main(fd: int) -> None:
     for name in PRELOAD:
         __import__(name)
     _warm_blas()
-    from problemgen.code.sandbox import child, isolation, landlock, privileges, seccomp  # after the preloads
+    # After the preloads, so that they are not imported through these modules first:
+    from problemgen.code.sandbox import child, isolation, landlock, privileges, seccomp, wire
+    from problemgen.code.sandbox import libc as c_library
 
     allow = isolation.server_allowlist()
     fixed = landlock.FixedRules(*allow.fixed()) if landlock.abi_version() >= 1 else None
     prepared = isolation.prepared_ruleset(fixed) if fixed else None  # the next child's, made while idle
     seccomp._template()  # built once here, patched with each child's pid
     child.runtime_paths()  # likewise: what each child keeps of sys.path
-    ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    c_library.warm()  # the C library and the capability count, loaded once and inherited by every child
+    privileges.last_capability()
+    c_library.libc().prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     baseline = own_state()
     _send(sock, {"event": "ready", "pid": os.getpid(), "drop_uid": allow.drop_uid, "notes": list(allow.notes)})
+    held: list = []  # the calls of the class, decoded once; children inherit them
     while True:
         message, fds = _receive(sock)
         if message is None:
             break
-        if message.get("op") == "run":
-            changed = _changes(baseline, own_state())
-            if not changed and len(fds) != 4:  # e.g. a lowered descriptor limit: the kernel dropped them
-                changed = f"{len(fds)} of the run's 4 descriptors arrived"
-            if changed:  # a child reached us after all: never fork from a tampered server
-                for fd in fds:
-                    os.close(fd)
-                _send(sock, {"event": "tampered", "what": changed})
-                break
+        op = message.get("op")
+        refused = _changes(baseline, own_state()) or _unusable(message, fds, len(held))
+        if refused:  # a child reached us after all (or the kernel dropped descriptors): never serve on
+            for fd in fds:
+                os.close(fd)
+            _send(sock, {"event": "tampered", "what": refused})
+            break
+        if op == "inputs":
+            held = _read_inputs(fds[0], wire)
+            _send(sock, {"event": "inputs", "count": len(held)})
+        elif op == "run":
             if os.geteuid() != 0 or allow.drop_uid:  # the count RLIMIT_NPROC starts from, inherited by the child
                 isolation.tasks_of_uid(isolation.NOBODY if allow.drop_uid else os.getuid())
-            _serve_run(sock, message["config"], fds, allow, prepared, child, privileges)
+            cases = [held[i] for i in message["config"]["cases"]]
+            _serve_run(sock, message["config"], fds, allow, prepared, cases, child, privileges)
             prepared = isolation.prepared_ruleset(fixed) if fixed else None
         else:
             for extra in fds:
@@ -100,11 +111,38 @@ def own_state() -> dict[str, object]:
     return state
 
 
+DESCRIPTORS = {"inputs": 1, "run": 3}  # what each request comes with
+
+
+def _unusable(message: dict, fds: list[int], held: int) -> str:
+    """Why a request cannot be served ('' when it can): descriptors the kernel did not deliver (a
+    lowered limit), or a run naming test inputs this server was never given."""
+    op = message.get("op")
+    if op in DESCRIPTORS and len(fds) != DESCRIPTORS[op]:
+        return f"{len(fds)} of the {op} request's {DESCRIPTORS[op]} descriptors arrived"
+    if op == "run":
+        cases = message.get("config", {}).get("cases")
+        if not isinstance(cases, list) or not all(isinstance(i, int) and 0 <= i < held for i in cases):
+            return "the run names test inputs this server does not hold"
+    return ""
+
+
 def _changes(baseline: dict[str, object], now: dict[str, object]) -> str:
     return ", ".join(f"{key} {baseline[key]} -> {now.get(key)}" for key in baseline if now.get(key) != baseline[key])
 
 
-def _serve_run(sock: socket.socket, config: dict, fds: list[int], allow, prepared, child, privileges) -> None:
+def _read_inputs(fd: int, wire) -> list:
+    """The calls in the grader's memfd, decoded (trusted bytes: the grader wrote them)."""
+    try:
+        size = os.fstat(fd).st_size
+        data = os.pread(fd, size, 0)
+    finally:
+        os.close(fd)
+    return wire.decode(data, wire.WireLimits(max_bytes=1 << 30, max_items=1 << 20))
+
+
+def _serve_run(sock: socket.socket, config: dict, fds: list[int], allow, prepared, cases: list, child,
+               privileges) -> None:
     traces = child.grader_traces()
     ready_r, ready_w = os.pipe()
     go_r, go_w = os.pipe()
@@ -113,7 +151,7 @@ def _serve_run(sock: socket.socket, config: dict, fds: list[int], allow, prepare
         sock.close()
         for fd in (ready_r, go_w):
             os.close(fd)
-        child.main(config, [*fds, ready_w, go_r], allow, prepared, traces)  # never returns
+        child.main(config, [*fds, ready_w, go_r], allow, cases, prepared, traces)  # never returns
         os._exit(70)
     for fd in (*fds, ready_w, go_r):
         os.close(fd)

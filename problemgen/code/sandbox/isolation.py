@@ -19,7 +19,6 @@ no_new_privs, seccomp mode) while the child waited, before it imported anything.
 
 from __future__ import annotations
 
-import ctypes
 import importlib.util
 import os
 import resource
@@ -31,6 +30,7 @@ import time
 from dataclasses import dataclass, field
 
 from problemgen.code.sandbox import landlock, privileges, runtimeview, seccomp
+from problemgen.code.sandbox.libc import libc as c_library
 
 LEVELS = ("process", "rlimits", "seccomp", "seccomp+landlock")
 NOBODY = privileges.NOBODY
@@ -256,7 +256,7 @@ def confine(allow: ReadAllowlist, submission_dir: str, limits: ChildLimits, disa
     ruleset the child built beforehand (:func:`child_ruleset`); without it one is built here.
     """
     done = Confinement(notes=list(allow.notes))
-    libc = ctypes.CDLL(None, use_errno=True)
+    libc = c_library()
     if "privileges" in disable:
         done.notes.append("privileges kept by configuration")
     else:

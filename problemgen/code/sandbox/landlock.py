@@ -10,10 +10,11 @@ we handle every right the running kernel knows, so anything not granted is denie
 from __future__ import annotations
 
 import ctypes
-import functools
 import os
 import platform
 import stat
+
+from problemgen.code.sandbox.libc import libc
 
 _NR_CREATE, _NR_ADD_RULE, _NR_RESTRICT = 444, 445, 446  # same numbers on x86-64 and arm64
 _CREATE_RULESET_VERSION = 1
@@ -42,12 +43,8 @@ class _PathBeneathAttr(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
-@functools.lru_cache(maxsize=1)
 def _libc() -> ctypes.CDLL:
-    """The C library, loaded once (the fork server does it, so children inherit it)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.syscall.restype = ctypes.c_long
-    return libc
+    return libc()
 
 
 def abi_version() -> int:

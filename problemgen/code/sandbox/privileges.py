@@ -13,7 +13,10 @@ code, the child's parent) reads the result back from ``/proc/<pid>/status`` befo
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
+
+from problemgen.code.sandbox.libc import libc as c_library
 
 NOBODY = 65534
 
@@ -50,7 +53,7 @@ def drop(target_uid: int | None) -> list[str]:
     A non-root grader has nothing to give up but the bounding set, which it may not change: that is
     harmless under no_new_privs and is reported as it is.
     """
-    libc = ctypes.CDLL(None, use_errno=True)
+    libc = c_library()
     notes: list[str] = []
     euid = os.geteuid()
     if euid == 0:
@@ -85,7 +88,9 @@ def _clear_capability_sets(libc: ctypes.CDLL) -> bool:
     return libc.capset(ctypes.byref(header), data) == 0
 
 
+@functools.lru_cache(maxsize=1)
 def last_capability() -> int:
+    """The highest capability number this kernel knows (read once; the fork server warms it)."""
     try:
         with open("/proc/sys/kernel/cap_last_cap", "rb") as handle:
             return int(handle.read())

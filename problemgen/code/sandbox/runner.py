@@ -140,6 +140,7 @@ class ForkServer:
             self.close()
             raise ProblemgenError(f"the sandbox fork server did not start: {self.failure_log()}")
         self.drop_uid = bool(ready.get("drop_uid"))
+        self.inputs: Sequence[Call] | None = None  # the calls whose inputs the server holds
 
     def receive(self, timeout: float) -> dict | None:
         self.sock.settimeout(max(timeout, 0.001))
@@ -150,6 +151,32 @@ class ForkServer:
         finally:
             self.sock.settimeout(None)
         return json.loads(data) if data else None
+
+    def hold_inputs(self, calls: Sequence[Call]) -> None:
+        """Hand the fork server the test inputs once; every child it forks then starts with them decoded.
+
+        Why: a class runs the same calls for every submission, and encoding them in the grader and
+        decoding them in each freshly forked child cost about 1 ms a submission. The inputs are no
+        secret from a child (it is called with them); expected values never come here. A tuple of
+        calls (a plan's) is sent once and must not change afterwards; anything else is sent every run.
+        """
+        if self.inputs is calls and isinstance(calls, tuple):
+            return
+        data = _encode_calls(calls, range(len(calls)))
+        holder = os.memfd_create("problemgen-inputs", os.MFD_CLOEXEC)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(holder, view) :]
+            socket.send_fds(self.sock, [json.dumps({"op": "inputs", "bytes": len(data)}).encode()], [holder])
+        finally:
+            os.close(holder)
+        reply = self.receive(30.0)
+        if reply and reply.get("event") == "tampered":
+            raise ServerTampered(f"the sandbox fork server was tampered with ({clip(str(reply.get('what')), 300)})")
+        if not reply or reply.get("event") != "inputs" or reply.get("count") != len(calls):
+            raise ProblemgenError(f"the sandbox fork server did not take the test inputs: {self.failure_log()}")
+        self.inputs = calls
 
     def start(self, config: dict, fds: list[int]) -> dict:
         """Fork a child; returns the "started" message (pid, and credentials read from /proc)."""
@@ -216,18 +243,11 @@ class _ChildDriver:
         self.next_case = next(self.expected, None)
         self.reader = wire.FrameReader(MAX_MESSAGE_BYTES, max_total=result_budget, max_result=limits.result_bytes_per_call)
 
-    def drive(self, config: dict, inputs: bytes) -> _ChildRun:
-        pipes = [os.pipe() for _ in range(4)]  # inputs, results, stdout, stderr
-        child_ends = [pipes[0][0], pipes[1][1], pipes[2][1], pipes[3][1]]
-        in_w, res_r, out_r, err_r = pipes[0][1], pipes[1][0], pipes[2][0], pipes[3][0]
-        self.open_fds = {in_w, res_r, out_r, err_r}
-        # What fits in the pipe is written now, so the child finds its inputs waiting once confined.
-        os.set_blocking(in_w, False)
-        pending = memoryview(inputs)
-        try:
-            pending = pending[os.write(in_w, pending[: 1 << 16]) :]
-        except (BlockingIOError, InterruptedError):
-            pass
+    def drive(self, config: dict) -> _ChildRun:
+        pipes = [os.pipe() for _ in range(3)]  # results, stdout, stderr
+        child_ends = [pipes[0][1], pipes[1][1], pipes[2][1]]
+        res_r, out_r, err_r = pipes[0][0], pipes[1][0], pipes[2][0]
+        self.open_fds = {res_r, out_r, err_r}
         try:
             self.run.credentials = self.server.start(config, child_ends).get("credentials")
         except BaseException:
@@ -238,18 +258,16 @@ class _ChildDriver:
             for fd in child_ends:
                 os.close(fd)
         try:
-            self._loop(in_w, res_r, out_r, err_r, pending)
+            self._loop(res_r, out_r, err_r)
         finally:
             for fd in sorted(self.open_fds):  # never close twice: another thread may own that number by now
                 os.close(fd)
         return self.run
 
-    def _loop(self, in_w: int, res_r: int, out_r: int, err_r: int, inputs: memoryview) -> None:
+    def _loop(self, res_r: int, out_r: int, err_r: int) -> None:
         sel = selectors.DefaultSelector()
-        for fd in (in_w, res_r, out_r, err_r):
-            os.set_blocking(fd, False)
-        sel.register(in_w, selectors.EVENT_WRITE, "in")
         for fd, tag in ((res_r, "res"), (out_r, "out"), (err_r, "err")):
+            os.set_blocking(fd, False)
             sel.register(fd, selectors.EVENT_READ, tag)
         sel.register(self.server.sock, selectors.EVENT_READ, "server")
         start = time.monotonic()
@@ -271,9 +289,7 @@ class _ChildDriver:
             else:
                 limit = min(self.deadline, hard_stop)
             for key, _ in sel.select(max(0.0, limit - now)):
-                if key.data == "in":
-                    inputs = self._write_inputs(sel, in_w, inputs)
-                elif key.data == "server":
+                if key.data == "server":
                     if self._server_message(sel):
                         exited_at = time.monotonic()
                 else:
@@ -286,19 +302,6 @@ class _ChildDriver:
         self.run.killed_by_us = True
         self.kill_deadline = time.monotonic() + KILL_CONFIRMATION_SECONDS
         self.server.kill()
-
-    def _write_inputs(self, sel: selectors.BaseSelector, fd: int, data: memoryview) -> memoryview:
-        try:
-            data = data[os.write(fd, data[: 1 << 16]) :]
-        except (BlockingIOError, InterruptedError):
-            return data
-        except OSError:
-            data = data[:0]
-        if not data:
-            sel.unregister(fd)
-            os.close(fd)
-            self.open_fds.discard(fd)
-        return data
 
     def _server_message(self, sel: selectors.BaseSelector) -> bool:
         message = self.server.receive(1.0)
@@ -453,13 +456,14 @@ def run_calls(
 ) -> SandboxRun:
     """Run every call against one submission; restarts a fresh child after a crash or hang."""
     started = time.monotonic()
+    server.hold_inputs(calls)
     outcomes: dict[int, Outcome] = {}
     out, err = CappedBuffer(limits.output_bytes), CappedBuffer(limits.output_bytes)
     pending, children, cpu, levels, confinement = list(range(len(calls))), 0, 0.0, [], {}
     budget = limits.result_bytes  # shared by every child of this submission
     while True:  # at least one child, even with no calls (a probe)
         driver = _ChildDriver(server, limits, pending, out, err, budget)
-        run = driver.drive(_config(staged, limits, min_level, len(pending)), _encode_calls(calls, pending))
+        run = driver.drive(_config(staged, limits, min_level, pending))
         budget -= driver.reader.kept
         children, cpu = children + 1, cpu + float(run.exit.get("cpu", 0.0))
         if run.exit.get("server_lost"):
@@ -506,14 +510,15 @@ def _verified(claimed: dict, credentials: dict | None) -> dict:
             "capabilities": creds.get("capabilities"), "no_new_privs": creds.get("no_new_privs")}  # fmt: skip
 
 
-def _config(staged: StagedSubmission, limits: Limits, min_level: str, n_calls: int) -> dict:
-    cpu = math.ceil(limits.import_timeout + limits.case_timeout * (n_calls + 1))
+def _config(staged: StagedSubmission, limits: Limits, min_level: str, pending: list[int]) -> dict:
+    cpu = math.ceil(limits.import_timeout + limits.case_timeout * (len(pending) + 1))
     child = isolation.ChildLimits(cpu_seconds=cpu, memory_bytes=limits.memory_mb * 2**20, open_files=limits.open_files)
     return {"submission_dir": staged.directory, "entry": staged.entry, "limits": asdict(child), "min_level": min_level,
-            "disable": list(limits.disable), "max_result_bytes": limits.result_bytes_per_call}  # fmt: skip
+            "disable": list(limits.disable), "max_result_bytes": limits.result_bytes_per_call,
+            "cases": list(pending)}  # fmt: skip
 
 
-def _encode_calls(calls: Sequence[Call], pending: list[int]) -> bytes:
+def _encode_calls(calls: Sequence[Call], pending: Iterable[int]) -> bytes:
     return wire.encode([[i, calls[i].function, list(calls[i].args), dict(calls[i].kwargs)] for i in pending])
 
 

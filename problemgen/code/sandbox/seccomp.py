@@ -23,6 +23,8 @@ import os
 import platform
 import struct
 
+from problemgen.code.sandbox.libc import libc as c_library
+
 AUDIT_ARCH_X86_64 = 0xC000003E
 _X32_SYSCALL_BIT = 0x40000000
 
@@ -269,7 +271,7 @@ def install(own_pid: int | None = None) -> None:
     """Load the filter into the calling process (irreversible). Raises OSError on failure."""
     if not available():
         raise OSError(errno.ENOSYS, "seccomp filter is only built for x86-64 Linux")
-    libc = ctypes.CDLL(None, use_errno=True)
+    libc = c_library()
     program = filter_for(os.getpid() if own_pid is None else own_pid)
     buffer = ctypes.create_string_buffer(program, len(program))
     fprog = _SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
