@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import struct
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -151,6 +152,25 @@ def test_staging_refuses_symlinks_and_copies_only_python_sources(tmp_path):
     (tmp_path / "evil.py").symlink_to("/etc/passwd")
     with pytest.raises(RejectedSubmission, match="symbolic"):
         collect(tmp_path)
+
+
+def test_staging_goes_to_ram_unless_the_user_names_a_temporary_directory(tmp_path, monkeypatch):
+    from problemgen.code.sandbox import staging
+
+    monkeypatch.delenv("TMPDIR", raising=False)
+    staged = stage({"submission.py": "X = 1\n"}, "submission.py")
+    try:
+        expected = staging.RAM_DIRECTORY if os.access(staging.RAM_DIRECTORY, os.W_OK) else None
+        assert os.path.dirname(staged.directory) == (expected or os.path.dirname(staged.directory))
+    finally:
+        staged.cleanup()
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # tempfile caches the directory it chose
+    staged = stage({"submission.py": "X = 1\n"}, "submission.py")
+    try:
+        assert os.path.dirname(staged.directory) == str(tmp_path)
+    finally:
+        staged.cleanup()
 
 
 def test_a_lone_file_with_a_reserved_name_is_staged_under_a_neutral_name(tmp_path):

@@ -9,6 +9,7 @@ refuses to load the library.
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass
 
 from problemgen.code.base import BannedRule
@@ -40,19 +41,27 @@ def syntax_error(sources: dict[str, str]) -> str | None:
     """The first syntax error among the files, as one line, or None."""
     for name, text in sorted(sources.items()):
         try:
-            ast.parse(text, filename=name)
-        except SyntaxError as exc:
-            return f"{name}, line {exc.lineno}: SyntaxError: {exc.msg}"
+            _parsed(name, text)
+        except SyntaxError as exc:  # NUL bytes are one too, with no line
+            where = f"{name}, line {exc.lineno}" if exc.lineno else name
+            return f"{where}: SyntaxError: {exc.msg}"
         except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, absurd nesting
             return f"{name}: the source cannot be parsed ({type(exc).__name__})"
     return None
+
+
+@functools.lru_cache(maxsize=4)
+def _parsed(name: str, text: str) -> ast.Module:
+    """The syntax tree of one file; kept for the next check of the same file, so a submission is
+    parsed once for both checks (nothing modifies a tree)."""
+    return ast.parse(text, filename=name)
 
 
 def banned_uses(sources: dict[str, str], rules: tuple[BannedRule, ...]) -> list[Finding]:
     """Every use of a banned name, sorted by file and line."""
     findings: list[Finding] = []
     for name, text in sorted(sources.items()):
-        findings += _scan(name, ast.parse(text, filename=name), (*ALWAYS_BANNED, *rules))
+        findings += _scan(name, _parsed(name, text), (*ALWAYS_BANNED, *rules))
     longest: dict[tuple[str, int], Finding] = {}  # one finding per line: the fullest dotted name
     for finding in findings:
         key = (finding.file, finding.line)
@@ -61,10 +70,16 @@ def banned_uses(sources: dict[str, str], rules: tuple[BannedRule, ...]) -> list[
     return [longest[key] for key in sorted(longest)]
 
 
+_CANDIDATES = (ast.Import, ast.ImportFrom, ast.Attribute, ast.Call)  # the only nodes that can name something
+
+
 def _scan(file: str, tree: ast.AST, rules: tuple[BannedRule, ...]) -> list[Finding]:
-    aliases = _aliases(tree)
+    """One walk collects the imports (the alias table) and the nodes that may use a name; the uses are
+    resolved afterwards, since an alias applies to the whole file."""
+    candidates = [node for node in ast.walk(tree) if isinstance(node, _CANDIDATES)]
+    aliases = _aliases(node for node in candidates if isinstance(node, (ast.Import, ast.ImportFrom)))
     found = []
-    for node in ast.walk(tree):
+    for node in candidates:
         for dotted in _names_used(node, aliases):
             rule = _rule_for(dotted, rules)
             if rule:
@@ -72,10 +87,10 @@ def _scan(file: str, tree: ast.AST, rules: tuple[BannedRule, ...]) -> list[Findi
     return found
 
 
-def _aliases(tree: ast.AST) -> dict[str, str]:
+def _aliases(imports) -> dict[str, str]:
     """Local name -> the dotted name it stands for, from every import in the file."""
     table: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in imports:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 table[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]

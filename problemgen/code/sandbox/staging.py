@@ -114,9 +114,27 @@ def _entry(sources: dict[str, str], entry_names: tuple[str, ...], where: str) ->
     raise RejectedSubmission(f"{where}: several .py files and none is named {wanted}")
 
 
+RAM_DIRECTORY = "/dev/shm"
+
+
+def staging_parent() -> str | None:
+    """Where submissions are staged: ``$TMPDIR`` when the user names one, else the RAM filesystem
+    ``/dev/shm`` when the machine has it, else the system's temporary directory (None).
+
+    Why RAM: a staged submission lives for one run, and creating its directory and file is most of
+    staging's cost on some disks (up to a millisecond of kernel time per new inode on the ext4 of the
+    virtual machines this was measured on, a few microseconds on tmpfs).
+    """
+    if os.environ.get("TMPDIR"):
+        return None
+    if os.path.isdir(RAM_DIRECTORY) and os.access(RAM_DIRECTORY, os.W_OK | os.X_OK):
+        return RAM_DIRECTORY
+    return None
+
+
 def stage(sources: dict[str, str], entry: str) -> StagedSubmission:
     """Write the sources into a fresh private directory, read-only, readable by the child."""
-    directory = tempfile.mkdtemp(prefix="problemgen-sub-")
+    directory = tempfile.mkdtemp(prefix="problemgen-sub-", dir=staging_parent())
     try:
         for name, text in sorted(sources.items()):
             target = os.path.join(directory, name)
