@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import importlib
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,20 @@ ANSWER_TYPES = _answer_type_names()
 """
 
 
+def frozen_instance(cls: type, values: dict) -> Any:
+    """The instance ``cls(**values)`` of a frozen dataclass, built without its generated ``__init__``.
+
+    ``values`` must name every field and nothing else (callers check; a test compares the two ways).
+    The generated ``__init__`` of a frozen dataclass sets each field through ``object.__setattr__``;
+    grading loads about a hundred of these objects per student from ``variant.json``, and that way
+    building them cost as much as parsing the JSON. ``__post_init__`` is not run: call it when the
+    class has one.
+    """
+    instance = object.__new__(cls)
+    instance.__dict__.update(values)
+    return instance
+
+
 class Redraw(Exception):
     """Raised by a generator when the drawn variant is degenerate (saturated softmax, ties, …).
 
@@ -68,7 +82,7 @@ class Mistake:
     @classmethod
     def from_dict(cls, data: dict) -> "Mistake":
         hint = data["hint"] if "hint" in data else DEFAULT_HINTS.get(data["name"], "")
-        return cls(name=data["name"], value=data["value"], hint=hint)
+        return frozen_instance(cls, {"name": data["name"], "value": data["value"], "hint": hint})
 
 
 @dataclass(frozen=True)
@@ -108,9 +122,13 @@ class AnswerPart:
 
     @classmethod
     def from_dict(cls, data: dict) -> "AnswerPart":
-        fields = dict(data)
-        fields["mistakes"] = tuple(Mistake.from_dict(m) for m in data.get("mistakes", ()))
-        return cls(**fields)
+        values = dict(data)
+        values["mistakes"] = tuple(Mistake.from_dict(m) for m in data.get("mistakes", ()))
+        if values.keys() != _PART_FIELDS:  # defaults to fill in, or an unknown key to refuse
+            return cls(**values)
+        part = frozen_instance(cls, values)  # what to_dict writes: every field
+        part.__post_init__()
+        return part
 
 
 @dataclass(frozen=True)
@@ -163,9 +181,13 @@ class Problem:
 
     @classmethod
     def from_dict(cls, data: dict) -> "Problem":
-        fields = dict(data)
-        fields["parts"] = tuple(AnswerPart.from_dict(p) for p in data["parts"])
-        return cls(**fields)
+        values = dict(data)
+        values["parts"] = tuple(AnswerPart.from_dict(p) for p in data["parts"])
+        return frozen_instance(cls, values) if values.keys() == _PROBLEM_FIELDS else cls(**values)
+
+
+_PART_FIELDS = frozenset(f.name for f in fields(AnswerPart))
+_PROBLEM_FIELDS = frozenset(f.name for f in fields(Problem))
 
 
 def to_jsonable(value: Any) -> Any:

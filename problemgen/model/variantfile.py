@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from problemgen.model.core import Problem, ProblemgenError
+from problemgen.model.core import Problem, ProblemgenError, frozen_instance
 
 SCHEMA = "problemgen.variant/1"
 MAX_VARIANT_BYTES = 64 * 1024 * 1024
@@ -73,11 +73,10 @@ class WorksheetVariant:
         if not isinstance(data, dict) or data.get("schema") != SCHEMA:
             raise ProblemgenError(f"not a problemgen variant file (expected schema {SCHEMA!r})")
         try:
-            problems = tuple(
-                SheetProblem(id=p["id"], points=float(p["points"]), problem=Problem.from_dict(p["problem"]),
-                             credit=str(p.get("credit", "entries")), mistake_credit=float(p.get("mistake_credit", 0.0)))
-                for p in data["problems"]
-            )
+            problems = tuple(frozen_instance(SheetProblem, {  # every field: see frozen_instance
+                "id": p["id"], "points": float(p["points"]), "problem": Problem.from_dict(p["problem"]),
+                "credit": str(p.get("credit", "entries")), "mistake_credit": float(p.get("mistake_credit", 0.0))})
+                for p in data["problems"])
             return cls(
                 variant_id=data["variant_id"],
                 title=data["title"],
