@@ -201,6 +201,27 @@ def structure(raw: Any, depth: int = 0) -> tuple[tuple[int, ...], list[Any]]:
     return (len(raw), *shapes[0]), flat
 
 
+def plain_entries(raw: Any, shape: tuple[int, ...]) -> list | None:
+    """The flat entries of ``raw`` when it is a plain list (for a vector) or list of lists (for a matrix)
+    with exactly ``shape``'s rows and columns; None for anything else. The entries are not looked at:
+    the caller checks each one's type, which refuses a nested list too.
+
+    The sheets we hand out come back as such arrays, and for them :func:`structure` gives this; the
+    answer types take this shortcut first (the same reading, a test compares them) and leave the rest,
+    a :class:`SheetArray` included, to the general reader.
+    """
+    if type(raw) is not list or not 0 < len(shape) <= 2 or len(raw) != shape[0]:
+        return None
+    if len(shape) == 1:
+        return raw
+    width, flat = shape[1], []
+    for row in raw:
+        if type(row) is not list or len(row) != width:
+            return None
+        flat += row
+    return flat
+
+
 def _count(shape: tuple[int, ...]) -> str:
     return f"{shape[0]} entries" if len(shape) == 1 else shape_text(shape)
 

@@ -106,6 +106,12 @@ class AnswerPart:
         if not self.key.isidentifier():
             raise ValueError(f"answer key {self.key!r} must be an identifier")
 
+    @functools.cached_property
+    def layout(self) -> tuple[tuple[int, ...], list[Any]]:
+        """(shape, flat entries) of the key value, worked out once per part: reading an array answer,
+        checking it and matching it against each mistake all need it. Read-only; ValueError when ragged."""
+        return _flatten(self.value)
+
     def to_dict(self) -> dict:
         return {
             "key": self.key,
@@ -253,6 +259,13 @@ def _flatten(value: Any) -> tuple[tuple[int, ...], list[Any]]:
 def numbers_close(a: float, b: float, rtol: float, atol: float) -> bool:
     """True when ``a`` is within ``atol + rtol·|b|`` of the reference value ``b``."""
     return abs(float(a) - float(b)) <= atol + rtol * abs(float(b))
+
+
+def misses(values: list, references: list, rtol: float, atol: float) -> list[int]:
+    """Indices where ``values[i]`` is not :func:`numbers_close` to ``references[i]``: the same test, one
+    pass over a whole matrix instead of a call per entry (a class grades thousands of entries)."""
+    return [i for i, (a, b) in enumerate(zip(values, references))
+            if not abs(float(a) - float(b)) <= atol + rtol * abs(float(b))]
 
 
 def values_match(part: AnswerPart, candidate: Any, reference: Any | None = None) -> bool:

@@ -82,15 +82,28 @@ def mask_in(value: Any, representation: str) -> Any:
     return {"bool": allowed, "01": int(allowed), "additive": 0 if allowed else "-inf"}[representation]
 
 
+_PLAIN = {
+    "bool": {(bool, True): True, (bool, False): False, (int, 1): True, (int, 0): False},
+    "01": {(int, 1): True, (int, 0): False, (bool, True): True, (bool, False): False},
+    "additive": {(int, 0): True, (float, 0.0): True, (str, "-inf"): False},
+}
+"""The entries of the sheets we hand out, per representation, as (type, value) -> may attend: what
+:func:`as_mask_entry` reads them as (a test checks every one)."""
+
+
 class MaskType(AnswerType):
     name = "mask"
     reads_typed_arrays = True
+
+    def grade(self, part: AnswerPart, raw: Any) -> PartResult:
+        reading = _plain_reading(part, raw)
+        return self.check(part, reading) if reading is not None else super().grade(part, raw)
 
     def read(self, part: AnswerPart, raw: Any) -> Reading:
         representation = part.spec.get("representation", "bool")
         items = arrays.array_items(raw)
         shape, flat = arrays.structure(items if isinstance(items, list) else [items])
-        key_shape, _ = _flatten(part.value)
+        key_shape, _ = part.layout
         message = arrays.check_shape(shape, key_shape, "mask")
         if message:  # a wrong-shaped mask may still be a known mistake (one built for the new tokens only)
             try:  # anything unreadable here just means no mistake can match
@@ -110,7 +123,7 @@ class MaskType(AnswerType):
         if message:
             same = (lambda m: _flatten(m)[0] == shape and _lenient(m) == values) if values is not None else None
             return wrong(part, message, same)
-        _, key_flat = _flatten(part.value)
+        _, key_flat = part.layout
         bad = [i for i, (v, k) in enumerate(zip(values, key_flat)) if v != bool(k)]
         if not bad:
             return correct()
@@ -121,7 +134,7 @@ class MaskType(AnswerType):
         return mask_in(part.value, part.spec.get("representation", "bool"))
 
     def describe(self, part: AnswerPart) -> str:
-        shape, _ = _flatten(part.value)
+        shape, _ = part.layout
         size = "x".join(str(n) for n in shape)
         rep = part.spec.get("representation", "bool")
         if rep == "01":
@@ -136,6 +149,22 @@ class MaskType(AnswerType):
 
     def perturb(self, part: AnswerPart) -> AnswerPart:
         return replace(part, value=map_first(part.value, lambda b: not b))
+
+
+def _plain_reading(part: AnswerPart, raw: Any) -> Reading | None:
+    """What :meth:`MaskType.read` gives for a plain array in the key's shape whose entries are all in
+    :data:`_PLAIN` (how the sheets we hand out come back), read without its general machinery; None
+    for anything else."""
+    shape, _ = part.layout
+    flat = arrays.plain_entries(raw, shape)
+    plain = _PLAIN.get(part.spec.get("representation", "bool"))
+    if flat is None or plain is None:
+        return None
+    try:
+        values = [plain.get((type(x), x)) for x in flat]
+    except TypeError:  # an unhashable entry (a TOML table)
+        return None
+    return None if None in values else Reading((shape, values, None), "")
 
 
 def _unflatten(values: list[Any], shape: tuple[int, ...]) -> Any:

@@ -11,6 +11,7 @@ partial credit is the fraction of entries within tolerance; feedback names them 
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import replace
 from typing import Any
@@ -20,7 +21,7 @@ from problemgen.answers.base import AnswerType, PartResult, Reading, correct, wr
 from problemgen.answers.formatting import format_number, tolerance_text
 from problemgen.answers.scalars import as_number
 from problemgen.answers.text import InvalidAnswer
-from problemgen.model.core import AnswerPart, _flatten, numbers_close
+from problemgen.model.core import AnswerPart, _flatten, misses, numbers_close
 
 
 _DECIMAL_COMMA = re.compile(r"\d+,\d+")
@@ -35,12 +36,16 @@ class MatrixType(AnswerType):
     tolerant = True
     reads_typed_arrays = True
 
+    def grade(self, part: AnswerPart, raw: Any) -> PartResult:
+        reading = _plain_reading(part, raw)
+        return self.check(part, reading) if reading is not None else super().grade(part, raw)
+
     def read(self, part: AnswerPart, raw: Any) -> Reading:
         items = arrays.array_items(raw)
         if not isinstance(items, list):
             items = [items]  # a lone number: a vector of one (graded as a shape error unless that is the key)
         shape, flat = arrays.structure(items)
-        key_shape, _ = _flatten(part.value)
+        key_shape, _ = part.layout
         message = arrays.check_shape(shape, key_shape, "matrix")
         shown = arrays.nested_text(items, entry_text) if isinstance(raw, str) else ""
         if message:
@@ -62,8 +67,8 @@ class MatrixType(AnswerType):
         if shape_message:
             matcher = (lambda m: self._same(values, shape, m, part)) if values is not None else None
             return wrong(part, shape_message, matcher)
-        _, key_flat = _flatten(part.value)
-        bad = [i for i, (v, k) in enumerate(zip(values, key_flat)) if not numbers_close(v, k, part.rtol, part.atol)]
+        _, key_flat = part.layout
+        bad = misses(values, key_flat, part.rtol, part.atol)
         if not bad:
             return correct()
         feedback = (f"{len(bad)} of {len(key_flat)} entries are not {tolerance_text(part)}: "
@@ -73,10 +78,10 @@ class MatrixType(AnswerType):
     @staticmethod
     def _same(values: list[float], shape: tuple[int, ...], other: Any, part: AnswerPart) -> bool:
         other_shape, other_flat = _flatten(other)
-        return other_shape == shape and all(numbers_close(v, o, part.rtol, part.atol) for v, o in zip(values, other_flat))
+        return other_shape == shape and not misses(values, other_flat, part.rtol, part.atol)
 
     def describe(self, part: AnswerPart) -> str:
-        shape, _ = _flatten(part.value)
+        shape, _ = part.layout
         each = tolerance_text(part)
         if len(shape) == 1:
             return f"a vector of {shape[0]} numbers, each {each}, e.g. [0.1, 0.2, 0.7]"
@@ -90,6 +95,29 @@ class MatrixType(AnswerType):
     def perturb(self, part: AnswerPart) -> AnswerPart:
         step = lambda x: x + 1.0 + 10 * (part.atol + part.rtol * abs(float(x)))  # noqa: E731
         return replace(part, value=map_first(part.value, step))
+
+
+def _plain_reading(part: AnswerPart, raw: Any) -> Reading | None:
+    """What :meth:`MatrixType.read` gives for a plain array of finite numbers in the key's shape (how the
+    sheets we hand out come back), read without its general machinery; None for anything else."""
+    shape, _ = part.layout
+    flat = arrays.plain_entries(raw, shape)
+    if flat is None:
+        return None
+    kinds = set(map(type, flat))
+    if kinds == {float} and math.isfinite(sum(flat)):  # a sum is finite only when every entry is
+        return Reading((shape, list(flat), None), "")
+    if not kinds <= {float, int}:
+        return None
+    values = []
+    for x in flat:
+        if type(x) is float and math.isfinite(x):
+            values.append(x)
+        elif type(x) is int and abs(x) <= 10**300:  # as_number's bound
+            values.append(float(x))
+        else:
+            return None
+    return Reading((shape, values, None), "")
 
 
 def _refuse_decimal_commas(raw: Any, shape: tuple[int, ...], key_shape: tuple[int, ...]) -> None:
