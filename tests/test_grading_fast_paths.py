@@ -209,3 +209,35 @@ def test_the_cached_key_layout_is_no_part_of_the_value():
     assert part.layout == ((1, 2), [0.5, 0.0])
     assert part == AnswerPart(key="m", type="matrix", value=[[0.5, 0.0]], atol=0.01)
     assert "layout" not in part.to_dict() and Problem.from_dict(fx.attention_problem().to_dict()) == fx.attention_problem()
+
+
+def _flatten_by_recursion(value):
+    """The plain definition the direct paths of ``_flatten`` stand beside."""
+    if not isinstance(value, list):
+        return (), [value]
+    if not value:
+        return (0,), []
+    shapes, flat = set(), []
+    for item in value:
+        shape, entries = _flatten_by_recursion(item)
+        shapes.add(shape)
+        flat.extend(entries)
+    if len(shapes) != 1:
+        raise ValueError("ragged nested list")
+    return (len(value), *shapes.pop()), flat
+
+
+@SETTINGS
+@given(st.one_of(NESTED, st.lists(st.lists(st.one_of(st.floats(), st.booleans(), st.lists(st.integers(), max_size=2),
+                                                       st.builds(SheetArray, st.lists(st.integers(), max_size=2), st.just(""))),
+                                             min_size=2, max_size=3), max_size=3)))
+def test_flatten_agrees_with_the_recursive_definition(value):
+    from problemgen.model.core import _flatten
+
+    try:
+        expected = _flatten_by_recursion(value)
+    except ValueError:
+        with pytest.raises(ValueError):
+            _flatten(value)
+        return
+    assert _flatten(value) == expected

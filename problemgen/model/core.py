@@ -239,13 +239,16 @@ def _flatten(value: Any) -> tuple[tuple[int, ...], list[Any]]:
         return (), [value]
     if not value:
         return (0,), []
-    if not any(isinstance(item, list) for item in value):
+    if not _holds_lists(value):
         return (len(value),), list(value)
-    width = len(value[0]) if isinstance(value[0], list) else -1
-    if all(
-        isinstance(row, list) and len(row) == width and not any(isinstance(x, list) for x in row) for row in value
-    ):
-        return (len(value), width), [x for row in value for x in row]
+    width, flat = len(value[0]) if isinstance(value[0], list) else -1, []
+    for row in value:
+        if not isinstance(row, list) or len(row) != width:
+            break
+        flat += row
+    else:
+        if not _holds_lists(flat):
+            return (len(value), width), flat
     shapes, flat = set(), []
     for item in value:
         shape, entries = _flatten(item)
@@ -254,6 +257,12 @@ def _flatten(value: Any) -> tuple[tuple[int, ...], list[Any]]:
     if len(shapes) != 1:
         raise ValueError("ragged nested list")
     return (len(value), *shapes.pop()), flat
+
+
+def _holds_lists(items: list) -> bool:
+    """Whether any item is a list, from the set of the items' types (one pass in C rather than an
+    ``isinstance`` call per entry: grading flattens every key, answer and known mistake)."""
+    return any(issubclass(kind, list) for kind in set(map(type, items)))
 
 
 def numbers_close(a: float, b: float, rtol: float, atol: float) -> bool:
