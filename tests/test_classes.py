@@ -146,6 +146,22 @@ def test_sheets_sharing_rare_wrong_values_are_flagged_but_a_common_mistake_is_no
     assert "possible copy" in next(csv.DictReader(gradebook_csv(records).splitlines()))["flags"]
 
 
+def test_wrong_answers_are_kept_as_stable_fingerprints_equal_only_for_the_same_part_and_text():
+    """Copy detection compares fingerprints; they must agree between worker processes and runs."""
+    import subprocess
+    import sys
+
+    from problemgen.classes.sheet_class import _fingerprint
+
+    assert _fingerprint("p1.x", "[1, 2]") == _fingerprint("p1.x", "[1, 2]")
+    assert len({_fingerprint("p1.x", "[1, 2]"), _fingerprint("p1.y", "[1, 2]"), _fingerprint("p1.x", "[1, 3]"),
+                _fingerprint("p1.x\x00[1", " 2]")}) == 4
+    assert 0 <= _fingerprint("p1.x", "\ud800") < 2**56  # a lone surrogate from a sheet is hashed, not refused
+    other = subprocess.run([sys.executable, "-c", "from problemgen.classes.sheet_class import _fingerprint; "
+                            "print(_fingerprint('p1.x', '[1, 2]'))"], capture_output=True, text=True, check=True)
+    assert int(other.stdout) == _fingerprint("p1.x", "[1, 2]")
+
+
 # --------------------------------------------------------------------------- overrides
 
 

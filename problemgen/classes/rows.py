@@ -20,7 +20,9 @@ run keeps records, never reports: reports are written to disk as they are produc
 from __future__ import annotations
 
 import sys
+from array import array
 from dataclasses import dataclass, field
+from typing import Sequence
 
 from problemgen.sheets.reports import Report
 
@@ -39,8 +41,9 @@ def status_head(status: str) -> str:
 class ClassRow:
     """A graded (or not) entry: the report when there is one, plus what the statistics need besides it.
 
-    ``structures`` maps a problem id to the label of its structural variant; ``wrong_answers`` holds
-    (part, answer text) of every non-blank wrong answer (copy detection); ``overrides`` lists the
+    ``structures`` maps a problem id to the label of its structural variant; ``wrong_answers`` holds one
+    item per non-blank wrong answer, equal for equal (part, answer text) and nothing else: copy detection
+    only compares them (answer sheets keep a fingerprint, see ``sheet_class``); ``overrides`` lists the
     regrade overrides applied.
     """
 
@@ -49,14 +52,15 @@ class ClassRow:
     report: Report | None = None
     message: str = ""
     structures: dict = field(default_factory=dict)
-    wrong_answers: frozenset = frozenset()
+    wrong_answers: tuple = ()
     overrides: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
 class Record:
     """The compact trace of a row kept for the gradebook and the summary (never the report itself):
-    points per problem as a tuple of floats beside a group-name tuple that all records of a class share."""
+    points per problem as an array of doubles (a third of a tuple of floats) beside a group-name tuple that
+    all records of a class share."""
 
     student: str
     status: str
@@ -65,8 +69,8 @@ class Record:
     points: float = 0.0
     max_points: float = 0.0
     group_names: tuple[str, ...] = ()
-    group_points: tuple[float, ...] = ()
-    wrong_answers: frozenset = frozenset()
+    group_points: Sequence[float] = ()
+    wrong_answers: tuple = ()
     overrides: tuple[str, ...] = ()
     misconceptions: tuple[str, ...] = ()
     flags: list[str] = field(default_factory=list)
@@ -94,7 +98,7 @@ def record_of(row: ClassRow, shared: dict | None = None) -> Record:
     groups = report.groups()
     names = tuple(sys.intern(g) for g, _ in groups)
     record.group_names = names if shared is None else shared.setdefault(names, names)
-    record.group_points = tuple(sum(r.score for r in results) for _, results in groups)
+    record.group_points = array("d", [sum(r.score for r in results) for _, results in groups])
     record.variant = str(report.meta.get("variant", ""))
     record.points, record.max_points = report.points, report.max_points
     tags = [*report.meta.get("misconceptions", ()), *(r.mistake for r in report.results if r.mistake)]
