@@ -153,12 +153,15 @@ def _loads(text: str) -> dict:
 
 def parse_sheet_text(text: str) -> SheetAnswers:
     """Parse sheet text: the whole file at once, or statement by statement when that fails."""
-    data = _loads_simple(text)
-    if data is None:
-        try:
-            data = _loads(text)
-        except ValueError as exc:
-            return _keep_array_sources(_recover(text, str(exc)), text)
+    simple = _loads_simple(text)
+    if simple is not None:
+        data, digit_commas = simple
+        sheet = _split_tables(data, [])
+        return _keep_array_sources(sheet, text) if digit_commas else sheet
+    try:
+        data = _loads(text)
+    except ValueError as exc:
+        return _keep_array_sources(_recover(text, str(exc)), text)
     return _keep_array_sources(_split_tables(data, []), text)
 
 
@@ -173,7 +176,11 @@ Every repetition is possessive or atomic: a long digit run can then be split int
 way, so a hostile line such as ``x = 999…9a`` fails in linear time instead of trying every split."""
 
 
-def _loads_simple(text: str) -> dict | None:
+_SIMPLE_JSON = json.JSONDecoder(parse_float=_parse_float)
+"""One decoder for every value (``json.loads`` with a ``parse_float`` builds a new one per call)."""
+
+
+def _loads_simple(text: str) -> tuple[dict, bool] | None:
     """A fast reader for the plain sheets we write and most students return; None means "use tomllib".
 
     ``tomllib`` is pure Python and dominates class-mode grading time. Sheets made only of comments,
@@ -181,11 +188,16 @@ def _loads_simple(text: str) -> dict | None:
     :data:`_SIMPLE_VALUE` are read with the C JSON parser instead; the grammar is a subset on which
     JSON and TOML agree value for value (a test checks this against tomllib). Anything else, including
     a repeated key or table, falls back to tomllib and its error handling.
+
+    Returns (the data, whether a value holds ``digit,digit``). Only then can an array need its text
+    kept (:func:`_keep_array_sources`): in this grammar a statement is one line and comments are whole
+    lines, so no other text reaches an array's source (a test compares the two paths).
     """
     if "\r" in text:
         return None
     data: dict[str, Any] = {}
     table = data
+    digit_commas = False
     for line in text.split("\n"):
         line = line.strip(" \t")
         if not line or line.startswith("#"):
@@ -200,10 +212,11 @@ def _loads_simple(text: str) -> dict | None:
         if not statement or statement.group(1) in table or not _SIMPLE_VALUE.fullmatch(statement.group(2)):
             return None
         try:
-            table[statement.group(1)] = json.loads(statement.group(2), parse_float=_parse_float)
+            table[statement.group(1)] = _SIMPLE_JSON.decode(statement.group(2))
         except (ValueError, RecursionError, MemoryError):
             return None
-    return data
+        digit_commas = digit_commas or _DIGIT_COMMA_DIGIT.search(statement.group(2)) is not None
+    return data, digit_commas
 
 
 def _split_tables(data: dict, warnings: list[str]) -> SheetAnswers:
