@@ -258,6 +258,8 @@ def memory_rows(tmp: Path, sizes: list[int]) -> list[list[object]]:
 
 def timed_rounds(ram: tuple[Path, Path, Path], disk: tuple[Path, Path, Path] | None, n: int, runs: int) -> dict:
     """Every timed library workload, interleaved round by round; each value a list of (wall, CPU)."""
+    from problemgen.classes.sheet_class import worker_count
+
     times: dict[str, list[tuple[float, float]]] = {}
 
     def add(name: str, result: tuple) -> None:
@@ -268,6 +270,7 @@ def timed_rounds(ram: tuple[Path, Path, Path], disk: tuple[Path, Path, Path] | N
         add("floor", parse_floor(class_dir, submissions, n))
         add("one", library(class_dir, submissions, 1, scratch))
         add("jobs2", library(class_dir, submissions, 2, scratch))
+        times.setdefault("chosen", []).append((worker_count(None, n),) * 2)  # what the automatic run is about to pick
         add("auto", library(class_dir, submissions, None, scratch))
         if disk is not None:
             class_dir, submissions, scratch = disk
@@ -343,7 +346,8 @@ def main() -> None:
                  f"<= 1.5x floor: {verdict(wall['one'] / floor <= 1.5)} (CPU {cpu['one'] / cpu['floor']:.2f}x)"],
                 [f"grade_class, jobs=2 ({place})", f"{wall['jobs2']:.3f}", f"{cpu['jobs2']:.3f}",
                  f"{n / wall['jobs2']:.0f}", f"{wall['jobs2'] / floor:.2f}", ""],
-                [f"grade_class, automatic workers ({place})", f"{wall['auto']:.3f}", f"{cpu['auto']:.3f}",
+                [f"grade_class, automatic workers ({place}; chose {'/'.join(str(int(c[0])) for c in times['chosen'])})",
+                 f"{wall['auto']:.3f}", f"{cpu['auto']:.3f}",
                  f"{n / wall['auto']:.0f}", f"{wall['auto'] / floor:.2f}",
                  f"<= 1 process: {verdict(wall['auto'] <= wall['one'] * 1.05)} ({wall['auto'] / wall['one']:.2f}x)"]]
         if disk:

@@ -104,3 +104,19 @@ def test_worker_count_is_explicit_or_grows_with_the_class():
     assert worker_count(3, 10) == 3 and worker_count(5, 2) == 2
     assert worker_count(None, 50) == 1
     assert 1 <= worker_count(None, 10_000) <= 4
+
+
+@pytest.mark.parametrize("loadavg, cpus, workers", [
+    ("0.05 0.10 0.10 1/120 4242\n", 2, 2),  # only this process runs: both CPUs are free
+    ("2.10 1.90 1.50 3/130 4242\n", 2, 1),  # two other programs keep both CPUs busy: one process
+    ("1.00 1.00 1.00 2/130 4242\n", 4, 3),
+    ("garbled\n", 3, 3),  # unreadable: every CPU counts
+])
+def test_automatic_workers_leave_out_cpus_other_programs_keep_busy(tmp_path, monkeypatch, loadavg, cpus, workers):
+    from problemgen.classes import sheet_class
+
+    (tmp_path / "loadavg").write_text(loadavg)
+    monkeypatch.setattr(sheet_class, "LOADAVG", str(tmp_path / "loadavg"))
+    monkeypatch.setattr(sheet_class.os, "sched_getaffinity", lambda pid: set(range(cpus)), raising=False)
+    assert sheet_class.worker_count(None, 10_000) == workers
+    assert sheet_class.worker_count(None, 150) == 1 and sheet_class.worker_count(2, 150) == 2

@@ -26,7 +26,7 @@ from problemgen.sheets import grading, reports
 @click.option("-o", "--output", type=click.Path(path_type=Path),
               help="Report file (default: stdout); in class mode the output directory (default: grades).")
 @click.option("--fail-under", type=click.FloatRange(0, 1), help="Exit 1 when the score (0-1) is below this.")
-@click.option("--jobs", type=click.IntRange(min=1), help="Worker processes (class mode; default: automatic, 1 below 200 students).")
+@click.option("--jobs", type=click.IntRange(min=1), help="Worker processes (class mode; default: automatic, 1 below 200 students or on busy CPUs).")
 @click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when it is a terminal).")
 def grade_command(answers, variant_path, class_dir, overrides_file, fmt, output, fail_under, jobs, progress):
     """Grade ANSWERS (one answers.toml) against its variant, or a SUBMISSIONS_DIR against a class.
