@@ -95,9 +95,8 @@ class MaskType(AnswerType):
     name = "mask"
     reads_typed_arrays = True
 
-    def grade(self, part: AnswerPart, raw: Any) -> PartResult:
-        reading = _plain_reading(part, raw)
-        return self.check(part, reading) if reading is not None else super().grade(part, raw)
+    def plain_reading(self, part: AnswerPart, raw: Any) -> Reading | None:
+        return _plain_reading(part, raw)
 
     def read(self, part: AnswerPart, raw: Any) -> Reading:
         representation = part.spec.get("representation", "bool")

@@ -36,9 +36,8 @@ class MatrixType(AnswerType):
     tolerant = True
     reads_typed_arrays = True
 
-    def grade(self, part: AnswerPart, raw: Any) -> PartResult:
-        reading = _plain_reading(part, raw)
-        return self.check(part, reading) if reading is not None else super().grade(part, raw)
+    def plain_reading(self, part: AnswerPart, raw: Any) -> Reading | None:
+        return _plain_reading(part, raw)
 
     def read(self, part: AnswerPart, raw: Any) -> Reading:
         items = arrays.array_items(raw)
