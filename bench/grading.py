@@ -258,7 +258,7 @@ def memory_rows(tmp: Path, sizes: list[int]) -> list[list[object]]:
 
 def timed_rounds(ram: tuple[Path, Path, Path], disk: tuple[Path, Path, Path] | None, n: int, runs: int) -> dict:
     """Every timed library workload, interleaved round by round; each value a list of (wall, CPU)."""
-    from problemgen.classes.sheet_class import worker_count
+    from problemgen.classes.workers import worker_count
 
     times: dict[str, list[tuple[float, float]]] = {}
 

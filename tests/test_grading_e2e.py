@@ -99,7 +99,7 @@ def test_a_class_set_from_the_worksheet_command_grades_in_class_mode(tmp_path, m
 
 
 def test_worker_count_is_explicit_or_grows_with_the_class():
-    from problemgen.classes.sheet_class import worker_count
+    from problemgen.classes.workers import worker_count
 
     assert worker_count(3, 10) == 3 and worker_count(5, 2) == 2
     assert worker_count(None, 50) == 1
@@ -113,10 +113,18 @@ def test_worker_count_is_explicit_or_grows_with_the_class():
     ("garbled\n", 3, 3),  # unreadable: every CPU counts
 ])
 def test_automatic_workers_leave_out_cpus_other_programs_keep_busy(tmp_path, monkeypatch, loadavg, cpus, workers):
-    from problemgen.classes import sheet_class
+    from problemgen.classes import workers as pool
 
     (tmp_path / "loadavg").write_text(loadavg)
-    monkeypatch.setattr(sheet_class, "LOADAVG", str(tmp_path / "loadavg"))
-    monkeypatch.setattr(sheet_class.os, "sched_getaffinity", lambda pid: set(range(cpus)), raising=False)
-    assert sheet_class.worker_count(None, 10_000) == workers
-    assert sheet_class.worker_count(None, 150) == 1 and sheet_class.worker_count(2, 150) == 2
+    monkeypatch.setattr(pool, "LOADAVG", str(tmp_path / "loadavg"))
+    monkeypatch.setattr(pool.os, "sched_getaffinity", lambda pid: set(range(cpus)), raising=False)
+    assert pool.worker_count(None, 10_000) == workers
+    assert pool.worker_count(None, 150) == 1 and pool.worker_count(2, 150) == 2
+
+
+def test_rows_come_back_in_order_whatever_the_workers(tmp_path):
+    from problemgen.classes.workers import ordered_map
+
+    items = list(range(100))
+    assert list(ordered_map(str, items, 1)) == list(ordered_map(str, items, 3)) == [str(i) for i in items]
+    assert list(ordered_map(str, [], 2)) == []

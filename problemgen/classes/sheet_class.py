@@ -12,10 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-import time
-from collections import deque
 from dataclasses import dataclass
-from itertools import islice
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -23,6 +20,7 @@ from problemgen.classes import entries
 from problemgen.classes.overrides import apply_overrides, read_overrides
 from problemgen.classes.rows import DUPLICATE, GRADED, MISMATCH, MISSING, REFUSED, UNREADABLE, ClassRow
 from problemgen.classes.runner import ClassRun, run_class
+from problemgen.classes.workers import ordered_map, worker_count
 from problemgen.model.core import ProblemgenError
 from problemgen.sheets.grading import grade_answers
 from problemgen.model.variantfile import WorksheetVariant
@@ -165,47 +163,10 @@ def _fingerprint(part: str, text: str) -> int:
 
     Copy detection only asks which sheets share an answer, and a class run keeps this for every wrong
     answer of every sheet until its end: kept as text, it made a sheet of wrong answers hold 9 KB.
-    Two different answers share a fingerprint with odds of about 1 in 10^16 per pair.
+    Two different answers share a fingerprint with odds of about 1 in 7·10^16 per pair.
     """
     data = f"{part}\0{text}".encode("utf-8", "surrogatepass")
     return int.from_bytes(blake2b(data, digest_size=7).digest(), "big")
-
-
-def worker_count(jobs: int | None, students: int) -> int:
-    """Processes for a class run: ``jobs`` when given, else one per hundred sheets, at most 4 and at most
-    the CPUs nothing else is running on.
-
-    Below about a hundred sheets per worker, starting workers and sending reports back costs more than
-    it saves; and on CPUs other programs keep busy, extra workers add that cost without adding CPU time
-    (measured with bench/grading.py: two workers beside another busy program took 1.12x as long as one
-    process), so the automatic choice never makes a run slower than one process.
-    """
-    if jobs is not None:
-        return max(1, min(jobs, students))
-    wanted = min(4, students // 100)
-    return max(1, min(wanted, idle_cpus())) if wanted > 1 else 1
-
-
-LOADAVG = "/proc/loadavg"
-
-
-def idle_cpus(samples: int = 3) -> int:
-    """The CPUs this process may use minus the tasks other programs are running on them right now.
-
-    Linux counts running tasks in ``/proc/loadavg`` (this process included); the busiest of a few reads
-    5 ms apart is taken, to lean towards fewer workers. Elsewhere every usable CPU counts as idle.
-    """
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    busiest = 1
-    try:
-        for sample in range(samples):
-            if sample:
-                time.sleep(0.005)
-            with open(LOADAVG, encoding="ascii") as loadavg:
-                busiest = max(busiest, int(loadavg.read().split()[3].split("/")[0]))
-    except (OSError, ValueError, IndexError):
-        return cpus
-    return max(1, cpus - (busiest - 1))
 
 
 def class_rows(submissions_dir: str | Path, class_dir: str | Path, *, jobs: int | None = 1,
@@ -223,7 +184,7 @@ def class_rows(submissions_dir: str | Path, class_dir: str | Path, *, jobs: int 
     total = len(students) + len(strays)
 
     def rows() -> Iterator[ClassRow]:
-        graded = iter(_map(work, worker_count(jobs, len(work))))
+        graded = iter(ordered_map(grade_student, work, worker_count(jobs, len(work))))
         for student in students:
             if student in refused:
                 status, message = refused[student]
@@ -285,31 +246,6 @@ def _sheet_in(directory: Path) -> tuple[Path | None, str]:
     if not stat.S_ISREG(mode):
         return None, "answers.toml is a special file"
     return sheet, ""
-
-
-MAX_BATCH = 16
-"""Most sheets a worker grades per task. Rows come back a batch at a time and at most two batches per
-worker are out at once, so the rows waiting for the writer never grow with the class."""
-
-
-def _map(work: list[SheetJob], jobs: int) -> Iterator[ClassRow]:
-    if jobs <= 1:
-        yield from map(grade_student, work)
-        return
-    from concurrent.futures import ProcessPoolExecutor
-
-    size = max(1, min(MAX_BATCH, len(work) // (jobs * 8)))
-    batches = (work[start:start + size] for start in range(0, len(work), size))
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        pending = deque(pool.submit(_grade_batch, batch) for batch in islice(batches, 2 * jobs))
-        while pending:
-            rows = pending.popleft().result()
-            pending.extend(pool.submit(_grade_batch, batch) for batch in islice(batches, 1))
-            yield from rows
-
-
-def _grade_batch(batch: list[SheetJob]) -> list[ClassRow]:
-    return [grade_student(job) for job in batch]
 
 
 def check_grade_paths(answers: Path, variant: Path | None, class_dir: Path | None, output: Path | None,
