@@ -259,3 +259,35 @@ def test_real_matrices_take_the_fast_path_to_the_same_latex(rows, digits):
     from problemgen.documents.rendering import _any_body, _real_body
 
     assert _real_body(rows, digits) == _any_body(rows, digits)
+
+
+_NAMES = st.sampled_from(["Q", "K", "S", "title", "items", "keys", "get", "values", "copy", "__class__", "__len__",
+                          "pop", "missing", "_private", "0"])
+_VALUES = st.one_of(st.integers(), st.text(max_size=3), st.lists(st.integers(), max_size=2))
+
+
+def _looked_up(value):
+    """A comparable view of a jinja lookup: the value, a bound method's name, or the undefined name."""
+    if isinstance(value, jinja2.Undefined):
+        return ("undefined", value._undefined_name)
+    return ("method", value.__name__) if callable(value) and hasattr(value, "__self__") else ("value", value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.dictionaries(st.one_of(_NAMES, st.integers(0, 3)), _VALUES, max_size=6), name=_NAMES)
+def test_data_environment_reads_dicts_as_jinja_does(data, name):
+    """The dict fast path returns what jinja's own lookup returns: the key, a dict method of that name, or an
+    undefined value naming the missing attribute; a dict subclass takes jinja's own path."""
+    fast = rendering.DataEnvironment(undefined=jinja2.StrictUndefined)
+    for obj in (data, type("Params", (dict,), {})(data)):
+        assert _looked_up(fast.getattr(obj, name)) == _looked_up(jinja2.Environment.getattr(fast, obj, name))
+
+
+def test_data_environment_renders_dict_attributes_keys_and_strict_undefined_like_jinja():
+    source = "{{ params.Q }} {{ params['K'] }} {{ params.items() | list | length }} {{ p.title }}"
+    context = {"params": {"Q": 1, "K": 2}, "p": {"title": "T"}}
+    ours = rendering.DataEnvironment(undefined=jinja2.StrictUndefined)
+    plain = jinja2.Environment(undefined=jinja2.StrictUndefined)
+    assert ours.from_string(source).render(context) == plain.from_string(source).render(context) == "1 2 2 T"
+    with pytest.raises(jinja2.UndefinedError, match="has no attribute 'R'"):
+        ours.from_string("{{ params.R }}").render(context)

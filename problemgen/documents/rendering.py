@@ -191,10 +191,30 @@ def environment(fmt: str, user_dir: str | None = None) -> jinja2.Environment:
     return _new_environment(fmt, user_dir)
 
 
+_DICT_ATTRIBUTES = frozenset(dir(dict))
+"""Every attribute a plain dict instance has (its methods and dunders): jinja's ``d.items`` is the method."""
+
+
+class DataEnvironment(jinja2.Environment):
+    """A jinja environment that reads ``params.Q`` from a plain dict without raising an exception.
+
+    Jinja resolves ``obj.name`` by trying ``getattr(obj, name)`` first and ``obj[name]`` second. Templates
+    read dicts this way a thousand times per worksheet (``params.Q``, ``sol.S``, ``p.title``), and on a dict
+    the first try raises and catches an AttributeError each time: a tenth of a class set's rendering. For a
+    plain dict holding the key under a name that no dict attribute has, the key is what jinja would return,
+    so it is returned at once; every other case goes to jinja unchanged (a test compares the two).
+    """
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if type(obj) is dict and attribute in obj and attribute not in _DICT_ATTRIBUTES:
+            return obj[attribute]
+        return super().getattr(obj, attribute)
+
+
 def _new_environment(fmt: str, user_dir: str | None, **delimiters: str) -> jinja2.Environment:
     """A strict environment over the user's templates, then the built-in ones, with the format's filters."""
     search = [user_dir] if user_dir else []
-    env = jinja2.Environment(
+    env = DataEnvironment(
         loader=jinja2.FileSystemLoader([*search, str(builtin_templates_dir())]),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
