@@ -248,7 +248,10 @@ def test_key_shows_a_product_dimension_as_its_number_when_the_problem_gave_its_f
 
 
 _REAL_CELL = st.one_of(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e17, max_value=1e17),
-                       st.integers(-10**6, 10**6), st.sampled_from([0.0, -0.0, 1e-9, -1e-9, 0.99995, -0.00005, 1e15]))
+                       st.integers(-10**6, 10**6), st.sampled_from([0.0, -0.0, 1e-9, -1e-9, 0.99995, -0.00005, 1e15]),
+                       st.integers(-2**70, 2**70), st.floats(allow_nan=False, allow_infinity=False),
+                       st.builds(lambda n, e: n + e, st.integers(-1000, 1000),  # at the edges of rounding
+                                 st.sampled_from([1e-9, -1e-9, 4.9e-5, -4.9e-5, 5e-5, -5e-5, 0.5, -0.5, 0.49999])))
 
 
 @settings(max_examples=300, deadline=None)
@@ -291,3 +294,16 @@ def test_data_environment_renders_dict_attributes_keys_and_strict_undefined_like
     assert ours.from_string(source).render(context) == plain.from_string(source).render(context) == "1 2 2 T"
     with pytest.raises(jinja2.UndefinedError, match="has no attribute 'R'"):
         ours.from_string("{{ params.R }}").render(context)
+
+
+_MASK_CELL = st.one_of(st.booleans(), st.sampled_from([0, 1]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(mask=st.one_of(st.lists(_MASK_CELL, min_size=1, max_size=5),
+                      st.integers(1, 5).flatmap(lambda m: st.lists(st.lists(_MASK_CELL, min_size=m, max_size=m),
+                                                                   min_size=1, max_size=5))),
+       representation=st.sampled_from(["bool", "01", "additive"]), digits=st.integers(1, 8))
+def test_masks_take_the_lookup_path_to_the_same_latex(mask, representation, digits):
+    expected = rendering.matrix_latex(rendering.mask_values(mask, representation), digits)
+    assert rendering.mask_latex(mask, representation, digits) == expected

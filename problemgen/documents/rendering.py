@@ -66,22 +66,28 @@ def _any_body(rows: list, digits: int) -> str:
     return r" \\ ".join(" & ".join(cell(x) for x in row) for row in rows)
 
 
+_SIGNIFICANT_DECIMALS = re.compile(r"\.(\d*[1-9])")
+"""The decimals of a fixed-point number up to its last non-zero one ("0.5570" -> "557")."""
+
+
 def _real_body(rows: list, digits: int) -> str:
-    """The cells of an all-real matrix, as :func:`matrix_latex` writes them, in one pass per need.
+    """The cells of an all-real matrix, as :func:`matrix_latex` writes them, formatted by C in one go.
 
     The same text as :func:`_any_body` (a property test compares them); written out because a worksheet draws
-    thousands of small matrices and the general path's per-cell dispatch was most of its rendering time."""
-    decimals = 0
-    for row in rows:
-        for x in row:
-            if type(x) is float and not (x.is_integer() and abs(x) < 1e15):
-                trimmed = f"{x:.{digits}f}".rstrip("0")
-                decimals = max(decimals, len(trimmed) - trimmed.index(".") - 1)
+    thousands of small matrices and per-cell Python was most of its rendering time. Every float is printed
+    to ``digits`` places at once to find the decimals the matrix needs; then one layout of ``%`` specs
+    prints every cell: ``%.{decimals}f``, or for whole numbers ``%d`` (ints) and ``%.0f`` (floats within
+    rounding of an integer). Only a whole cell can read ``-0`` or ``-0.00`` (a minus sign starts a cell and
+    there are no leading zeros), so one replace turns a negative zero into a zero."""
+    floats = tuple(x for row in rows for x in row if type(x) is float)
+    decimals = max(map(len, _SIGNIFICANT_DECIMALS.findall((f"%.{digits}f " * len(floats)) % floats)), default=0)
     if decimals:
-        cell = lambda x: f"{x:.{decimals}f}"  # noqa: E731
-        zero = "-0." + "0" * decimals
-        return r" \\ ".join(" & ".join(t[1:] if t == zero else t for t in map(cell, row)) for row in rows)
-    return r" \\ ".join(" & ".join(format_number(x, digits) for x in row) for row in rows)
+        spec = f"%.{decimals}f"
+        layout = r" \\ ".join(" & ".join([spec] * len(row)) for row in rows)
+    else:
+        layout = r" \\ ".join(" & ".join("%d" if type(x) is int else "%.0f" for x in row) for row in rows)
+    negative_zero = f"-{0:.{decimals}f}"
+    return (layout % tuple(x for row in rows for x in row)).replace(negative_zero, negative_zero[1:])
 
 
 def _is_real(x: Any) -> bool:
@@ -121,6 +127,20 @@ def mask_values(mask: Any, representation: str = "bool") -> list:
         "additive": lambda b: 0 if b else float("-inf"),
     }[representation]
     return [[convert(b) for b in row] for row in _rows(mask)]
+
+
+_MASK_CELLS = {"bool": (r"\mathrm{F}", r"\mathrm{T}"), "01": ("0", "1"), "additive": (r"-\infty", "0")}
+"""(blocked, allowed) cells of a mask in each representation, as :func:`matrix_latex` prints
+:func:`mask_values`: the words upright, 0/1 as integers, a blocked additive cell as minus infinity."""
+
+
+def mask_latex(mask: Any, representation: str = "bool", digits: int = 4) -> str:
+    """``matrix_latex(mask_values(mask, representation), digits)``, each cell looked up rather than formatted
+    (a property test compares the two; a worksheet draws a few dozen masks). ``digits`` has no effect:
+    every cell is a word or a whole number."""
+    blocked, allowed = _MASK_CELLS[representation]
+    body = r" \\ ".join(" & ".join([allowed if b else blocked for b in row]) for row in _rows(mask))
+    return rf"\begin{{bmatrix}} {body} \end{{bmatrix}}"
 
 
 _LATEX_SYMBOLS = {
@@ -173,7 +193,7 @@ def _filters(fmt: str) -> dict:
         "shape": shape_latex,
         "sym": symbol_latex,
         "num": format_number,
-        "mask": lambda m, rep="bool", digits=4: matrix_latex(mask_values(m, rep), digits),
+        "mask": mask_latex,
         "heatmap": heatmap_md if fmt == "md" else heatmap_tex,
     }
 
@@ -551,6 +571,7 @@ class KeyKit:
     shape_latex: Callable = None  # type: ignore[assignment]
     dim_value: Callable = None  # type: ignore[assignment]
     group_digits: Callable = None  # type: ignore[assignment]
+    mask_latex: Callable = None  # type: ignore[assignment]
 
     def code(self, text: str) -> str:
         return _code(text, self.fmt)
@@ -562,10 +583,15 @@ class KeyKit:
         return _display_math(latex, self.fmt)
 
 
+@functools.lru_cache(maxsize=64)
+def _key_kit(fmt: str, digits: int) -> KeyKit:
+    """One kit per format and precision: it holds only module functions, so every part can share it."""
+    return KeyKit(fmt, digits, matrix_latex, mask_values, shape_latex, dim_value, group_digits, mask_latex)
+
+
 def answer_display(part: AnswerPart, fmt: str) -> str:
     """The expected answer of one part as Markdown or LaTeX (display math for matrices)."""
-    kit = KeyKit(fmt, answer_digits(part), matrix_latex, mask_values, shape_latex, dim_value, group_digits)
-    return types.get(part.type).key_display(part, kit)
+    return types.get(part.type).key_display(part, _key_kit(fmt, answer_digits(part)))
 
 
 # --------------------------------------------------------------------------------------------------

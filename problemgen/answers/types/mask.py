@@ -144,7 +144,7 @@ class MaskType(AnswerType):
 
     def key_display(self, part: AnswerPart, kit: Any) -> str:
         rep = part.spec.get("representation", "bool")
-        return kit.display_math(kit.matrix_latex(kit.mask_values(part.value, rep), kit.digits))
+        return kit.display_math(kit.mask_latex(part.value, rep, kit.digits))
 
     def perturb(self, part: AnswerPart) -> AnswerPart:
         return replace(part, value=map_first(part.value, lambda b: not b))
