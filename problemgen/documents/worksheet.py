@@ -36,7 +36,7 @@ from problemgen.model.variantfile import SheetProblem, WorksheetVariant
 from problemgen.userfiles import read_capped
 from problemgen.model.registry import draw_choices, generate, get_kind
 from problemgen.misconceptions.catalogue import describe
-from problemgen.sheets.answersheet import blank_sheet, key_sheet
+from problemgen.sheets.answersheet import blank_and_key_sheets
 
 FORMATS = ("md", "tex", "pdf")
 """Document formats; Markdown is always written, ``tex`` and ``pdf`` on request."""
@@ -308,7 +308,8 @@ def _name_for(name: str, fmt: str) -> str:
 
 def answer_sheets(variant: WorksheetVariant) -> dict[str, bytes]:
     """``answers.toml`` (blank) and ``key.toml`` (filled): the sheet format belongs to the grader's module."""
-    return {"answers.toml": blank_sheet(variant).encode("utf-8"), "key.toml": key_sheet(variant).encode("utf-8")}
+    blank, key = blank_and_key_sheets(variant)
+    return {"answers.toml": blank.encode("utf-8"), "key.toml": key.encode("utf-8")}
 
 
 def variant_files(

@@ -30,7 +30,7 @@ import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from problemgen.answers import types
 from problemgen.answers.text import NonFinite, SheetArray, check_ascii, describe_char  # noqa: F401 - re-exported
@@ -384,8 +384,15 @@ def toml_value(value: Any) -> str:
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
     if isinstance(value, (list, tuple)):
+        if all(type(v) in _NUMBER_TYPES for v in value):  # a row of numbers, a key's commonest value
+            return "[" + ", ".join(map(repr, value)) + "]"
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
     raise TypeError(f"cannot write {type(value).__name__} to an answer sheet")
+
+
+_NUMBER_TYPES = (int, float)
+"""Exactly these types (not bool, not a subclass) are written by ``repr``: for them ``toml_value`` is
+``repr`` (TOML's inf and nan are spelled as Python prints them)."""
 
 
 def key_value(part: AnswerPart) -> Any:
@@ -403,28 +410,45 @@ def _comment(text: str) -> str:
     return "# " + " ".join(str(text).split())
 
 
-def _sheet(variant, header: str, value_of) -> str:
-    lines = [header, "# One table per problem, one line per answer. \"\" means not answered.",
-             "# Write answers as on paper: 0.25, 1/4, [[1/2, 1/2], [1/4, 3/4]], (B, L, d), b; quotes are optional.",
-             "[meta]", f"variant = {toml_value(variant.variant_id)}",
-             f"student = {toml_value(variant.student or '')}"]
+def _sheets(variant, headers: tuple[str, ...], values: tuple[Callable[[AnswerPart], Any], ...]) -> list[str]:
+    """Sheets of ``variant`` that differ only in their first line and in each answer's value, written in one
+    pass: the comment lines, most of a sheet's cost, are made once for all of them."""
+    sheets = [[header, "# One table per problem, one line per answer. \"\" means not answered.",
+               "# Write answers as on paper: 0.25, 1/4, [[1/2, 1/2], [1/4, 3/4]], (B, L, d), b; quotes are optional.",
+               "[meta]", f"variant = {toml_value(variant.variant_id)}", f"student = {toml_value(variant.student or '')}"]
+              for header in headers]
     for sheet_problem in variant.problems:
         problem = sheet_problem.problem
         points = f"{sheet_problem.points:g} point" + ("" if sheet_problem.points == 1 else "s")
-        lines += ["", _comment(f"{sheet_problem.id} ({points}): {problem.title}"),
-                  f"[{sheet_problem.id}]"]
+        heading = ["", _comment(f"{sheet_problem.id} ({points}): {problem.title}"), f"[{sheet_problem.id}]"]
+        for lines in sheets:
+            lines += heading
         for part in problem.parts:
             label = f"{part.key}: {part.label}" if part.label else part.key
-            lines.append(_comment(f"{label}: {describe_format(part)}"))
-            lines.append(f"{part.key} = {toml_value(value_of(part))}")
-    return "\n".join(lines) + "\n"
+            comment = _comment(f"{label}: {describe_format(part)}")
+            for lines, value_of in zip(sheets, values):
+                lines += (comment, f"{part.key} = {toml_value(value_of(part))}")
+    return ["\n".join(lines) + "\n" for lines in sheets]
+
+
+BLANK_HEADER, KEY_HEADER = "# problemgen answer sheet", "# problemgen answer key"
+
+
+def _unanswered(part: AnswerPart) -> str:
+    return ""
 
 
 def blank_sheet(variant) -> str:
     """The answer sheet students fill in for a ``WorksheetVariant`` (every answer ``""``)."""
-    return _sheet(variant, "# problemgen answer sheet", lambda part: "")
+    return _sheets(variant, (BLANK_HEADER,), (_unanswered,))[0]
 
 
 def key_sheet(variant) -> str:
     """The same sheet filled with the key values (grading it scores 100%)."""
-    return _sheet(variant, "# problemgen answer key", key_value)
+    return _sheets(variant, (KEY_HEADER,), (key_value,))[0]
+
+
+def blank_and_key_sheets(variant) -> tuple[str, str]:
+    """``(blank_sheet(variant), key_sheet(variant))`` in one pass, for a class set that writes both."""
+    blank, key = _sheets(variant, (BLANK_HEADER, KEY_HEADER), (_unanswered, key_value))
+    return blank, key
