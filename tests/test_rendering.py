@@ -247,21 +247,29 @@ def test_key_shows_a_product_dimension_as_its_number_when_the_problem_gave_its_f
     assert rendering.answer_display(partial, "md") == r"$(B, h\,d_v)$ $= (2, 8\,d_v)$"
 
 
-_REAL_CELL = st.one_of(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e17, max_value=1e17),
-                       st.integers(-10**6, 10**6), st.sampled_from([0.0, -0.0, 1e-9, -1e-9, 0.99995, -0.00005, 1e15]),
-                       st.integers(-2**70, 2**70), st.floats(allow_nan=False, allow_infinity=False),
-                       st.builds(lambda n, e: n + e, st.integers(-1000, 1000),  # at the edges of rounding
-                                 st.sampled_from([1e-9, -1e-9, 4.9e-5, -4.9e-5, 5e-5, -5e-5, 0.5, -0.5, 0.49999])))
+_FLOAT_CELL = st.one_of(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e17, max_value=1e17),
+                        st.floats(allow_nan=False, allow_infinity=False),
+                        st.sampled_from([0.0, -0.0, 1e-9, -1e-9, 0.99995, -0.00005, 1e15, 2.5, -0.5]),
+                        st.builds(lambda n, e: n + e, st.integers(-1000, 1000),  # at the edges of rounding
+                                  st.sampled_from([1e-9, -1e-9, 4.9e-5, -4.9e-5, 5e-5, -5e-5, 0.5, -0.5, 0.49999])))
+_INT_CELL = st.one_of(st.integers(-10**6, 10**6), st.integers(-2**70, 2**70))
+
+
+def _matrices(cell):
+    return st.integers(1, 4).flatmap(lambda m: st.one_of(
+        st.lists(cell, min_size=1, max_size=5),  # a vector: one row
+        st.lists(st.lists(cell, min_size=m, max_size=m), min_size=1, max_size=4)))
 
 
 @settings(max_examples=300, deadline=None)
-@given(rows=st.integers(1, 4).flatmap(lambda m: st.lists(st.lists(_REAL_CELL, min_size=m, max_size=m), min_size=1,
-                                                         max_size=4)),
+@given(value=st.one_of(_matrices(_FLOAT_CELL), _matrices(_INT_CELL), _matrices(st.one_of(_FLOAT_CELL, _INT_CELL))),
        digits=st.integers(1, 8))
-def test_real_matrices_take_the_fast_path_to_the_same_latex(rows, digits):
-    from problemgen.documents.rendering import _any_body, _real_body
+def test_real_matrices_take_the_fast_paths_to_the_same_latex(value, digits):
+    """Matrices of floats or of ints take direct paths; the text is the general path's (mixed ones take it)."""
+    from problemgen.documents.rendering import _any_body, _rows
 
-    assert _real_body(rows, digits) == _any_body(rows, digits)
+    general = rf"\begin{{bmatrix}} {_any_body(_rows(value), digits)} \end{{bmatrix}}"
+    assert rendering.matrix_latex(value, digits) == general
 
 
 _NAMES = st.sampled_from(["Q", "K", "S", "title", "items", "keys", "get", "values", "copy", "__class__", "__len__",
@@ -307,3 +315,11 @@ _MASK_CELL = st.one_of(st.booleans(), st.sampled_from([0, 1]))
 def test_masks_take_the_lookup_path_to_the_same_latex(mask, representation, digits):
     expected = rendering.matrix_latex(rendering.mask_values(mask, representation), digits)
     assert rendering.mask_latex(mask, representation, digits) == expected
+
+
+def test_data_environment_templates_see_the_environment_globals_and_their_own():
+    env = rendering.DataEnvironment(undefined=jinja2.StrictUndefined)
+    env.globals["fmt"] = "md"
+    template = env.from_string("{{ fmt }} {{ range(2) | list }} {{ extra }}", globals={"extra": 1})
+    assert template.render() == "md [0, 1] 1"
+    assert "extra" not in env.globals  # a template's own globals never reach the environment

@@ -54,8 +54,13 @@ def matrix_latex(value: Any, digits: int = 4) -> str:
     and no entry looks more or less precise than its neighbours.
     """
     rows = _rows(value)
-    real = all(type(x) in (int, float) and math.isfinite(x) for row in rows for x in row)
-    body = _real_body(rows, digits) if real else _any_body(rows, digits)
+    kinds = {type(x) for row in rows for x in row}
+    if kinds == {int}:
+        body = _int_body(rows)
+    elif kinds == {float} and all(math.isfinite(x) for row in rows for x in row):
+        body = _float_body(rows, digits)
+    else:
+        body = _any_body(rows, digits)
     return rf"\begin{{bmatrix}} {body} \end{{bmatrix}}"
 
 
@@ -66,28 +71,32 @@ def _any_body(rows: list, digits: int) -> str:
     return r" \\ ".join(" & ".join(cell(x) for x in row) for row in rows)
 
 
-_SIGNIFICANT_DECIMALS = re.compile(r"\.(\d*[1-9])")
-"""The decimals of a fixed-point number up to its last non-zero one ("0.5570" -> "557")."""
+# A worksheet draws thousands of small matrices, and per-cell Python was most of its rendering time, so the
+# two commonest kinds take direct paths to the same text as _any_body (property tests compare them).
 
 
-def _real_body(rows: list, digits: int) -> str:
-    """The cells of an all-real matrix, as :func:`matrix_latex` writes them, formatted by C in one go.
+def _int_body(rows: list) -> str:
+    """The cells of a matrix of ints: each as ``str`` writes it."""
+    return r" \\ ".join(" & ".join(map(str, row)) for row in rows)
 
-    The same text as :func:`_any_body` (a property test compares them); written out because a worksheet draws
-    thousands of small matrices and per-cell Python was most of its rendering time. Every float is printed
-    to ``digits`` places at once to find the decimals the matrix needs; then one layout of ``%`` specs
-    prints every cell: ``%.{decimals}f``, or for whole numbers ``%d`` (ints) and ``%.0f`` (floats within
-    rounding of an integer). Only a whole cell can read ``-0`` or ``-0.00`` (a minus sign starts a cell and
-    there are no leading zeros), so one replace turns a negative zero into a zero."""
-    floats = tuple(x for row in rows for x in row if type(x) is float)
-    decimals = max(map(len, _SIGNIFICANT_DECIMALS.findall((f"%.{digits}f " * len(floats)) % floats)), default=0)
-    if decimals:
-        spec = f"%.{decimals}f"
-        layout = r" \\ ".join(" & ".join([spec] * len(row)) for row in rows)
-    else:
-        layout = r" \\ ".join(" & ".join("%d" if type(x) is int else "%.0f" for x in row) for row in rows)
-    negative_zero = f"-{0:.{decimals}f}"
-    return (layout % tuple(x for row in rows for x in row)).replace(negative_zero, negative_zero[1:])
+
+def _float_body(rows: list, digits: int) -> str:
+    """The cells of a matrix of finite floats, printed by C in one layout to ``digits`` places.
+
+    Each cell is followed by a space (the separators start with one, and one is added at the end), so
+    ``"0" * k + " "`` counts the cells ending in k zeros. The places every cell ends with a zero in are the
+    ones no cell needs: dropping them gives each cell rounded to fewer places (the value is within half a
+    unit of the last place printed), and with no decimals left the point goes too. Only a whole cell can
+    read ``-0`` or ``-0.00``, so the negative zero is one replace."""
+    cells = tuple(x for row in rows for x in row)
+    text = r" \\ ".join(" & ".join([f"%.{digits}f"] * len(row)) for row in rows) % cells + " "
+    drop = 0
+    while drop < digits and text.count("0" * (drop + 1) + " ") == len(cells):
+        drop += 1
+    if drop:
+        text = text.replace(("." if drop == digits else "") + "0" * drop + " ", " ")
+    zero = f"{0:.{digits - drop}f} "
+    return text.replace("-" + zero, zero)[:-1]
 
 
 def _is_real(x: Any) -> bool:
@@ -216,19 +225,25 @@ _DICT_ATTRIBUTES = frozenset(dir(dict))
 
 
 class DataEnvironment(jinja2.Environment):
-    """A jinja environment that reads ``params.Q`` from a plain dict without raising an exception.
+    """A jinja environment tuned for rendering many small fragments of plain data, with jinja's results.
 
-    Jinja resolves ``obj.name`` by trying ``getattr(obj, name)`` first and ``obj[name]`` second. Templates
-    read dicts this way a thousand times per worksheet (``params.Q``, ``sol.S``, ``p.title``), and on a dict
-    the first try raises and catches an AttributeError each time: a tenth of a class set's rendering. For a
-    plain dict holding the key under a name that no dict attribute has, the key is what jinja would return,
-    so it is returned at once; every other case goes to jinja unchanged (a test compares the two).
+    * ``getattr``: jinja resolves ``obj.name`` by trying ``getattr(obj, name)`` first and ``obj[name]``
+      second. Templates read dicts this way a thousand times per worksheet (``params.Q``, ``sol.S``,
+      ``p.title``), and on a dict the first try raises and catches an AttributeError each time. For a plain
+      dict holding the key under a name that no dict attribute has, the key is what jinja would return, so
+      it is returned at once; every other case goes to jinja unchanged (a test compares the two).
+    * ``make_globals``: jinja gives each template a ChainMap over the environment's globals and iterates it
+      twice for every render (a quarter of rendering a prompt). Our environments set every global before
+      loading a template (jinja's documentation asks for that), so a plain dict holds the same names.
     """
 
     def getattr(self, obj: Any, attribute: str) -> Any:
         if type(obj) is dict and attribute in obj and attribute not in _DICT_ATTRIBUTES:
             return obj[attribute]
         return super().getattr(obj, attribute)
+
+    def make_globals(self, d: dict | None) -> dict:
+        return {**self.globals, **(d or {})}
 
 
 def _new_environment(fmt: str, user_dir: str | None, **delimiters: str) -> jinja2.Environment:
