@@ -218,12 +218,13 @@ class DocumentRenderer:
         :class:`ProblemgenError`) — for exports that lay out problems themselves."""
         return self._block(problem, block, fmt)
 
-    def _block(self, problem: Problem, block: str, fmt: str) -> str:
+    def _block(self, problem: Problem, block: str, fmt: str, variant_id: str | None = None) -> str:
+        """The cached block (``variant_id``: the problem's, when the caller has it at hand already)."""
         import jinja2
 
         from problemgen.documents.rendering import render_block  # lazy: jinja2 only when rendering
 
-        key = (problem.variant_id, problem.title, block, fmt)
+        key = (variant_id or problem.variant_id, problem.title, block, fmt)
         if key not in self._blocks:
             try:
                 self._blocks[key] = render_block(problem, block, fmt, self.user_dir)
@@ -255,14 +256,29 @@ class DocumentRenderer:
 
     def context(self, variant: WorksheetVariant, fmt: str, *, key: bool, instructions: str = "", name: str = "") -> dict:
         """What the document templates see (documented at the top of each template)."""
-        problems = []
+        return self._context(variant, fmt, self._shared(variant, fmt), key, instructions, name)
+
+    def _shared(self, variant: WorksheetVariant, fmt: str) -> list[dict]:
+        """Per problem, what the worksheet and the key show alike: place, title, points and the prompt."""
+        shared = []
         for number, placed in enumerate(variant.problems, start=1):
+            problem, variant_id = placed.problem, placed.problem.variant_id
+            shared.append({
+                "id": placed.id, "number": number, "title": problem.title, "points": placed.points,
+                "kind": problem.kind, "problem_variant": variant_id,
+                "prompt": self._block(problem, "prompt", fmt, variant_id),
+            })
+        return shared
+
+    def _context(self, variant: WorksheetVariant, fmt: str, shared: list[dict], key: bool, instructions: str,
+                 name: str) -> dict:
+        """The document context from the shared entries: the key adds solutions and answers."""
+        problems = []
+        for entry, placed in zip(shared, variant.problems):
             problem = placed.problem
             problems.append({
-                "id": placed.id, "number": number, "title": problem.title, "points": placed.points,
-                "kind": problem.kind, "problem_variant": problem.variant_id,
-                "prompt": self._block(problem, "prompt", fmt),
-                "solution": self._block(problem, "solution", fmt) if key else "",
+                **entry,
+                "solution": self._block(problem, "solution", fmt, entry["problem_variant"]) if key else "",
                 "parts": [self._part(part, fmt) for part in problem.parts] if key else [
                     {"key": p.key, "label": p.label or p.key, "type": p.type} for p in problem.parts
                 ],
@@ -285,8 +301,9 @@ class DocumentRenderer:
         files: dict[str, bytes] = {}
         wanted = ("md", "tex") if {"tex", "pdf"} & set(formats) else ("md",)
         for fmt in wanted:
+            shared = self._shared(variant, fmt)
             for name, key in (("worksheet", False), ("answer_key", True)):
-                context = self.context(variant, fmt, key=key, instructions=instructions, name=student_name)
+                context = self._context(variant, fmt, shared, key, instructions, student_name)
                 text = render_document(name, fmt, context, self.user_dir)
                 if fmt == "md" or "tex" in formats:
                     files[f"{name}.{fmt}"] = text.encode("utf-8")
