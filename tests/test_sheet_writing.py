@@ -17,9 +17,15 @@ def _element_by_element(value) -> str:
     return "[" + ", ".join(toml_value(v) for v in value) + "]"
 
 
+def test_strings_are_json_strings_with_delete_escaped():
+    assert toml_value('a"b\\c\x7f\n√') == '"a\\"b\\\\c\\u007f\\n√"'
+
+
+
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.one_of(_NUMBER, st.booleans(), st.text(max_size=3)), max_size=6))
-def test_a_row_of_numbers_is_written_as_element_by_element(row):
+@given(st.one_of(st.lists(_NUMBER, max_size=6), st.lists(st.booleans(), max_size=6),
+                 st.lists(st.one_of(_NUMBER, st.booleans(), st.text(max_size=3)), max_size=6)))
+def test_a_row_of_numbers_or_booleans_is_written_as_element_by_element(row):
     assert toml_value(row) == _element_by_element(row)
     assert toml_value(tuple(row)) == _element_by_element(row)
 

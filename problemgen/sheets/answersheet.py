@@ -382,17 +382,23 @@ def toml_value(value: Any) -> str:
             return "inf" if value > 0 else "-inf"
         return repr(value)
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
+        return _json_string(value).replace("\x7f", "\\u007f")
     if isinstance(value, (list, tuple)):
-        if all(type(v) in _NUMBER_TYPES for v in value):  # a row of numbers, a key's commonest value
+        kinds = set(map(type, value))
+        if kinds <= _NUMBER_TYPES:  # a row of numbers, a key's commonest value
             return "[" + ", ".join(map(repr, value)) + "]"
+        if kinds == {bool}:  # a row of a boolean mask
+            return "[" + ", ".join([_BOOLEANS[v] for v in value]) + "]"
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
     raise TypeError(f"cannot write {type(value).__name__} to an answer sheet")
 
 
-_NUMBER_TYPES = (int, float)
+_NUMBER_TYPES = {int, float}
 """Exactly these types (not bool, not a subclass) are written by ``repr``: for them ``toml_value`` is
 ``repr`` (TOML's inf and nan are spelled as Python prints them)."""
+_BOOLEANS = {False: "false", True: "true"}
+_json_string = json.JSONEncoder(ensure_ascii=False).encode
+"""``json.dumps(value, ensure_ascii=False)`` without building an encoder for every string."""
 
 
 def key_value(part: AnswerPart) -> Any:
