@@ -409,6 +409,17 @@ def test_files_are_never_written_through_a_link_leaving_the_output(tmp_path):
     assert not any(outside.iterdir())
 
 
+def test_files_replace_what_is_there_and_a_file_in_the_way_of_a_directory_is_a_clear_error(tmp_path):
+    root = tmp_path.resolve()
+    worksheet.write_files(root, "keys/s001", {"key.toml": b"a longer first version", "variant.json": b"{}"})
+    worksheet.write_files(root, "keys/s001", {"key.toml": b"short"})
+    assert (root / "keys" / "s001" / "key.toml").read_bytes() == b"short"
+    assert (root / "keys" / "s001" / "variant.json").read_bytes() == b"{}"
+    (root / "handouts").write_text("not a directory")
+    with pytest.raises(ProblemgenError, match=r"cannot create .*handouts \(File exists\)"):
+        worksheet.write_files(root, "handouts/s001", {"worksheet.md": b"x"})
+
+
 def test_answer_sheet_says_how_to_write_a_product_dimension_and_the_key_sheet_grades_full(tmp_path):
     """multihead.concat at d3 asks for (B, L, h*d_v): the sheet must say how a product is typed."""
     from problemgen.sheets.answersheet import blank_sheet, key_sheet

@@ -469,23 +469,48 @@ def _os_reason(exc: OSError, path: Path) -> str:
 def write_files(root: Path, subdir: str | None, files: dict[str, bytes]) -> None:
     """Write ``files`` into ``root/subdir``, refusing a directory or file link on the way (a link could
     lead outside ``root``)."""
-    target = root
+    target = str(root)
     for component in (subdir.split("/") if subdir else ()):
-        target = target / component
-        if target.is_symlink():
-            raise ProblemgenError(f"refusing to write into {target}: it is a symbolic link")
-        try:
-            target.mkdir(exist_ok=True)
-        except OSError as exc:
-            raise ProblemgenError(f"cannot create {target} ({_os_reason(exc, target)})") from None
+        target = os.path.join(target, component)
+        _make_directory(Path(target))
     for name, data in files.items():
-        path = target / name
+        _write_file(os.path.join(target, name), data)
+
+
+def _make_directory(path: Path) -> None:
+    """Create one directory of the output, or accept it when it is there already and not a link."""
+    try:
+        os.mkdir(path)
+    except FileExistsError as exc:
         if path.is_symlink():
-            raise ProblemgenError(f"refusing to write {path}: it is a symbolic link")
+            raise ProblemgenError(f"refusing to write into {path}: it is a symbolic link") from None
+        if not path.is_dir():
+            raise ProblemgenError(f"cannot create {path} ({_os_reason(exc, path)})") from None
+    except OSError as exc:
+        raise ProblemgenError(f"cannot create {path} ({_os_reason(exc, path)})") from None
+
+
+_NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NO_FOLLOW | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+
+
+def _write_file(path: str, data: bytes) -> None:
+    """Write one file, never through a link: with O_NOFOLLOW the open itself refuses a link (no moment
+    between a check and the write); where the platform lacks it, the link is looked for first."""
+    try:
+        if not _NO_FOLLOW and os.path.islink(path):
+            raise OSError("symbolic link")
+        descriptor = os.open(path, _WRITE_FLAGS, 0o666)
         try:
-            path.write_bytes(data)
-        except OSError as exc:
-            raise ProblemgenError(f"cannot write {path} ({exc.strerror})") from None
+            view = memoryview(data)
+            while view:  # a write may take only part of the data
+                view = view[os.write(descriptor, view):]
+        finally:
+            os.close(descriptor)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise ProblemgenError(f"refusing to write {path}: it is a symbolic link") from None
+        raise ProblemgenError(f"cannot write {path} ({exc.strerror})") from None
 
 
 def parse_formats(text: str) -> tuple[str, ...]:
