@@ -323,3 +323,12 @@ def test_data_environment_templates_see_the_environment_globals_and_their_own():
     template = env.from_string("{{ fmt }} {{ range(2) | list }} {{ extra }}", globals={"extra": 1})
     assert template.render() == "md [0, 1] 1"
     assert "extra" not in env.globals  # a template's own globals never reach the environment
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="a\n ", max_size=40))
+def test_blank_lines_collapse_as_the_repeated_replace_does(text):
+    expected = text
+    while "\n\n\n" in expected:
+        expected = expected.replace("\n\n\n", "\n\n")
+    assert rendering._collapse_blank_lines(text) == expected
