@@ -321,8 +321,10 @@ def _shade(intensity: float) -> str:
     return SHADES[min(len(SHADES) - 1, int(intensity * len(SHADES)))]
 
 
+@functools.cache
 def shade_legend() -> str:
-    """Which glyph stands for which range of a heatmap cell (for Markdown and the terminal)."""
+    """Which glyph stands for which range of a heatmap cell (for Markdown and the terminal); a constant,
+    made once."""
     step = 1 / len(SHADES)
     ranges = [f"{g} {i * step:.1f}–{(i + 1) * step:.1f}" for i, g in enumerate(SHADES)]
     return ", ".join(ranges)
