@@ -187,6 +187,18 @@ def test_fragment_rendering_is_strict_and_user_templates_override(tmp_path):
         rendering.render_block(problem, "solution", "md", str(tmp_path))
 
 
+def test_blocks_rendered_from_one_context_are_the_blocks_rendered_alone(tmp_path):
+    """A name set in the prompt stays there: the solution, rendered from the same context, cannot see it."""
+    problem = Problem("demo.thing", 1, 1, {}, "Demo", "demo", {"x": 3}, (), {"y": 4})
+    (tmp_path / "problems").mkdir()
+    (tmp_path / "problems" / "demo.thing.j2").write_text(
+        "{% set top = 1 %}{% block prompt %}{% set x = params.x * 2 %}x is {{ x }}{% endblock %}"
+        "{% block solution %}{{ sol.y }} {{ x is defined }} {{ top is defined }}{% endblock %}")
+    together = list(rendering.render_blocks(problem, ("prompt", "solution"), "md", str(tmp_path)))
+    alone = [rendering.render_block(problem, block, "md", str(tmp_path)) for block in ("prompt", "solution")]
+    assert together == alone == ["x is 6\n", "4 False False\n"]
+
+
 def test_products_of_dimensions_are_typeset_as_products():
     from problemgen.documents.rendering import shape_latex, shape_text
 

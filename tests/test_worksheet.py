@@ -185,6 +185,16 @@ def test_template_typos_surface_as_project_errors_naming_the_template(bank, tmp_
         worksheet.write_worksheet(WorksheetJob(bank, tmp_path / "out", templates=tmp_path / "templates"))
     assert not (tmp_path / "out").exists()
 
+    for name, fragment, message in [  # a directory each: an environment keeps the templates it has loaded
+        ("solution", "{% block prompt %}{% endblock %}{% block solution %}{{ sol.Z }}{% endblock %}",
+         r"problems/attention\.weights\.j2 \(solution\): .* no attribute 'Z'"),
+        ("syntax", "{% block prompt %}\n{% if %}{% endblock %}", r"attention\.weights\.j2, line 2: "),
+    ]:
+        (tmp_path / name / "problems").mkdir(parents=True)
+        (tmp_path / name / "problems" / "attention.weights.j2").write_text(fragment)
+        with pytest.raises(ProblemgenError, match=message):
+            worksheet.write_worksheet(WorksheetJob(bank, tmp_path / "out", templates=tmp_path / name))
+
 
 def test_missing_templates_directory_is_refused(bank, tmp_path):
     with pytest.raises(ProblemgenError, match="templates directory not found"):

@@ -16,7 +16,7 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import jinja2
 
@@ -276,18 +276,24 @@ def problem_context(problem: Problem) -> dict:
 
 def render_block(problem: Problem, block: str, fmt: str = "md", user_dir: str | None = None) -> str:
     """Render the ``prompt`` or ``solution`` block of the problem's fragment."""
+    return next(render_blocks(problem, (block,), fmt, user_dir))
+
+
+def render_blocks(problem: Problem, blocks: tuple[str, ...], fmt: str = "md", user_dir: str | None = None) -> Iterator[str]:
+    """The text of each of ``blocks`` of the problem's fragment, each rendered when it is taken, all from
+    one context: a block only reads the context (names it sets stay inside the block), so a worksheet's
+    prompt and solution need not build one each."""
     env = environment(fmt, user_dir)
     try:
         template = env.get_template(f"problems/{problem.kind}.j2")
     except jinja2.TemplateNotFound as exc:
         raise ProblemgenError(f"no template fragment for kind {problem.kind!r} ({exc.name})") from exc
-    if block not in template.blocks:
-        raise ProblemgenError(f"template for {problem.kind!r} has no {block!r} block")
     context = template.new_context(problem_context(problem))
-    text = "".join(template.blocks[block](context)).strip() + "\n"
-    if fmt == "text":  # the shared fragments hold $…$ math: turn it into readable Unicode
-        text = to_unicode(text)
-    return text
+    for block in blocks:
+        if block not in template.blocks:
+            raise ProblemgenError(f"template for {problem.kind!r} has no {block!r} block")
+        text = "".join(template.blocks[block](context)).strip() + "\n"
+        yield to_unicode(text) if fmt == "text" else text  # text: the fragments' $…$ math as readable Unicode
 
 
 def render_problem(problem: Problem, fmt: str = "md", *, solution: bool = False, user_dir: str | None = None) -> str:

@@ -228,11 +228,26 @@ class DocumentRenderer:
         if key not in self._blocks:
             try:
                 self._blocks[key] = render_block(problem, block, fmt, self.user_dir)
-            except jinja2.TemplateSyntaxError as exc:
-                raise ProblemgenError(f"template {exc.filename or exc.name}, line {exc.lineno}: {exc.message}") from exc
             except jinja2.TemplateError as exc:
-                raise ProblemgenError(f"template problems/{problem.kind}.j2 ({block}): {exc.message}") from exc
+                raise _template_error(exc, problem, block) from exc
         return self._blocks[key]
+
+    def _render_fragments(self, variant: WorksheetVariant, fmt: str) -> None:
+        """Every problem's prompt and solution into the cache, both from one template context: the answer
+        key shows both."""
+        import jinja2
+
+        from problemgen.documents.rendering import render_blocks  # lazy: jinja2 only when rendering
+
+        for placed in variant.problems:
+            problem = placed.problem
+            key = (problem.variant_id, problem.title)
+            texts = render_blocks(problem, FRAGMENT_BLOCKS, fmt, self.user_dir)
+            for block in FRAGMENT_BLOCKS:
+                try:
+                    self._blocks[(*key, block, fmt)] = next(texts)
+                except jinja2.TemplateError as exc:
+                    raise _template_error(exc, problem, block) from exc
 
     def conventions(self, fmt: str) -> str:
         from problemgen.documents.rendering import environment  # lazy: jinja2 only when rendering
@@ -301,6 +316,7 @@ class DocumentRenderer:
         files: dict[str, bytes] = {}
         wanted = ("md", "tex") if {"tex", "pdf"} & set(formats) else ("md",)
         for fmt in wanted:
+            self._render_fragments(variant, fmt)
             shared = self._shared(variant, fmt)
             for name, key in (("worksheet", False), ("answer_key", True)):
                 context = self._context(variant, fmt, shared, key, instructions, student_name)
@@ -312,6 +328,20 @@ class DocumentRenderer:
 
                     files[f"{name}.pdf"] = compile_pdf(text, name)
         return files
+
+
+FRAGMENT_BLOCKS = ("prompt", "solution")
+"""The blocks of a problem's template fragment."""
+
+
+def _template_error(exc: Exception, problem: Problem, block: str) -> ProblemgenError:
+    """A jinja error while rendering a fragment block, as the project's error (file and line when it is a
+    syntax error)."""
+    import jinja2
+
+    if isinstance(exc, jinja2.TemplateSyntaxError):
+        return ProblemgenError(f"template {exc.filename or exc.name}, line {exc.lineno}: {exc.message}")
+    return ProblemgenError(f"template problems/{problem.kind}.j2 ({block}): {exc.message}")
 
 
 def _name_for(name: str, fmt: str) -> str:
