@@ -220,12 +220,12 @@ class DocumentRenderer:
 
     def _block(self, problem: Problem, block: str, fmt: str, variant_id: str | None = None) -> str:
         """The cached block (``variant_id``: the problem's, when the caller has it at hand already)."""
-        import jinja2
-
-        from problemgen.documents.rendering import render_block  # lazy: jinja2 only when rendering
-
         key = (variant_id or problem.variant_id, problem.title, block, fmt)
         if key not in self._blocks:
+            import jinja2
+
+            from problemgen.documents.rendering import render_block  # lazy: jinja2 only when rendering
+
             try:
                 self._blocks[key] = render_block(problem, block, fmt, self.user_dir)
             except jinja2.TemplateError as exc:
@@ -250,9 +250,9 @@ class DocumentRenderer:
                     raise _template_error(exc, problem, block) from exc
 
     def conventions(self, fmt: str) -> str:
-        from problemgen.documents.rendering import environment  # lazy: jinja2 only when rendering
-
         if fmt not in self._conventions:
+            from problemgen.documents.rendering import environment  # lazy: jinja2 only when rendering
+
             template = environment(fmt, self.user_dir).get_template("documents/conventions.j2")
             self._conventions[fmt] = template.render().strip() + "\n"
         return self._conventions[fmt]
