@@ -192,8 +192,9 @@ def ratio_rows(run: RatioRun, ram: str | None, disk: str, students: int) -> list
     def row(label: str, rounds: list[float], target: bool = False) -> list[object]:
         seconds = median(rounds)
         ratio, spread = seconds / alone, [r / a for r, a in zip(rounds, run.alone)]
+        verdict_text = f"<= 1.5x: {verdict(ratio <= 1.5)}" if target else "(information)"
         return [label, f"{seconds:.3f}", f"{seconds / problems * 1000:.3f}", f"{ratio:.2f}",
-                f"{min(spread):.2f}-{max(spread):.2f}", f"<= 1.5x: {verdict(ratio <= 1.5)}" if target else "(information)"]
+                f"{min(spread):.2f}-{max(spread):.2f}", verdict_text]
 
     net = [d - i for d, i in zip(run.disk, run.inodes)]
     rows = [["baseline: generating the same problems alone (fair_overrides + build_variant, same seeds)",
@@ -298,11 +299,13 @@ def overview(tmp: Path, bank: Path, runs: int) -> None:
     serial = {n: library_run(tmp, bank, write_roster(tmp, n, f"j1n{n}_"), f"serial_{n}") for n in sizes}
     for n in sizes:
         (wall, cpu), (base_wall, base_cpu) = serial[n], serial[sizes[0]]
-        rows.append([f"library, {n} x 20, 1 process (warm)", f"{wall:.2f}", f"{cpu:.2f}", f"{wall / (n * 20) * 1000:.2f}",
-                     f"{n / sizes[0]:.0f}", f"{wall / base_wall:.2f} / {cpu / base_cpu:.2f}", ""])
+        growth = f"{wall / base_wall:.2f} / {cpu / base_cpu:.2f}"
+        rows.append([f"library, {n} x 20, 1 process (warm)", f"{wall:.2f}", f"{cpu:.2f}",
+                     f"{wall / (n * 20) * 1000:.2f}", f"{n / sizes[0]:.0f}", growth, ""])
     auto, auto_cpu = library_run(tmp, bank, write_roster(tmp, 200, "auto"), "auto_200", None)
-    rows.append(["library, 200 x 20, default workers (warm)", f"{auto:.2f}", f"{auto_cpu:.2f}", f"{auto / 4000 * 1000:.2f}",
-                 "", f"{auto / serial[200][0]:.2f} of 1 proc", f"<= 5 s: {verdict(auto <= 5.0)}"])
+    rows.append(["library, 200 x 20, default workers (warm)", f"{auto:.2f}", f"{auto_cpu:.2f}",
+                 f"{auto / 4000 * 1000:.2f}", "", f"{auto / serial[200][0]:.2f} of 1 proc",
+                 f"<= 5 s: {verdict(auto <= 5.0)}"])
     print(table(["workload", "wall s", "CPU s", "wall ms/problem", "x students", "x wall / x CPU", "target"], rows,
                 title=f"\nClass set (md + key + answers.toml + key.toml + variant.json), output on {tmp.parent}; "
                       f"CLI median of {runs}"))
@@ -313,8 +316,8 @@ def ratio_table(tmp: Path, bank: Path, pairs: int) -> None:
     """The issue-20 target: class-set CPU against generating alone, on RAM (target) and on the disk."""
     ram, disk = ram_dir(), disk_dir()
     run = generation_ratio(ram, disk, tmp, bank, 100, pairs)
-    print(table(["workload (100 x 20, 1 process, warm)", "CPU s", "CPU ms/problem", "x baseline", "per round", "target"],
-                ratio_rows(run, ram, disk, 100),
+    headers = ["workload (100 x 20, 1 process, warm)", "CPU s", "CPU ms/problem", "x baseline", "per round", "target"]
+    print(table(headers, ratio_rows(run, ram, disk, 100),
                 title=f"\nClass set CPU against generating alone: medians of {pairs} interleaved rounds "
                       "(each: RAM class set, baseline, disk class set, disk inode cost; one roster per round)"))
     print("The inode cost is the filesystem's (kernel CPU per new file or directory), not problemgen's: the target "

@@ -279,7 +279,9 @@ def render_block(problem: Problem, block: str, fmt: str = "md", user_dir: str | 
     return next(render_blocks(problem, (block,), fmt, user_dir))
 
 
-def render_blocks(problem: Problem, blocks: tuple[str, ...], fmt: str = "md", user_dir: str | None = None) -> Iterator[str]:
+def render_blocks(
+    problem: Problem, blocks: tuple[str, ...], fmt: str = "md", user_dir: str | None = None
+) -> Iterator[str]:
     """The text of each of ``blocks`` of the problem's fragment, each rendered when it is taken, all from
     one context: a block only reads the context (names it sets stay inside the block), so a worksheet's
     prompt and solution need not build one each."""

@@ -521,7 +521,8 @@ def _make_directory(path: Path) -> None:
 
 
 _NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NO_FOLLOW | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+_WRITE_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NO_FOLLOW
+                | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
 
 
 def _write_file(path: str, data: bytes) -> None:

@@ -68,8 +68,8 @@ class WorksheetVariant:
         ``to_dict`` builds a fresh tree of plain data that cannot hold a cycle, so the encoder's cycle check
         (a seventh of the dump) is skipped; the bytes are the same.
         """
-        text = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=False, check_circular=False)
-        return text + "\n"
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                          check_circular=False) + "\n"
 
     @classmethod
     def from_dict(cls, data: dict) -> "WorksheetVariant":

@@ -421,7 +421,8 @@ def _sheets(variant, headers: tuple[str, ...], values: tuple[Callable[[AnswerPar
     pass: the comment lines, most of a sheet's cost, are made once for all of them."""
     sheets = [[header, "# One table per problem, one line per answer. \"\" means not answered.",
                "# Write answers as on paper: 0.25, 1/4, [[1/2, 1/2], [1/4, 3/4]], (B, L, d), b; quotes are optional.",
-               "[meta]", f"variant = {toml_value(variant.variant_id)}", f"student = {toml_value(variant.student or '')}"]
+               "[meta]", f"variant = {toml_value(variant.variant_id)}",
+               f"student = {toml_value(variant.student or '')}"]
               for header in headers]
     for sheet_problem in variant.problems:
         problem = sheet_problem.problem
