@@ -152,7 +152,19 @@ def map_first(value: Any, change) -> Any:
 
 
 def layout(shape: tuple[int, ...]) -> str:
-    """The bracket layout of a matrix with named entries, e.g. [[a11, a12], [a21, a22]] (not the answer)."""
+    """The bracket layout of a matrix with named entries, e.g. [[a11, a12], [a21, a22]] (not the answer).
+
+    Made once per shape: every matrix part of every answer sheet of a class set asks for one of a few."""
+    text = _LAYOUTS.get(shape)
+    if text is None:
+        text = _LAYOUTS[shape] = _layout(shape)
+    return text
+
+
+_LAYOUTS: dict[tuple[int, ...], str] = {}
+
+
+def _layout(shape: tuple[int, ...]) -> str:
     if len(shape) != 2:
         return "nested arrays, one per row"
     rows, cols = shape
