@@ -54,11 +54,12 @@ def matrix_latex(value: Any, digits: int = 4) -> str:
     and no entry looks more or less precise than its neighbours.
     """
     rows = _rows(value)
-    kinds = {type(x) for row in rows for x in row}
+    cells = [x for row in rows for x in row]
+    kinds = set(map(type, cells))
     if kinds == {int}:
         body = _int_body(rows)
-    elif kinds == {float} and all(math.isfinite(x) for row in rows for x in row):
-        body = _float_body(rows, digits)
+    elif kinds == {float} and all(map(math.isfinite, cells)):
+        body = _float_body(rows, cells, digits)
     else:
         body = _any_body(rows, digits)
     return rf"\begin{{bmatrix}} {body} \end{{bmatrix}}"
@@ -80,16 +81,16 @@ def _int_body(rows: list) -> str:
     return r" \\ ".join(" & ".join(map(str, row)) for row in rows)
 
 
-def _float_body(rows: list, digits: int) -> str:
-    """The cells of a matrix of finite floats, printed by C in one layout to ``digits`` places.
+def _float_body(rows: list, cells: list, digits: int) -> str:
+    """The cells of a matrix of finite floats (``cells``: row after row), printed by C in one layout to
+    ``digits`` places.
 
     Each cell is followed by a space (the separators start with one, and one is added at the end), so
     ``"0" * k + " "`` counts the cells ending in k zeros. The places every cell ends with a zero in are the
     ones no cell needs: dropping them gives each cell rounded to fewer places (the value is within half a
     unit of the last place printed), and with no decimals left the point goes too. Only a whole cell can
     read ``-0`` or ``-0.00``, so the negative zero is one replace."""
-    cells = tuple(x for row in rows for x in row)
-    text = r" \\ ".join(" & ".join([f"%.{digits}f"] * len(row)) for row in rows) % cells + " "
+    text = r" \\ ".join(" & ".join([f"%.{digits}f"] * len(row)) for row in rows) % tuple(cells) + " "
     drop = 0
     while drop < digits and text.count("0" * (drop + 1) + " ") == len(cells):
         drop += 1
