@@ -252,9 +252,18 @@ def memory_child(tmp: Path, bank: Path, students: int, jobs: str) -> dict:
 
 
 def profile(tmp: Path, bank: Path) -> None:
-    """One serial 100-student library run under pyinstrument (or cProfile when it is not installed)."""
+    """One serial 100-student library run under pyinstrument (or cProfile when it is not installed), writing
+    where the target row does (the RAM directory when the machine has one)."""
     roster = write_roster(tmp, 100, "prof")
-    library_run(tmp, bank, write_roster(tmp, 5, "warm"), "profile_warm")
+    out = Path(tempfile.mkdtemp(prefix="pg-bench-profile-", dir=ram_dir() or tmp))
+    try:
+        library_run(out, bank, write_roster(tmp, 5, "warm"), "profile_warm")
+        _profiled(lambda: library_run(out, bank, roster, "profile"))
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def _profiled(run) -> None:
     try:
         from pyinstrument import Profiler
     except ImportError:
@@ -262,12 +271,12 @@ def profile(tmp: Path, bank: Path) -> None:
         import pstats
 
         profiler = cProfile.Profile()
-        profiler.runcall(library_run, tmp, bank, roster, "profile")
+        profiler.runcall(run)
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(30)
         return
     profiler = Profiler(interval=0.0005)
     profiler.start()
-    library_run(tmp, bank, roster, "profile")
+    run()
     profiler.stop()
     print(profiler.output_text(unicode=False, color=False, show_all=False))
 
