@@ -328,6 +328,25 @@ def test_a_child_reads_its_own_submission_but_not_another_students(sandbox):
         other.cleanup()
 
 
+def test_inputs_held_by_the_fork_server_reach_every_child_unchanged(sandbox):
+    """The fork server keeps the class's inputs and each child inherits them: a child that overwrites
+    every input it can find (its arguments, and through the garbage collector the other cases' too)
+    changes only its own copy."""
+    x = np.arange(6.0).reshape(2, 3)
+    calls = (Call("f", (x,)), Call("f", (x,)))  # one tuple, as a plan's calls: sent to the server once
+    vandal = ("import gc\nimport numpy as np\ndef f(x):\n    for o in gc.get_objects():\n"
+              "        if isinstance(o, list):\n            for a in o:\n"
+              "                if isinstance(a, np.ndarray) and a.shape == (2, 3) and a.flags.writeable:\n"
+              "                    a[...] = -1.0\n    x[...] = -1.0\n    return x\n")
+    honest = "def f(x):\n    return x\n"
+    spoiled = run_source(sandbox, vandal, calls)
+    assert [o.status for o in spoiled.outcomes] == [RETURNED, RETURNED]
+    assert all((o.value == -1.0).all() for o in spoiled.outcomes)
+    for run in (run_source(sandbox, honest, calls), run_source(sandbox, honest, list(calls))):
+        assert [o.status for o in run.outcomes] == [RETURNED, RETURNED]
+        assert all(np.array_equal(o.value, x) for o in run.outcomes)
+
+
 def test_isolation_below_the_minimum_fails_closed_without_running_student_code(tmp_path):
     marker = tmp_path / "ran"
     source = f"open({str(marker)!r}, 'w').close()\nprint('imported')\n"
