@@ -90,14 +90,23 @@ def _float_body(rows: list, cells: list, digits: int) -> str:
     ones no cell needs: dropping them gives each cell rounded to fewer places (the value is within half a
     unit of the last place printed), and with no decimals left the point goes too. Only a whole cell can
     read ``-0`` or ``-0.00``, so the negative zero is one replace."""
-    text = r" \\ ".join(" & ".join([f"%.{digits}f"] * len(row)) for row in rows) % tuple(cells) + " "
+    layout, endings = _float_layout(tuple(map(len, rows)), digits)
+    text = layout % tuple(cells)
     drop = 0
-    while drop < digits and text.count("0" * (drop + 1) + " ") == len(cells):
+    while drop < digits and text.count(endings[drop]) == len(cells):
         drop += 1
     if drop:
-        text = text.replace(("." if drop == digits else "") + "0" * drop + " ", " ")
+        text = text.replace(("." if drop == digits else "") + endings[drop - 1], " ")
     zero = f"{0:.{digits - drop}f} "
     return text.replace("-" + zero, zero)[:-1]
+
+
+@functools.lru_cache(maxsize=256)
+def _float_layout(widths: tuple[int, ...], digits: int) -> tuple[str, tuple[str, ...]]:
+    """The %-format of a float matrix with rows of these widths (each cell followed by a space), and the
+    endings ``"0" * k + " "`` for k = 1..digits: a class set draws the same few shapes thousands of times."""
+    layout = r" \\ ".join(" & ".join([f"%.{digits}f"] * width) for width in widths) + " "
+    return layout, tuple("0" * k + " " for k in range(1, digits + 1))
 
 
 def _is_real(x: Any) -> bool:
@@ -648,12 +657,10 @@ def document_environment(fmt: str, user_dir: str | None = None) -> jinja2.Enviro
 def _collapse_blank_lines(text: str) -> str:
     """At most one blank line in a row (template loops leave runs of them).
 
-    The built-in templates leave runs of three newlines only; each then becomes two in one split and join.
-    A longer run leaves a piece that starts with a newline, or an empty piece between two others, and takes
-    the general loop (a test compares the two on any text)."""
-    pieces = text.split("\n\n\n")
-    if not any(piece.startswith("\n") for piece in pieces[1:]) and "" not in pieces[1:-1]:
-        return "\n\n".join(pieces)
+    The built-in templates leave runs of three newlines only: with no run of four, one replace (in C) turns
+    each into two. A longer run takes the general loop (a test compares the two on any text)."""
+    if "\n\n\n\n" not in text:
+        return text.replace("\n\n\n", "\n\n")
     while "\n\n\n" in text:
         text = text.replace("\n\n\n", "\n\n")
     return text
