@@ -371,11 +371,11 @@ def check_bank(
 def _try_items(items: list[BankItem], check: _Checker, templates: str | None) -> None:
     from problemgen.documents.rendering import environment  # lazy: checking a bank file need not load jinja2
 
-    loader = environment("md", templates).loader
+    fragments = set(environment("md", templates).loader.list_templates())  # one walk of the template folders
     for index, item in enumerate(items):
         seed = item.seeds[0] if item.seeds else 0
         fragment = f"problems/{item.kind}.j2"
-        if fragment not in loader.list_templates():
+        if fragment not in fragments:
             check.item_issue(index, "kind", f"kind {item.kind!r} has no template fragment {fragment}")
         try:
             generate(item.kind, seed, item.difficulty, **item.overrides)
