@@ -5,6 +5,7 @@ Kept free of jinja2 and numpy so the grader can use it without paying for the re
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -31,11 +32,19 @@ def format_number(x: Any, digits: int = 4) -> str:
 
 def tolerance_text(part: AnswerPart) -> str:
     """How close an answer must be, in words ("within ±0.005", "exact")."""
-    if not types.get(part.type).tolerant:
+    return _tolerance_words(types.get(part.type).tolerant, part.atol, part.rtol)
+
+
+@functools.lru_cache(maxsize=1024, typed=True)
+def _tolerance_words(tolerant: bool, atol: float, rtol: float) -> str:
+    """The words for one tolerance, made once: a class set's key and sheets state the same few thousand
+    times (``typed``: an int and an equal float keep their own entries, so the words never depend on
+    which came first)."""
+    if not tolerant:
         return "exact"
     bounds = []
-    if part.atol > 0:
-        bounds.append(f"±{format_number(part.atol, 8)}")
-    if part.rtol > 0:
-        bounds.append(f"±{format_number(part.rtol * 100, 6)}% of the value")
+    if atol > 0:
+        bounds.append(f"±{format_number(atol, 8)}")
+    if rtol > 0:
+        bounds.append(f"±{format_number(rtol * 100, 6)}% of the value")
     return "within " + " plus ".join(bounds) if bounds else "exact"
