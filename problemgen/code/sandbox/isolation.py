@@ -75,9 +75,6 @@ class ReadAllowlist:
     drop_uid: bool  # root: switch to 'nobody' when everything needed is world-readable
     notes: tuple[str, ...] = ()  # what the fork server could not arrange (reported with every run)
 
-    def with_submission(self, directory: str) -> tuple[list[str], list[str]]:
-        return [directory, *self.read], list(self.list_only)
-
     def fixed(self) -> tuple[list[str], list[str]]:
         """(read, list-only) paths that mean the same in every child: the fork server opens them once."""
         return [p for p in self.read if p not in PER_CHILD_PATHS], list(self.list_only)
@@ -116,24 +113,20 @@ def prepared_ruleset(fixed: landlock.FixedRules) -> Ruleset:
 
 def child_ruleset(allow: ReadAllowlist, submission_dir: str, prepared: Ruleset | None,
                   disable: tuple[str, ...] = ()) -> Ruleset:
-    """The child's part: its own paths added to the ruleset the fork server prepared, enforced later
-    by :func:`confine`. Without one (no fork server) every path is resolved by name here."""
+    """The child's part: its own paths added to the ruleset the fork server prepared (None: the kernel
+    has no Landlock), enforced later by :func:`confine`."""
     if "landlock" in disable:
         if prepared is not None:
             prepared.close()
         return Ruleset()
-    if prepared is not None and prepared.fd is None:
+    if prepared is None:
+        return Ruleset(error="Landlock is not available in this kernel")
+    if prepared.fd is None:
         return prepared
     try:
-        if prepared is None:
-            fd, abi = landlock.create()
-            prepared = Ruleset(fd, abi)
-            landlock.add_paths(fd, *allow.with_submission(submission_dir))
-        else:
-            landlock.add_paths(prepared.fd, allow.per_child(submission_dir))
+        landlock.add_paths(prepared.fd, allow.per_child(submission_dir))
     except OSError as exc:
-        if prepared is not None:
-            prepared.close()
+        prepared.close()
         return Ruleset(error=str(exc))
     return prepared
 
@@ -247,13 +240,13 @@ def _world_readable(path: str) -> bool:
 # --------------------------------------------------------------------------- confinement (child)
 
 
-def confine(allow: ReadAllowlist, submission_dir: str, limits: ChildLimits, disable: tuple[str, ...] = (),
-            ruleset: Ruleset | None = None) -> Confinement:
+def confine(allow: ReadAllowlist, submission_dir: str, limits: ChildLimits, disable: tuple[str, ...],
+            ruleset: Ruleset) -> Confinement:
     """Apply every available layer to the calling (child) process; irreversible.
 
     Order matters: credentials first (they reset the parent-death signal), then resource limits,
     then Landlock (it needs its own system calls), then seccomp last. ``ruleset`` is the Landlock
-    ruleset the child built beforehand (:func:`child_ruleset`); without it one is built here.
+    ruleset the child completed beforehand (:func:`child_ruleset`).
     """
     done = Confinement(notes=list(allow.notes))
     libc = c_library()
@@ -273,7 +266,6 @@ def confine(allow: ReadAllowlist, submission_dir: str, limits: ChildLimits, disa
     if "landlock" in disable:
         done.notes.append("landlock disabled by configuration")
     else:
-        ruleset = ruleset or child_ruleset(allow, submission_dir, None)
         try:
             if ruleset.fd is None:
                 raise OSError(ruleset.error)

@@ -14,7 +14,7 @@ import os
 import platform
 import stat
 
-from problemgen.code.sandbox.libc import libc
+from problemgen.code.sandbox.libc import libc as c_library
 
 _NR_CREATE, _NR_ADD_RULE, _NR_RESTRICT = 444, 445, 446  # same numbers on x86-64 and arm64
 _CREATE_RULESET_VERSION = 1
@@ -43,15 +43,11 @@ class _PathBeneathAttr(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
-def _libc() -> ctypes.CDLL:
-    return libc()
-
-
 def abi_version() -> int:
     """The Landlock ABI the kernel offers, or 0 when it is absent or disabled."""
     if platform.system() != "Linux":
         return 0
-    libc = _libc()
+    libc = c_library()
     version = libc.syscall(_NR_CREATE, None, ctypes.c_size_t(0), _CREATE_RULESET_VERSION)
     return max(int(version), 0)
 
@@ -68,7 +64,7 @@ class FixedRules:
     submission. The fork server holds an ``O_PATH`` descriptor per path instead, and before each
     fork makes a new ruleset holding these rules (:meth:`new_ruleset`); the child adds its own paths
     (its submission, its ``/proc/self``) and enforces it. The fork server closes its copy right after
-    the fork, so every ruleset belongs to one child; the rules are those :func:`restrict` builds.
+    the fork, so every ruleset belongs to one child; the rules are those :func:`add_paths` makes from the same names.
     """
 
     def __init__(self, read_paths: list[str], list_paths: list[str] = ()) -> None:
@@ -87,24 +83,6 @@ class FixedRules:
         return ruleset, abi
 
 
-def restrict(read_paths: list[str], list_paths: list[str] = ()) -> int:
-    """Confine the calling process to reading beneath ``read_paths``; returns the ABI used.
-
-    ``list_paths`` may only be listed (file names, not contents): the import system needs to list
-    site-packages to find numpy, but must not read the grader installed next to it.
-    Raises OSError when Landlock is unavailable or a step fails. Paths that do not exist are
-    skipped. Sets no_new_privs, which Landlock requires of unprivileged callers.
-    """
-    ruleset, abi = create()
-    try:
-        add_paths(ruleset, read_paths, list_paths)
-    except BaseException:
-        os.close(ruleset)
-        raise
-    enforce(ruleset)
-    return abi
-
-
 def create() -> tuple[int, int]:
     """(descriptor, ABI) of a new empty ruleset handling every right the kernel knows."""
     abi = abi_version()
@@ -112,7 +90,7 @@ def create() -> tuple[int, int]:
         raise OSError("Landlock is not available in this kernel")
     attr = _RulesetAttr(_handled_fs(abi), _NET_TCP if abi >= 4 else 0, _SCOPE_ALL if abi >= 6 else 0)
     size = 8 if abi < 4 else (16 if abi < 6 else 24)
-    ruleset = int(_libc().syscall(_NR_CREATE, ctypes.byref(attr), ctypes.c_size_t(size), 0))
+    ruleset = int(c_library().syscall(_NR_CREATE, ctypes.byref(attr), ctypes.c_size_t(size), 0))
     if ruleset < 0:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
     return ruleset, abi
@@ -131,7 +109,7 @@ def add_paths(ruleset: int, read_paths: list[str], list_paths: list[str] = ()) -
 
 def enforce(ruleset: int) -> None:
     """Restrict the calling process to ``ruleset`` (irreversible) and close the descriptor."""
-    libc = _libc()
+    libc = c_library()
     try:
         _no_new_privs(libc)
         if libc.syscall(_NR_RESTRICT, ruleset, 0) != 0:
@@ -156,7 +134,7 @@ def _open_rule(path: str, rights: int) -> _PathBeneathAttr | None:
 
 
 def _add(ruleset: int, rule: _PathBeneathAttr, what: str) -> None:
-    if _libc().syscall(_NR_ADD_RULE, ruleset, _RULE_PATH_BENEATH, ctypes.byref(rule), 0) != 0:
+    if c_library().syscall(_NR_ADD_RULE, ruleset, _RULE_PATH_BENEATH, ctypes.byref(rule), 0) != 0:
         raise OSError(ctypes.get_errno(), f"landlock_add_rule failed for {what}")
 
 

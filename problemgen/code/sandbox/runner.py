@@ -1,4 +1,4 @@
-"""The grader's side of a sandboxed run: start children, feed inputs, watch the clock, collect bytes.
+"""The grader's side of a sandboxed run: hand the fork server the inputs, start children, watch the clock, collect bytes.
 
 The runner never imports student code and never believes a child about anything but the bytes it
 offers as results. Verdicts are built from three trusted sources only: the frames it decoded with
@@ -171,22 +171,25 @@ class ForkServer:
             socket.send_fds(self.sock, [json.dumps({"op": "inputs", "bytes": len(data)}).encode()], [holder])
         finally:
             os.close(holder)
-        reply = self.receive(30.0)
-        if reply and reply.get("event") == "tampered":
-            raise ServerTampered(f"the sandbox fork server was tampered with ({clip(str(reply.get('what')), 300)})")
-        if not reply or reply.get("event") != "inputs" or reply.get("count") != len(calls):
+        reply = self._reply("inputs", "did not take the test inputs")
+        if reply.get("count") != len(calls):
             raise ProblemgenError(f"the sandbox fork server did not take the test inputs: {self.failure_log()}")
         self.inputs = calls
 
     def start(self, config: dict, fds: list[int]) -> dict:
         """Fork a child; returns the "started" message (pid, and credentials read from /proc)."""
         socket.send_fds(self.sock, [json.dumps({"op": "run", "config": config}).encode()], fds)
-        started = self.receive(30.0)
-        if started and started.get("event") == "tampered":
-            raise ServerTampered(f"the sandbox fork server was tampered with ({clip(str(started.get('what')), 300)})")
-        if not started or started.get("event") != "started":
-            raise ProblemgenError(f"the sandbox fork server stopped responding: {self.failure_log()}")
-        return started
+        return self._reply("started", "stopped responding")
+
+    def _reply(self, event: str, failure: str) -> dict:
+        """The server's answer to a request, which must be ``event``; a server that found itself tampered
+        with raises :class:`ServerTampered` (the pool replaces it), any other answer or none ``failure``."""
+        reply = self.receive(30.0)
+        if reply and reply.get("event") == "tampered":
+            raise ServerTampered(f"the sandbox fork server was tampered with ({clip(str(reply.get('what')), 300)})")
+        if not reply or reply.get("event") != event:
+            raise ProblemgenError(f"the sandbox fork server {failure}: {self.failure_log()}")
+        return reply
 
     def kill(self) -> None:
         try:
@@ -232,7 +235,7 @@ class _ChildRun:
 
 
 class _ChildDriver:
-    """Event loop for one child: writes inputs, reads frames and output, enforces deadlines."""
+    """Event loop for one child: reads frames and output, enforces deadlines."""
 
     def __init__(self, server: ForkServer, limits: Limits, pending: list[int], out: CappedBuffer, err: CappedBuffer,
                  result_budget: int):  # fmt: skip
