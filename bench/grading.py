@@ -24,6 +24,9 @@ digit of every answer rotated (wrong, sometimes a known mistake, sometimes unrea
 answer sheets (nothing answered).
 
 Timed, interleaved rounds, medians:
+* the output floor (information): the parse floor plus serialising every student's report, made beforehand,
+  as the compact JSON grading writes and writing it to a new file; what the required outputs cost before
+  any grading is done;
 * the parse floor and `classgrade.grade_class(submissions, class_dir, out)` in one process, with jobs=2
   and with automatic workers (every output written: one JSON report per student, gradebook, summaries,
   items.csv), on the RAM directory, then the floor and the one-process run on the disk;
@@ -127,6 +130,39 @@ def parse_floor(class_dir: Path, submissions: Path, students: int) -> tuple[floa
         json.loads((class_dir / "keys" / student / "variant.json").read_bytes())
         read_sheet(submissions / f"{student}.toml")
     return time.perf_counter() - start, cpu_seconds() - cpu_start
+
+
+def report_dicts(class_dir: Path, submissions: Path, students: int) -> dict[str, dict]:
+    """Every student's report as the JSON-able dict grading writes (built once, untimed), for the output floor."""
+    from problemgen.classes.sheet_class import SheetJob, grade_student
+    from problemgen.sheets.reports import report_dict
+
+    reports = {}
+    for n in range(students):
+        student = f"student{n:04d}"
+        row = grade_student(SheetJob(str(class_dir), student, str(submissions / f"{student}.toml"), {}))
+        reports[student] = report_dict(row.report)
+    return reports
+
+
+def output_floor(class_dir: Path, submissions: Path, reports: dict[str, dict], scratch: Path) -> tuple[float, float]:
+    """(wall, CPU) of the parse floor plus what any grader must still do with the result: serialise each
+    student's (already made) report as compact JSON and write it to a new file. No objects, no grading, no
+    statistics: it shows how much of the 1.5x budget the required outputs alone take."""
+    from problemgen.sheets.answersheet import read_sheet
+
+    out = Path(tempfile.mkdtemp(prefix="pg-bench-floor-", dir=scratch))
+    try:
+        start, cpu_start = time.perf_counter(), cpu_seconds()
+        for student, report in reports.items():
+            json.loads((class_dir / "keys" / student / "variant.json").read_bytes())
+            read_sheet(submissions / f"{student}.toml")
+            text = json.dumps(report, sort_keys=True, ensure_ascii=False, default=str, separators=(",", ":")) + "\n"
+            with open(out / f"{student}.json", "w", encoding="utf-8") as stream:
+                stream.write(text)
+        return time.perf_counter() - start, cpu_seconds() - cpu_start
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
 
 
 def breakdown(class_dir: Path, submissions: Path, students: int) -> list[list[object]]:
@@ -261,6 +297,7 @@ def timed_rounds(ram: tuple[Path, Path, Path], disk: tuple[Path, Path, Path] | N
     from problemgen.classes.workers import worker_count
 
     times: dict[str, list[tuple[float, float]]] = {}
+    reports = report_dicts(ram[0], ram[1], n)
 
     def add(name: str, result: tuple) -> None:
         times.setdefault(name, []).append(result[:2])
@@ -268,6 +305,7 @@ def timed_rounds(ram: tuple[Path, Path, Path], disk: tuple[Path, Path, Path] | N
     for _ in range(runs):
         class_dir, submissions, scratch = ram
         add("floor", parse_floor(class_dir, submissions, n))
+        add("output floor", output_floor(class_dir, submissions, reports, scratch))
         add("one", library(class_dir, submissions, 1, scratch))
         add("jobs2", library(class_dir, submissions, 2, scratch))
         times.setdefault("chosen", []).append((worker_count(None, n),) * 2)  # what the automatic run is about to pick
@@ -341,6 +379,9 @@ def main() -> None:
         floor = wall["floor"]
         rows = [[f"parse floor: json.loads(variant.json) + read_sheet ({place})", f"{floor:.3f}", f"{cpu['floor']:.3f}",
                  f"{n / floor:.0f}", "1.00", "(baseline)"],
+                [f"  parse floor + each report's JSON written, nothing graded ({place})", f"{wall['output floor']:.3f}",
+                 f"{cpu['output floor']:.3f}", f"{n / wall['output floor']:.0f}", f"{wall['output floor'] / floor:.2f}",
+                 "(information: the outputs' own cost)"],
                 [f"grade_class, 1 process, every output written ({place})", f"{wall['one']:.3f}", f"{cpu['one']:.3f}",
                  f"{n / wall['one']:.0f}", f"{wall['one'] / floor:.2f}",
                  f"<= 1.5x floor: {verdict(wall['one'] / floor <= 1.5)} (CPU {cpu['one'] / cpu['floor']:.2f}x)"],
