@@ -216,38 +216,25 @@ class DocumentRenderer:
     def block(self, problem: Problem, block: str, fmt: str = "md") -> str:
         """The ``prompt`` or ``solution`` block of the problem's fragment (cached; template errors as
         :class:`ProblemgenError`) — for exports that lay out problems themselves."""
-        return self._block(problem, block, fmt)
-
-    def _block(self, problem: Problem, block: str, fmt: str, variant_id: str | None = None) -> str:
-        """The cached block (``variant_id``: the problem's, when the caller has it at hand already)."""
-        key = (variant_id or problem.variant_id, problem.title, block, fmt)
+        key = (problem.variant_id, problem.title, block, fmt)
         if key not in self._blocks:
-            import jinja2
-
-            from problemgen.documents.rendering import render_block  # lazy: jinja2 only when rendering
-
-            try:
-                self._blocks[key] = render_block(problem, block, fmt, self.user_dir)
-            except jinja2.TemplateError as exc:
-                raise _template_error(exc, problem, block) from exc
+            self._blocks[key] = self._fragments(problem, (block,), fmt)[0]
         return self._blocks[key]
 
-    def _render_fragments(self, variant: WorksheetVariant, fmt: str) -> None:
-        """Every problem's prompt and solution into the cache, both from one template context: the answer
-        key shows both."""
+    def _fragments(self, problem: Problem, blocks: tuple[str, ...], fmt: str) -> list[str]:
+        """The text of each of ``blocks`` of the problem's fragment, rendered from one template context
+        (template errors as :class:`ProblemgenError`)."""
         import jinja2
 
         from problemgen.documents.rendering import render_blocks  # lazy: jinja2 only when rendering
 
-        for placed in variant.problems:
-            problem = placed.problem
-            key = (problem.variant_id, problem.title)
-            texts = render_blocks(problem, FRAGMENT_BLOCKS, fmt, self.user_dir)
-            for block in FRAGMENT_BLOCKS:
-                try:
-                    self._blocks[(*key, block, fmt)] = next(texts)
-                except jinja2.TemplateError as exc:
-                    raise _template_error(exc, problem, block) from exc
+        texts, rendered = render_blocks(problem, blocks, fmt, self.user_dir), []
+        for block in blocks:
+            try:
+                rendered.append(next(texts))
+            except jinja2.TemplateError as exc:
+                raise _template_error(exc, problem, block) from exc
+        return rendered
 
     def conventions(self, fmt: str) -> str:
         if fmt not in self._conventions:
@@ -257,53 +244,28 @@ class DocumentRenderer:
             self._conventions[fmt] = template.render().strip() + "\n"
         return self._conventions[fmt]
 
-    def _part(self, part, fmt: str) -> dict:
-        from problemgen.documents import rendering  # lazy: jinja2 only when rendering
-
-        heatmap = rendering.heatmap_md if fmt == "md" else rendering.heatmap_tex
-        return {
-            "key": part.key, "label": part.label or part.key, "type": part.type,
-            "tolerance": rendering.tolerance_text(part),
-            "answer": rendering.answer_display(part, fmt),
-            "heatmap": heatmap(part.value) if rendering.is_heatmap(part) else "",
-            "mistakes": list(dict.fromkeys(describe(m.name) for m in part.mistakes)),
-        }
-
     def context(self, variant: WorksheetVariant, fmt: str, *, key: bool, instructions: str = "", name: str = "") -> dict:
         """What the document templates see (documented at the top of each template)."""
-        return self._context(variant, fmt, self._shared(variant, fmt), key, instructions, name)
+        return next(self._contexts(variant, fmt, ((key, instructions, name),)))
 
-    def _shared(self, variant: WorksheetVariant, fmt: str) -> list[dict]:
-        """Per problem, what the worksheet and the key show alike: place, title, points and the prompt."""
-        shared = []
-        for number, placed in enumerate(variant.problems, start=1):
-            problem, variant_id = placed.problem, placed.problem.variant_id
-            shared.append({
-                "id": placed.id, "number": number, "title": problem.title, "points": placed.points,
-                "kind": problem.kind, "problem_variant": variant_id,
-                "prompt": self._block(problem, "prompt", fmt, variant_id),
-            })
-        return shared
+    def _contexts(self, variant: WorksheetVariant, fmt: str, documents: tuple[tuple[bool, str, str], ...]):
+        """The context of each document (key?, instructions, name) of one variant in one format.
 
-    def _context(self, variant: WorksheetVariant, fmt: str, shared: list[dict], key: bool, instructions: str,
-                 name: str) -> dict:
-        """The document context from the shared entries: the key adds solutions and answers."""
-        problems = []
-        for entry, placed in zip(shared, variant.problems):
-            problem = placed.problem
-            problems.append({
-                **entry,
-                "solution": self._block(problem, "solution", fmt, entry["problem_variant"]) if key else "",
-                "parts": [self._part(part, fmt) for part in problem.parts] if key else [
-                    {"key": p.key, "label": p.label or p.key, "type": p.type} for p in problem.parts
-                ],
-            })
-        return {
-            "title": variant.title, "bank": variant.bank, "variant_id": variant.variant_id,
-            "student": variant.student, "student_name": _name_for(name, fmt), "instructions": instructions,
-            "conventions": self.conventions(fmt),
-            "total_points": sum(p.points for p in variant.problems), "problems": problems,
-        }
+        The fragments are rendered once for all of them (a problem's prompt and solution from one template
+        context), and what every document shows alike (place, title, points, prompt, each part's key and
+        label) is worked out once; the key adds solutions and answers."""
+        fragments = [self._fragments(placed.problem, FRAGMENT_BLOCKS, fmt) for placed in variant.problems]
+        entries, shown = _problem_entries(variant, [prompt for prompt, _ in fragments])
+        for key, instructions, name in documents:
+            problems = [_key_problem(entry, parts, placed, solution, fmt) if key
+                        else {**entry, "solution": "", "parts": parts}
+                        for entry, parts, placed, (_, solution) in zip(entries, shown, variant.problems, fragments)]
+            yield {
+                "title": variant.title, "bank": variant.bank, "variant_id": variant.variant_id,
+                "student": variant.student, "student_name": _name_for(name, fmt), "instructions": instructions,
+                "conventions": self.conventions(fmt),
+                "total_points": sum(p.points for p in variant.problems), "problems": problems,
+            }
 
     def documents(
         self, variant: WorksheetVariant, formats: tuple[str, ...], instructions: str = "", student_name: str = ""
@@ -312,14 +274,12 @@ class DocumentRenderer:
         the roster's name, printed on the name line)."""
         from problemgen.documents.rendering import render_document  # lazy: jinja2 only when rendering
 
-        self._blocks.clear()  # prompts are shared within one variant; across students they differ
         files: dict[str, bytes] = {}
         wanted = ("md", "tex") if {"tex", "pdf"} & set(formats) else ("md",)
+        names = (("worksheet", False), ("answer_key", True))
         for fmt in wanted:
-            self._render_fragments(variant, fmt)
-            shared = self._shared(variant, fmt)
-            for name, key in (("worksheet", False), ("answer_key", True)):
-                context = self._context(variant, fmt, shared, key, instructions, student_name)
+            contexts = self._contexts(variant, fmt, tuple((key, instructions, student_name) for _, key in names))
+            for (name, _), context in zip(names, contexts):
                 text = render_document(name, fmt, context, self.user_dir)
                 if fmt == "md" or "tex" in formats:
                     files[f"{name}.{fmt}"] = text.encode("utf-8")
@@ -328,6 +288,33 @@ class DocumentRenderer:
 
                     files[f"{name}.pdf"] = compile_pdf(text, name)
         return files
+
+
+def _problem_entries(variant: WorksheetVariant, prompts: list[str]) -> tuple[list[dict], list[list[dict]]]:
+    """Per problem, what the worksheet and the key show alike: its place, title, points, generated variant
+    and prompt, and each part's key and label."""
+    entries, shown = [], []
+    for number, (placed, prompt) in enumerate(zip(variant.problems, prompts), start=1):
+        problem = placed.problem
+        entries.append({"id": placed.id, "number": number, "title": problem.title, "points": placed.points,
+                        "kind": problem.kind, "problem_variant": problem.variant_id, "prompt": prompt})
+        shown.append([{"key": p.key, "label": p.label or p.key, "type": p.type} for p in problem.parts])
+    return entries, shown
+
+
+def _key_problem(entry: dict, shown: list[dict], placed: SheetProblem, solution: str, fmt: str) -> dict:
+    """One problem of the answer key: the shared entry with the worked solution and each part's answer."""
+    from problemgen.documents import rendering  # lazy: jinja2 only when rendering
+
+    heatmap = rendering.heatmap_md if fmt == "md" else rendering.heatmap_tex
+    parts = [{
+        **part_shown,
+        "tolerance": rendering.tolerance_text(part),
+        "answer": rendering.answer_display(part, fmt),
+        "heatmap": heatmap(part.value) if rendering.is_heatmap(part) else "",
+        "mistakes": list(dict.fromkeys(describe(m.name) for m in part.mistakes)),
+    } for part_shown, part in zip(shown, placed.problem.parts)]
+    return {**entry, "solution": solution, "parts": parts}
 
 
 FRAGMENT_BLOCKS = ("prompt", "solution")
