@@ -311,6 +311,18 @@ def test_class_sets_are_identical_whether_written_by_one_process_or_several(bank
     assert calls == [1, 2, 3]
 
 
+@pytest.mark.parametrize("batch", [1, 2])
+def test_class_sets_are_identical_whatever_the_batch_of_students(bank, roster, secret, tmp_path, monkeypatch, batch):
+    """A writer makes its students' files step by step over a batch: the batch size changes no byte."""
+    worksheet.write_class_set(WorksheetJob(bank, tmp_path / "default", jobs=1), roster, SECRET_ENV)
+    monkeypatch.setattr(worksheet, "BATCH_STUDENTS", batch)
+    calls = []
+    worksheet.write_class_set(WorksheetJob(bank, tmp_path / "batched", jobs=1), roster, SECRET_ENV,
+                              lambda d, t: calls.append(d))
+    assert snapshot(tmp_path / "default") == snapshot(tmp_path / "batched")
+    assert calls == [1, 2, 3]
+
+
 def test_worker_count_follows_the_request_and_stays_serial_for_small_classes():
     assert worksheet.worker_count(WorksheetJob("b", "o", jobs=3), 200) == 3
     assert worksheet.worker_count(WorksheetJob("b", "o", jobs=8), 2) == 2
