@@ -24,8 +24,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 STDLIB = set(sys.stdlib_module_names)
-THIRD_PARTY = {"numpy", "sympy", "mpmath", "click", "jinja2", "flask", "pexpect",
-               "markupsafe", "werkzeug", "latex2mathml", "nbformat"}  # the last three come with jinja2 / the web extra
+THIRD_PARTY = {"numpy", "sympy", "mpmath", "click", "jinja2", "flask", "pexpect", "nbformat", "orjson",
+               "markupsafe", "werkzeug", "latex2mathml"}  # the last three come with jinja2 / the web extra
 
 _BASE = {"problemgen.errors", "problemgen.resources", "problemgen.userfiles"}
 _CONTENT = _BASE | {"problemgen.model", "problemgen.answers", "problemgen.misconceptions"}

@@ -30,6 +30,21 @@ def test_the_same_variant_always_writes_the_same_bytes():
     assert json.loads(sample().to_json())["schema"] == SCHEMA
 
 
+def test_the_written_file_is_compact_json_with_every_object_in_key_order():
+    data = sample().to_json_bytes()
+    assert data.endswith(b"}\n") and b"\n" not in data[:-1] and b'": ' not in data
+    key_orders = []
+    parsed = json.loads(data, object_pairs_hook=lambda pairs: key_orders.append([k for k, _ in pairs]) or dict(pairs))
+    assert parsed == json.loads(json.dumps(sample().to_dict()))
+    assert len(key_orders) > 40 and all(keys == sorted(keys) for keys in key_orders)
+
+
+def test_a_seed_beyond_64_bits_is_refused_in_one_line_not_written_wrong():
+    variant = WorksheetVariant("bank-big", "A bank", "bank", 10**30, sample().problems)
+    with pytest.raises(ProblemgenError, match="cannot write the variant file"):
+        variant.to_json_bytes()
+
+
 @pytest.mark.parametrize(
     "content,message",
     [

@@ -365,7 +365,7 @@ def batch_files(
     the next instead of being pushed out by the other steps (see :data:`BATCH_STUDENTS`)."""
     documents = [renderer.documents(variant, formats, instructions, name) for variant, name in zip(variants, names)]
     sheets = [answer_sheets(variant) for variant in variants]
-    frozen = [variant.to_json().encode("utf-8") for variant in variants]
+    frozen = [variant.to_json_bytes() for variant in variants]
     return [dict(sorted({**files, **answers, "variant.json": data}.items()))
             for files, answers, data in zip(documents, sheets, frozen)]
 

@@ -382,7 +382,7 @@ def toml_value(value: Any) -> str:
             return "inf" if value > 0 else "-inf"
         return repr(value)
     if isinstance(value, str):
-        return _json_string(value).replace("\x7f", "\\u007f")
+        return _json_string(value).replace("\x7f", "\\u007f") if value else '""'  # "": every blank answer
     if isinstance(value, (list, tuple)):
         kinds = set(map(type, value))
         if kinds <= _NUMBER_TYPES:  # a row of numbers, a key's commonest value

@@ -76,10 +76,18 @@ def _lenient(value: Any) -> list[bool]:
 
 def mask_in(value: Any, representation: str) -> Any:
     """A boolean mask written in a representation: True/False, 1/0, or 0/"-inf"."""
+    return _written(value, _WRITTEN[representation])
+
+
+def _written(value: Any, entries: tuple[Any, Any]) -> Any:
+    """The mask with each cell replaced by ``entries[allowed]``."""
     if isinstance(value, list):
-        return [mask_in(v, representation) for v in value]
-    allowed = bool(value)
-    return {"bool": allowed, "01": int(allowed), "additive": 0 if allowed else "-inf"}[representation]
+        return [_written(v, entries) for v in value]
+    return entries[bool(value)]
+
+
+_WRITTEN = {"bool": (False, True), "01": (0, 1), "additive": ("-inf", 0)}
+"""Per representation, how a blocked and an allowed cell are written."""
 
 
 _PLAIN = {
