@@ -2,8 +2,8 @@
 
 Targets (issue 20), as ratios inside one run:
 * class grading in one process within 1.5x the parse floor. **The parse floor** is, for each student,
-  reading ``variant.json`` and the answer sheet and parsing both into Python data: ``json.loads`` of the
-  variant's bytes (the cheapest honest parse of it; grading builds its objects from that) plus
+  reading ``variant.json`` and the answer sheet and parsing both into Python data: the variant's bytes
+  parsed by ``parse_variant_json`` (orjson, the parser grading uses; grading builds its objects from that) plus
   ``read_sheet``, the strict, size-capped sheet reader grading itself uses. Nothing else: no objects, no
   verdicts, no output.
 * automatic workers (``jobs=None``, what the CLI uses without --jobs) never slower than one process
@@ -119,15 +119,16 @@ def library(class_dir: Path, submissions: Path, jobs: int | None, scratch: Path)
 
 
 def parse_floor(class_dir: Path, submissions: Path, students: int) -> tuple[float, float]:
-    """(wall, CPU) of reading and parsing every student's two files into Python data: ``json.loads`` of
-    ``variant.json`` and the sheet reader grading uses. What grading cannot avoid: the baseline of the
+    """(wall, CPU) of reading and parsing every student's two files into Python data: ``variant.json`` by
+    the variant parser and the sheet by the sheet reader, both as grading uses them. What grading cannot avoid: the baseline of the
     "x parse floor" column."""
+    from problemgen.model.variantfile import parse_variant_json
     from problemgen.sheets.answersheet import read_sheet
 
     start, cpu_start = time.perf_counter(), cpu_seconds()
     for n in range(students):
         student = f"student{n:04d}"
-        json.loads((class_dir / "keys" / student / "variant.json").read_bytes())
+        parse_variant_json((class_dir / "keys" / student / "variant.json").read_bytes())
         read_sheet(submissions / f"{student}.toml")
     return time.perf_counter() - start, cpu_seconds() - cpu_start
 
@@ -149,15 +150,17 @@ def output_floor(class_dir: Path, submissions: Path, reports: dict[str, dict], s
     """(wall, CPU) of the parse floor plus what any grader must still do with the result: serialise each
     student's (already made) report as compact JSON and write it to a new file. No objects, no grading, no
     statistics: it shows how much of the 1.5x budget the required outputs alone take."""
+    from problemgen.model.variantfile import parse_variant_json
     from problemgen.sheets.answersheet import read_sheet
+    from problemgen.sheets.reports import json_text
 
     out = Path(tempfile.mkdtemp(prefix="pg-bench-floor-", dir=scratch))
     try:
         start, cpu_start = time.perf_counter(), cpu_seconds()
         for student, report in reports.items():
-            json.loads((class_dir / "keys" / student / "variant.json").read_bytes())
+            parse_variant_json((class_dir / "keys" / student / "variant.json").read_bytes())
             read_sheet(submissions / f"{student}.toml")
-            text = json.dumps(report, sort_keys=True, ensure_ascii=False, default=str, separators=(",", ":")) + "\n"
+            text = json_text(report, compact=True)
             with open(out / f"{student}.json", "w", encoding="utf-8") as stream:
                 stream.write(text)
         return time.perf_counter() - start, cpu_seconds() - cpu_start
@@ -168,17 +171,18 @@ def output_floor(class_dir: Path, submissions: Path, reports: dict[str, dict], s
 def breakdown(class_dir: Path, submissions: Path, students: int) -> list[list[object]]:
     """Median microseconds per sheet of each step of grading one student (as ``grade_student`` does)."""
     from problemgen.classes.sheet_class import SheetJob, grade_student
+    from problemgen.model.variantfile import parse_variant_json
     from problemgen.sheets.answersheet import read_sheet
     from problemgen.sheets.reports import render_json
 
-    steps: dict[str, list[float]] = {"json.loads(variant.json)": [], "read_sheet (TOML)": [],
+    steps: dict[str, list[float]] = {"parse_variant_json (variant.json)": [], "read_sheet (TOML)": [],
                                      "the rest of grade_student (objects, 20 problems graded)": [],
                                      "render_json (the report)": []}
     for n in range(students):
         student = f"student{n:04d}"
         sheet = submissions / f"{student}.toml"
         t0 = time.perf_counter()
-        json.loads((class_dir / "keys" / student / "variant.json").read_bytes())
+        parse_variant_json((class_dir / "keys" / student / "variant.json").read_bytes())
         t1 = time.perf_counter()
         read_sheet(sheet)
         t2 = time.perf_counter()
@@ -377,7 +381,7 @@ def main() -> None:
         cpu = {k: median([t[1] for t in v]) for k, v in times.items()}
         place = "RAM directory" if ram else "disk"
         floor = wall["floor"]
-        rows = [[f"parse floor: json.loads(variant.json) + read_sheet ({place})", f"{floor:.3f}", f"{cpu['floor']:.3f}",
+        rows = [[f"parse floor: parse_variant_json + read_sheet ({place})", f"{floor:.3f}", f"{cpu['floor']:.3f}",
                  f"{n / floor:.0f}", "1.00", "(baseline)"],
                 [f"  parse floor + each report's JSON written, nothing graded ({place})", f"{wall['output floor']:.3f}",
                  f"{cpu['output floor']:.3f}", f"{n / wall['output floor']:.0f}", f"{wall['output floor'] / floor:.2f}",

@@ -217,9 +217,20 @@ def report_dict(report: Report) -> dict:
 
 
 def render_json(report: Report, *, compact: bool = False) -> str:
-    """One JSON object; ``compact`` drops the indentation (json's C encoder: several times faster)."""
-    layout = {"separators": (",", ":")} if compact else {"indent": 2}
-    return json.dumps(report_dict(report), sort_keys=True, ensure_ascii=False, default=str, **layout) + "\n"
+    """One JSON object with sorted keys; ``compact`` drops the indentation (a class's reports are compact)."""
+    return json_text(report_dict(report), compact=compact)
+
+
+def json_text(data: dict, *, compact: bool = False) -> str:
+    """``data`` as JSON with sorted keys and a final newline, indented by 2 unless ``compact``.
+
+    orjson writes it in a sixth of the standard library's time (a class writes one report per student);
+    numpy scalars are written as numbers and anything else it does not know as its ``str``."""
+    import orjson  # lazy: only JSON reports pay for the import
+
+    layout = 0 if compact else orjson.OPT_INDENT_2
+    option = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_APPEND_NEWLINE
+    return orjson.dumps(data, option=option | layout, default=str).decode("utf-8")
 
 
 # ------------------------------------------------------------------------------------------ JUnit XML
