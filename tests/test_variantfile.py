@@ -50,6 +50,7 @@ def test_a_seed_beyond_64_bits_is_refused_in_one_line_not_written_wrong():
     [
         ('{"schema": "something/else"}', "not a problemgen variant"),
         ("{not json", "not valid JSON"),
+        (f'{{"schema": "{SCHEMA}", "problems": [{{"id": "p1", "points": NaN}}]}}', "not valid JSON"),
         (f'{{"schema": "{SCHEMA}", "problems": [{{"id": "p1"}}]}}', "malformed variant"),
     ],
 )
@@ -58,6 +59,23 @@ def test_bad_variant_files_give_one_clear_error(tmp_path, content, message):
     path.write_text(content, encoding="utf-8")
     with pytest.raises(ProblemgenError, match=message):
         WorksheetVariant.load(path)
+
+
+def test_bytes_that_are_not_utf8_are_refused_as_not_json(tmp_path):
+    path = tmp_path / "variant.json"
+    path.write_bytes(b'{"schema": "\xff"}')
+    with pytest.raises(ProblemgenError, match="not valid JSON"):
+        WorksheetVariant.load(path)
+
+
+def test_a_file_written_by_the_standard_encoder_reads_back_the_same(tmp_path):
+    """Class sets written before orjson spelled small floats ``1e-05``: they must grade the same."""
+    variant = WorksheetVariant("bank-s5", "A bank", "bank", 5,
+                               (SheetProblem("p1", 1.0, registry.generate("params.attention_layer", 5, 1)),))
+    path = tmp_path / "variant.json"
+    path.write_text(json.dumps(variant.to_dict(), sort_keys=True, separators=(",", ":")), encoding="utf-8")
+    assert "e-05" in path.read_text(encoding="utf-8") and b"e-05" not in variant.to_json_bytes()
+    assert WorksheetVariant.load(path) == variant
 
 
 def test_a_missing_variant_file_names_the_path(tmp_path):

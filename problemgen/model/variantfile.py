@@ -24,9 +24,10 @@ MAX_VARIANT_BYTES = 64 * 1024 * 1024
 
 def parse_variant_json(data: bytes) -> object:
     """The JSON data of a variant file, parsed by orjson: grading reads one per student, and orjson parses
-    them in about half the standard library's time. It refuses what the standard parser lets through and a
-    frozen variant never holds (``NaN``, ``Infinity``, integers beyond 64 bits, text that is not UTF-8),
-    raising a :class:`json.JSONDecodeError` like it."""
+    them in about half the standard library's time. It refuses ``NaN``, ``Infinity`` and bytes that are not
+    UTF-8, which the standard parser lets through and a frozen variant never holds, raising a
+    :class:`json.JSONDecodeError` like it. An integer beyond 64 bits comes back as a float; writing a variant
+    refuses such integers (:meth:`WorksheetVariant.to_json_bytes`), so only a hand-made file can hold one."""
     import orjson  # lazy: only readers of variant files pay for the import
 
     return orjson.loads(data)
