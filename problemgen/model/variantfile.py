@@ -120,6 +120,6 @@ class WorksheetVariant:
             data = parse_variant_json(path.read_bytes())
         except OSError as exc:
             raise ProblemgenError(f"{path}: cannot read variant file ({exc.strerror})") from exc
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except json.JSONDecodeError as exc:  # orjson's error is one, for bytes that are not UTF-8 too
             raise ProblemgenError(f"{path}: variant file is not valid JSON ({exc})") from exc
         return cls.from_dict(data)
