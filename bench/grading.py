@@ -120,8 +120,8 @@ def library(class_dir: Path, submissions: Path, jobs: int | None, scratch: Path)
 
 def parse_floor(class_dir: Path, submissions: Path, students: int) -> tuple[float, float]:
     """(wall, CPU) of reading and parsing every student's two files into Python data: ``variant.json`` by
-    the variant parser and the sheet by the sheet reader, both as grading uses them. What grading cannot avoid: the baseline of the
-    "x parse floor" column."""
+    the variant parser and the sheet by the sheet reader, both as grading uses them. What grading cannot
+    avoid: the baseline of the "x parse floor" column."""
     from problemgen.model.variantfile import parse_variant_json
     from problemgen.sheets.answersheet import read_sheet
 
