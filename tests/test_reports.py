@@ -108,6 +108,26 @@ def check_junit(xml_text: str) -> ET.Element:
     return root
 
 
+def test_json_report_meta_keeps_numbers_numbers_and_writes_other_objects_as_text(tmp_path):
+    import numpy as np
+
+    text = render(sample_report(seconds=np.float64(0.25), counts=np.array([1, 2]), path=tmp_path, ids={3: "x"}),
+                  "json")
+    meta = json.loads(text)["meta"]
+    assert meta["seconds"] == 0.25 and meta["counts"] == [1, 2]
+    assert meta["path"] == str(tmp_path) and meta["ids"] == {"3": "x"}
+
+
+def test_compact_and_indented_json_reports_hold_the_same_data_in_key_order():
+    from problemgen.sheets.reports import render_json
+
+    compact, indented = render_json(sample_report(), compact=True), render_json(sample_report())
+    assert "\n" not in compact[:-1] and indented.startswith('{\n  "')
+    key_orders = []
+    data = json.loads(indented, object_pairs_hook=lambda pairs: key_orders.append([k for k, _ in pairs]) or dict(pairs))
+    assert data == json.loads(compact) and all(keys == sorted(keys) for keys in key_orders)
+
+
 def test_junit_has_one_testcase_per_part_failures_for_wrong_errors_for_invalid():
     root = check_junit(render(sample_report(), "junit"))
     cases = {c.get("name"): c for c in root.iter("testcase")}
