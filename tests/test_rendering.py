@@ -344,3 +344,9 @@ def test_blank_lines_collapse_as_the_repeated_replace_does(text):
     while "\n\n\n" in expected:
         expected = expected.replace("\n\n\n", "\n\n")
     assert rendering._collapse_blank_lines(text) == expected
+
+
+def test_an_environment_is_one_object_however_it_is_asked_for():
+    assert rendering.environment("text") is rendering.environment("text", None)
+    assert rendering.environment("md") is rendering.environment("md", user_dir=None)
+    assert rendering.document_environment("md") is rendering.document_environment("md", None)

@@ -222,9 +222,15 @@ def builtin_templates_dir() -> Path:
     return templates_dir()
 
 
-@functools.lru_cache(maxsize=16)
 def environment(fmt: str, user_dir: str | None = None) -> jinja2.Environment:
-    """The jinja environment for one output format; ``user_dir`` templates take precedence."""
+    """The jinja environment for one output format; ``user_dir`` templates take precedence. One per
+    (format, folder), however it is asked for: ``environment("md")`` and ``environment("md", None)`` are the
+    same object, so its compiled templates are shared."""
+    return _environment(fmt, user_dir)
+
+
+@functools.lru_cache(maxsize=16)
+def _environment(fmt: str, user_dir: str | None) -> jinja2.Environment:
     if fmt not in FORMATS:
         raise ProblemgenError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
     return _new_environment(fmt, user_dir)
@@ -641,9 +647,14 @@ TEX_DELIMITERS = {
 """LaTeX wrappers use these so ``{``, ``}`` and ``{#`` of TeX never clash with jinja."""
 
 
-@functools.lru_cache(maxsize=16)
 def document_environment(fmt: str, user_dir: str | None = None) -> jinja2.Environment:
-    """Jinja environment for whole documents; ``tex`` uses the ``((* *))`` family of delimiters."""
+    """Jinja environment for whole documents; ``tex`` uses the ``((* *))`` family of delimiters. One per
+    (format, folder), like :func:`environment`."""
+    return _document_environment(fmt, user_dir)
+
+
+@functools.lru_cache(maxsize=16)
+def _document_environment(fmt: str, user_dir: str | None) -> jinja2.Environment:
     if fmt not in ("md", "tex"):
         raise ProblemgenError(f"documents are rendered as md or tex, not {fmt!r}")
     env = _new_environment(fmt, user_dir, **(TEX_DELIMITERS if fmt == "tex" else {}))
