@@ -29,6 +29,12 @@ def test_worksheet_command_writes_the_directory_and_reports_the_variant(bank, tm
     assert (tmp_path / "out" / "key.toml").exists()
 
 
+def test_the_largest_seed_a_variant_file_holds_is_accepted_and_one_more_is_a_usage_error(bank, tmp_path, capsys):
+    assert run(["worksheet", str(bank), "-o", str(tmp_path / "top"), "--seed", str(2**64 - 1)]) == 0
+    assert run(["worksheet", str(bank), "-o", str(tmp_path / "over"), "--seed", str(2**64)]) == 2
+    assert "--seed" in capsys.readouterr().err and not (tmp_path / "over").exists()
+
+
 def test_worksheet_command_with_a_roster_writes_a_class_set(bank, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv(SECRET_ENV, "s3cret-of-sufficient-length")
     roster = tmp_path / "roster.csv"

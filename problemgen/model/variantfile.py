@@ -88,7 +88,7 @@ class WorksheetVariant:
 
         try:
             return orjson.dumps(self.to_dict(), option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
-        except orjson.JSONEncodeError as exc:  # an integer beyond 64 bits, say a --seed of 10**30
+        except orjson.JSONEncodeError as exc:  # an integer beyond 64 bits: a library caller's seed, say
             raise ProblemgenError(f"cannot write the variant file: {exc}") from exc
 
     @classmethod
