@@ -39,3 +39,12 @@ def test_unreadable_choices_and_terms_are_invalid(part, text, message):
 @pytest.mark.parametrize("part, text", [(SINGLE, "a"), (SEVERAL, "a, b"), (TERM, "batch norm")])
 def test_other_answers_are_wrong(part, text):
     assert {r.status for r in verdicts(part, text).values()} == {"wrong"}
+
+
+def test_a_term_answered_with_infinity_is_told_it_wrote_a_number():
+    """A sheet's ``inf`` or ``1e999`` is kept as written (NonFinite); the message names its kind in words."""
+    from problemgen.sheets.grading import grade_part
+    from problemgen.answers.text import NonFinite
+
+    result = grade_part(TERM, NonFinite("inf"))
+    assert result.status == "invalid" and result.feedback == "write a word or short phrase, not a number"

@@ -85,6 +85,7 @@ def test_uncertain_values_are_left_to_sympy(text):
     "2**10**10", "9^9^9", "10^(10^10)", "(" * 31 + "1" + ")" * 31, "-" * 200 + "1", "1e999", "2^0.0001",
     "exp(1000)", "__import__('os').system('x')", "x + 1", "(1).real", "1 if 1 else 2", "1" * 501,
     "0^-1", "(-8)^(1/3)", "log(0)", "sqrt(-1)", "1/0", "2^(1/2)^(1/2)^2000",
+    "2^1e-99999999999999999999", "1e99999999999999999999",  # exponents too long for the decimal module
 ])
 def test_hostile_input_is_deferred_quickly(text):
     start = time.perf_counter()

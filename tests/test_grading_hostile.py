@@ -8,6 +8,7 @@ an empty working directory where the injections would leave a ``PWNED`` file.
 from __future__ import annotations
 
 import signal
+import subprocess
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -107,6 +108,8 @@ EXPECTED = {
     "booleans_as_numbers.toml": {"p1.top": "invalid", "p1.weights": "invalid", "p3.params": "invalid",
                                  "p4.zero_one": "correct"},  # true/false is read as 1/0 in a 0/1 mask
     "bom.toml": {"p3.params": "correct"},
+    "literal_limits.toml": {"p1.top": "invalid", "p1.weights": "invalid", "p2.w1": "invalid", "p2.half": "invalid",
+                            "p3.params": "invalid"},
 }
 MALFORMED = ["invalid_utf8.toml", "binary_garbage.toml", "not_toml.toml"]
 
@@ -177,3 +180,17 @@ def test_the_audit_hook_would_notice_an_injection(tmp_path, monkeypatch):
     with pytest.raises(AssertionError, match="must not"):
         with watched(tmp_path, monkeypatch):
             eval(compile("__import__('os').getcwd()", "<student>", "eval"))  # noqa: S307 - the point of the test
+
+
+def test_an_answer_never_writes_to_the_graders_stderr():
+    """``1or 2`` makes Python's tokenizer print a SyntaxWarning when it is parsed; a student's text must not
+    reach the grader's stderr (the quiz's terminal, a CI log). A fresh interpreter, with Python's own
+    warning filters, grades the sheet holding such answers."""
+    script = (f"import sys; sys.path.insert(0, {str(Path(__file__).parent / 'fixtures' / 'grading')!r})\n"
+              "import grading_fixture as fx\n"
+              "from problemgen.sheets.grading import grade_sheet\n"
+              f"report = grade_sheet(fx.fixture_variant(), {str(HOSTILE / 'literal_limits.toml')!r})\n"
+              "print(sorted({r.status for r in report.results}))\n")
+    done = subprocess.run([sys.executable, "-W", "default", "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "['invalid', 'wrong']", done.stderr
+    assert done.stderr == ""

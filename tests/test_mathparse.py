@@ -114,6 +114,8 @@ def test_decimal_literals_are_flagged_and_kept_exact():
     ("exp(exp(exp(exp(10))))", "too large"),
     ("exp(1000)", "too large"),
     ("1e400", "out of range"),
+    ("1e-99999999999999999999", "out of range"),  # too long an exponent for the decimal module itself
+    ("2^1e99999999999999999999", "out of range"),
     ("1/0", "division by zero"),
     ("1/(exp(2)-exp(2))", "division by zero"),
     ("log(0)", "log"),
@@ -187,7 +189,8 @@ def parse_or_refuse(text: str, symbols=()) -> None:
 
 
 TOKENS = ["1", "2", "9", "0", "0.5", "1e3", "pi", "e", "d_k", "exp(", "log(", "ln(", "sqrt(", "(", ")", "+", "-",
-          "*", "/", "^", "**", ",", " ", ".", "_", "__import__", "lambda", ":", "'", "[", "]", "x", "1j"]
+          "*", "/", "^", "**", ",", " ", ".", "_", "__import__", "lambda", ":", "'", "[", "]", "x", "1j",
+          "e99999999999999999999", "or"]
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

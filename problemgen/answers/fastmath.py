@@ -26,6 +26,7 @@ import ast
 import decimal
 import math
 import re
+import warnings
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -43,6 +44,12 @@ MAX_LOG10 = 300
 MAX_EXP_ARGUMENT = 690.0
 INT_LITERAL = re.compile(r"\d(_?\d)*")
 FLOAT_LITERAL = re.compile(r"(\d(_?\d)*)?(\.(\d(_?\d)*)?)?([eE][+-]?\d+)?")
+ANSWER_FILE = "<answer>"
+"""The file name the parser is given for an answer's text, so its compiler warnings can be told apart."""
+warnings.filterwarnings("ignore", category=SyntaxWarning, module=re.escape(ANSWER_FILE) + r"\Z")
+# Python's tokenizer warns on stderr about text such as ``1or 2`` ("invalid decimal literal") and parses it
+# on; the answer is a student's text, which must never write to the grader's output (the quiz's terminal,
+# a CI log). Only warnings from answers are silenced: the readers refuse or word those forms themselves.
 
 RELATIVE_ENOUGH = 1e-12
 """A float value is used only when its error bound is below this fraction of it (else SymPy decides)."""
@@ -92,11 +99,28 @@ def check_source(text: str) -> str:
     return text.replace("^", "**")
 
 
+def parse_answer(source: str) -> ast.Expression:
+    """The syntax tree of an answer's (checked) text, in ``eval`` mode; SyntaxError when it is not one.
+    Both readers parse through here, so an answer's compiler warnings stay silent (see ``ANSWER_FILE``)."""
+    return ast.parse(source, filename=ANSWER_FILE, mode="eval")
+
+
+def decimal_literal(segment: str) -> decimal.Decimal | None:
+    """The exact value of a float literal as written (``1_000.5e-3``), or None when it is out of range:
+    infinite, beyond 10^±MAX_LOG10, or with an exponent too long for :mod:`decimal` itself, which raises
+    InvalidOperation for ``1e-99999999999999999999`` rather than giving a number."""
+    try:
+        number = decimal.Decimal(segment.replace("_", ""))
+    except decimal.InvalidOperation:
+        return None
+    return number if number.is_finite() and abs(number.adjusted()) <= MAX_LOG10 else None
+
+
 def evaluate(text: str) -> Value | None:
     """The value of a symbol-free expression with its error bound, or None when SymPy must decide."""
     try:
         source = check_source(text)
-        tree = ast.parse(source, mode="eval")
+        tree = parse_answer(source)
         return _Evaluator(source).build(tree.body, 0)
     except (Defer, ValueError, SyntaxError, RecursionError, MemoryError, OverflowError, ZeroDivisionError):
         return None
@@ -163,8 +187,8 @@ class _Evaluator:
             return _exact(Fraction(value))
         if not FLOAT_LITERAL.fullmatch(segment):
             raise Defer
-        number = decimal.Decimal(segment.replace("_", ""))
-        if not number.is_finite() or abs(number.adjusted()) > MAX_LOG10:
+        number = decimal_literal(segment)
+        if number is None:
             raise Defer
         return _exact(Fraction(number))
 

@@ -25,7 +25,6 @@ problemgen.answers.mathparse.MathParseError: only the named functions may be cal
 from __future__ import annotations
 
 import ast
-import decimal
 import functools
 import re
 import signal
@@ -48,6 +47,8 @@ from problemgen.answers.fastmath import (  # noqa: F401 - one set of caps for bo
     MAX_LOG10,
     MAX_TREE_DEPTH,
     check_source,
+    decimal_literal,
+    parse_answer,
 )
 
 EQUIVALENCE_DIGITS = 50
@@ -139,7 +140,7 @@ def parse_expression(text: str, symbols: Iterable[str] = (), *, trusted: bool = 
 def _parse_cached(text: str, symbols: tuple[str, ...], trusted: bool) -> Expression:
     source = _check_text(text)
     try:
-        tree = ast.parse(source, mode="eval")
+        tree = parse_answer(source)
     except SyntaxError as exc:
         raise MathParseError(f"not a valid expression ({_syntax_hint(source, exc)})") from None
     except (ValueError, RecursionError, MemoryError, OverflowError):
@@ -207,8 +208,8 @@ class _Builder:
             return self.checked(_Node(sympy.Integer(value), mpmath.mpf(value)))
         if not _FLOAT_LITERAL.fullmatch(segment):
             raise MathParseError(f"only decimal numbers are allowed, not {segment!r}")
-        number = decimal.Decimal(segment.replace("_", ""))
-        if not number.is_finite() or abs(number.adjusted()) > MAX_LOG10:
+        number = decimal_literal(segment)
+        if number is None:
             raise MathParseError(f"number {segment!r} is out of range")
         self.decimal = True
         numerator, denominator = number.as_integer_ratio()

@@ -108,6 +108,6 @@ def kind_of(raw: object) -> str:
         return "a table"
     if isinstance(raw, str):
         return "text"
-    if isinstance(raw, (int, float)):
+    if isinstance(raw, (int, float, NonFinite)):  # NonFinite: nan, inf, 1e999 in a sheet
         return "a number"
     return type(raw).__name__
