@@ -40,6 +40,7 @@ def same(a: str, b: str, symbols=()) -> bool:
     ("1_000", 1000.0),
     ("pi", 3.141592653589793),
     ("  3  ", 3.0),
+    ("2.41/374685276651e-308", 2.41 / 3.74685276651e-297),  # a rational whose numerator is beyond any float
 ])
 def test_numeric_forms_have_the_expected_value(text, value):
     assert number_value(text) == pytest.approx(value, rel=1e-12)

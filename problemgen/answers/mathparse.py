@@ -316,8 +316,11 @@ class _Builder:
 
 def to_float(expr: sympy.Expr) -> float:
     """Numeric value of a symbol-free expression as a float (30 significant digits computed first)."""
-    if expr.is_Integer or expr.is_Rational:
-        return float(expr.p) / float(expr.q) if abs(expr.q) < 10**300 else float(sympy.Float(expr, 30))
+    if expr.is_Rational:  # integers too
+        try:  # Python divides two ints with one correct rounding, however long they are (2.41/3e-300)
+            return int(expr.p) / int(expr.q)
+        except OverflowError:
+            raise MathParseError(f"number too large (beyond 10^{MAX_LOG10})") from None
     value = expr.evalf(30)
     if not value.is_Number:
         raise MathParseError("the expression has no numeric value")
