@@ -36,6 +36,8 @@ INVALID = [
     (BIG, "25%", "not a percentage"),
     (MEMORY, "201.3 GB", "asks for the answer in MB"),
     (QUARTER, "\uff10.25", "FULLWIDTH DIGIT ZERO"),
+    (BIG, "0.347795445*10^344", "too large"),  # 10.0 ** 344 raises OverflowError: never out of the grader
+    (QUARTER, "10^-400", "too small"),
 ]
 
 

@@ -258,9 +258,11 @@ class _Builder:
             if base.approx < 0 and not e.is_integer:
                 raise MathParseError("a negative number to a fractional power is not a real number")
             if base.approx != 0:
-                size = abs(exponent.approx * mpmath.log10(abs(base.approx)))
+                size = exponent.approx * mpmath.log10(abs(base.approx))
                 if size > MAX_LOG10:
                     raise MathParseError(f"number too large (beyond 10^{MAX_LOG10})")
+                if size < -MAX_LOG10:
+                    raise MathParseError(f"number too small (below 10^-{MAX_LOG10})")
                 approx = mpmath.power(base.approx, exponent.approx) if base.approx > 0 else base.approx ** int(e)
             else:
                 approx = mpmath.mpf(0) if exponent.approx > 0 else mpmath.mpf(1)
