@@ -330,3 +330,36 @@ def test_whose_traces_sheets_worksheets_files_and_variant_ids_to_their_student(c
     with pytest.raises(SystemExit) as exit_info:
         main(["whose", "nobody", "--class", str(class_set)])
     assert exit_info.value.code == 1
+
+
+def test_a_grader_fault_costs_one_answer_and_flags_the_student_for_a_regrade(class_set, tmp_path, monkeypatch):
+    """A reader that raises by mistake (a bug) makes that answer invalid; the rest of the sheet is graded and
+    the gradebook and the summary name the student and the part."""
+    from problemgen.answers import types
+    from problemgen.classes.sheet_class import class_rows
+
+    def faulty(original):
+        def read(self, part, raw):
+            if raw == 424242:
+                raise RuntimeError("a bug in a reader")
+            return original(self, part, raw)
+        return read
+
+    for name in ("integer", "number"):
+        kind = type(types.get(name))
+        monkeypatch.setattr(kind, "read", faulty(kind.read))
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "s1.toml").write_text(_key(class_set, "s1"))
+    (subs / "s2.toml").write_text(re.sub(r"(?m)^allowed = .*$", "allowed = 424242", _key(class_set, "s2")))
+    run = run_class(class_rows(subs, class_set)[2], tmp_path / "g", "json", "t")
+    records = {r.student: r for r in run.records}
+    assert records["s2"].status == "graded" and records["s2"].faults == ("p2.allowed",)
+    rows = {r["student"]: r for r in csv.DictReader((tmp_path / "g" / "gradebook.csv").open(encoding="utf-8"))}
+    assert rows["s2"]["flags"] == "grader fault on p2.allowed: regrade after a fix" and rows["s1"]["flags"] == ""
+    assert {"student": "s2", "status": "graded", "message": "grader fault on p2.allowed"} in run.summary["attention"]
+    report = json.loads((tmp_path / "g" / "reports" / "s2.json").read_text())
+    part = next(p for g in report["problems"] for p in g["parts"] if p["name"] == "p2.allowed")
+    assert part["status"] == "invalid" and "fault in problemgen" in part["feedback"]
+    assert records["s2"].points == records["s1"].points - part["max_score"]  # the faulted part's points alone
+    assert report["meta"]["faults"] == ["p2.allowed"] and "RuntimeError: a bug in a reader" in report["meta"]["warnings"][0]

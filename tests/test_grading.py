@@ -467,3 +467,20 @@ def test_fuzz_any_raw_value_gets_a_clean_verdict(part, raw):
     assert result.status in ("correct", "wrong", "invalid")
     assert 0.0 <= result.score <= 1.0
     assert result.status != "invalid" or (result.feedback and "\n" not in result.feedback)
+
+
+def test_a_readers_unexpected_exception_is_an_invalid_answer_not_a_crash(monkeypatch):
+    """The quiz and the web page grade a typed line through grade_text: a bug in a reader must end that one
+    answer (invalid, saying the grader failed, the exception kept for the instructor), not the session."""
+    from problemgen.answers import types
+    from problemgen.answers.base import GRADER_FAULT
+    from problemgen.model.core import AnswerPart
+    from problemgen.sheets.grading import grade_text
+
+    def read(self, part, raw):
+        raise KeyError("a bug in a reader")
+
+    monkeypatch.setattr(type(types.get("number")), "read", read)
+    result = grade_text(AnswerPart(key="x", type="number", value=0.5), "1/2 + 0")
+    assert (result.status, result.score, result.feedback) == ("invalid", 0.0, GRADER_FAULT)
+    assert result.fault == "KeyError: 'a bug in a reader'"

@@ -29,7 +29,8 @@ class PartResult:
     """The verdict on one answer part; ``score`` is the fraction of the part's points (0..1).
 
     ``read_as`` is how the answer was read when that is not simply what was typed (``"[[1/2, 1/2]]"``
-    for ``[[.5 .5]]``), so the student can see the grader understood them; empty otherwise.
+    for ``[[.5 .5]]``), so the student can see the grader understood them; empty otherwise. ``fault`` names
+    an exception a reader raised by mistake (a bug in problemgen, see :func:`grader_fault`); empty otherwise.
     """
 
     status: str
@@ -37,6 +38,7 @@ class PartResult:
     mistake: str | None = None
     feedback: str = ""
     read_as: str = ""
+    fault: str = ""
 
     @property
     def passed(self) -> bool:
@@ -57,6 +59,16 @@ def correct(feedback: str = "") -> PartResult:
 
 def invalid(message: str) -> PartResult:
     return PartResult("invalid", 0.0, None, message)
+
+
+GRADER_FAULT = "the grader failed on this answer (a fault in problemgen, not in the answer); it is flagged for regrading"
+
+
+def grader_fault(exc: Exception) -> PartResult:
+    """The verdict on an answer whose reader raised an exception it does not mean to (a bug): invalid, no
+    points, saying so, with the exception kept in ``fault`` for the instructor. One answer that trips a
+    bug must cost that answer alone, never the rest of the sheet, a quiz session or a class run."""
+    return PartResult("invalid", 0.0, None, GRADER_FAULT, fault=f"{type(exc).__name__}: {str(exc)[:120]}")
 
 
 def wrong(part: AnswerPart, feedback: str, matches: Callable[[Any], bool] | None = None,

@@ -74,6 +74,7 @@ class Record:
     overrides: tuple[str, ...] = ()
     misconceptions: tuple[str, ...] = ()
     flags: list[str] = field(default_factory=list)
+    faults: tuple[str, ...] = ()  # parts a grader bug made invalid (see answers.base.grader_fault)
 
     @property
     def score(self) -> float:
@@ -103,4 +104,7 @@ def record_of(row: ClassRow, shared: dict | None = None) -> Record:
     record.points, record.max_points = report.points, report.max_points
     tags = [*report.meta.get("misconceptions", ()), *(r.mistake for r in report.results if r.mistake)]
     record.misconceptions = tuple(sorted({sys.intern(str(t)) for t in tags}))
+    if report.meta.get("faults"):
+        record.faults = tuple(map(str, report.meta["faults"]))
+        record.flags.append(f"grader fault on {', '.join(record.faults)}: regrade after a fix")
     return record

@@ -44,8 +44,9 @@ def class_summary(title: str, records: list[Record], items: list[dict], copies: 
         "students": len(records),
         "counted": len(counted),
         "status_counts": {head: sum(status_head(r.status) == head for r in records) for head in STATUSES},
-        "attention": [{"student": r.student, "status": r.status, "message": r.message}
-                      for r in records if r.status != GRADED],
+        "attention": [{"student": r.student, "status": r.status,
+                       "message": r.message or (f"grader fault on {', '.join(r.faults)}" if r.faults else "")}
+                      for r in records if r.status != GRADED or r.faults],
         "possible_copies": copies,
         "scores": _scores(scores),
         "items": items,

@@ -59,7 +59,7 @@ from typing import Any
 from problemgen.sheets.credit import apply_credit
 from problemgen.answers import types
 from problemgen.answers.arrays import structure  # noqa: F401 - re-exported
-from problemgen.answers.base import PartResult, invalid
+from problemgen.answers.base import PartResult, grader_fault, invalid
 from problemgen.answers.scalars import as_number  # noqa: F401 - re-exported
 from problemgen.answers.text import InvalidAnswer  # noqa: F401 - re-exported
 from problemgen.answers.types.integer import as_integer  # noqa: F401 - re-exported
@@ -79,12 +79,18 @@ def _is_blank(raw: Any) -> bool:
 
 
 def grade_part(part: AnswerPart, raw: Any) -> PartResult:
-    """Grade the raw TOML value ``raw`` (str, int, float, bool, list, NonFinite, BadValue) for ``part``."""
+    """Grade the raw TOML value ``raw`` (str, int, float, bool, list, NonFinite, BadValue) for ``part``.
+
+    A reader's unexpected exception (a bug) is contained here: the answer is invalid with ``fault`` set
+    (:func:`~problemgen.answers.base.grader_fault`) and every other answer is graded as usual."""
     if isinstance(raw, BadValue):
         return invalid(raw.message)
     if _is_blank(raw):
         return PartResult("wrong", 0.0, None, "no answer")
-    return types.get(part.type).grade(part, raw)
+    try:
+        return types.get(part.type).grade(part, raw)
+    except Exception as exc:  # noqa: BLE001 - a bug must cost this answer alone (see grader_fault)
+        return grader_fault(exc)
 
 
 def grade_text(part: AnswerPart, text: str) -> PartResult:
@@ -130,7 +136,7 @@ def grade_answers(variant, answers, *, student: str | None = None, source: str =
     sheet_variant = answers.meta.get("variant")
     if answers.error is None and sheet_variant not in (None, "", variant.variant_id):
         warnings.append(f"the sheet is for variant {str(sheet_variant)[:80]!r}, graded against {variant.variant_id!r}")
-    results = []
+    results, faults = [], []
     for sheet_problem in variant.problems:
         table = answers.tables.get(sheet_problem.id, {})
         known = {p.key for p in sheet_problem.problem.parts}
@@ -144,6 +150,10 @@ def grade_answers(variant, answers, *, student: str | None = None, source: str =
             else:
                 verdict = apply_credit(grade_part(part, table.get(part.key)), sheet_problem.credit,
                                        sheet_problem.mistake_credit)
+                if verdict.fault:
+                    faults.append(f"{sheet_problem.id}.{part.key}")
+                    warnings.append(f"[{sheet_problem.id}] {part.key}: the grader failed ({verdict.fault}); "
+                                    "regrade this answer with a fixed problemgen")
             results.append(_check_result(sheet_problem.id, part.key, points, verdict))
     for name in sorted(set(answers.tables) - {p.id for p in variant.problems}):
         warnings.append(f"table [{str(name)[:40]}] is not a problem of this worksheet (ignored)")
@@ -151,6 +161,8 @@ def grade_answers(variant, answers, *, student: str | None = None, source: str =
             "warnings": warnings}
     if answers.error is not None:
         meta["error"] = answers.error
+    if faults:  # the parts a bug made invalid: class runs flag the student for a regrade
+        meta["faults"] = faults
     return Report(title=f"{variant.title} ({variant.variant_id})", results=tuple(results), meta=meta)
 
 
