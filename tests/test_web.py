@@ -171,6 +171,19 @@ def test_hostile_answers_are_invalid_never_evaluated(client):
     assert client.post("/api/answer", {"item": item["item"] + 1, "part": part.key, "text": "1"}).status_code == 400
 
 
+def test_an_answer_holding_a_lone_surrogate_is_graded_and_kept(client):
+    """JSON may carry \\ud800, which is not encodable text: the answer is graded (invalid: not ASCII) and
+    stored as its escape, where it used to fail the request with a server error."""
+    import sqlite3
+
+    item = client.api("/api/start")
+    part = problem_of(item).parts[0]
+    reply = client.post("/api/answer", {"item": item["item"], "part": part.key, "text": "1\ud800"})
+    assert reply.status_code == 200 and reply.get_json()["status"] == "invalid"
+    with sqlite3.connect(client.db) as connection:
+        assert connection.execute("SELECT text FROM answers").fetchall() == [("1\\ud800",)]
+
+
 # ---------------------------------------------------------------------------------------- practice
 
 

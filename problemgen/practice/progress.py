@@ -120,6 +120,13 @@ QUERY_SECONDS = 2.0
 milliseconds, so a longer one means a damaged or hostile file."""
 
 
+def storable(text: str) -> str:
+    """``text`` as SQLite can hold it. A lone surrogate (from a terminal's bytes that were not UTF-8, or a
+    JSON escape such as ``\\ud800`` posted by a page) cannot be encoded, and the whole answer would be
+    lost with an error; it is kept as its escape, ``\\ud800``, instead."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 class _TimedConnection(sqlite3.Connection):
     """A connection whose every statement is time-boxed by a progress handler."""
 
@@ -315,7 +322,7 @@ class ProgressStore:
             self._db.execute(
                 "INSERT INTO answers (item_id, part, text, status, score, mistake, at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (item_id, part, text[:MAX_ANSWER_CHARS], status, float(score), mistake, to_text(now)),
+                (item_id, part, storable(text[:MAX_ANSWER_CHARS]), status, float(score), mistake, to_text(now)),
             )
             if outcome is not None:
                 self._set_outcome(item_id, outcome, now, mistake)
