@@ -59,3 +59,16 @@ def test_a_source_is_parsed_once_for_both_checks(monkeypatch):
     assert static.syntax_error({"s.py": source}) is None
     assert static.banned_uses({"s.py": source}, ()) == []
     assert len(calls) == 1
+
+
+def test_a_submission_never_writes_to_the_graders_stderr():
+    """``1if x else 2`` makes Python's tokenizer print a SyntaxWarning when it is parsed; a fresh interpreter,
+    with Python's own warning filters, runs both checks on such a source and prints nothing on stderr."""
+    import subprocess
+    import sys
+
+    script = ("from problemgen.code import static\n"
+              "source = {'s.py': 'x = 1if 1 else 2\\nz = [1for _ in range(2)]\\n'}\n"
+              "print(static.syntax_error(source), static.banned_uses(source, ()))\n")
+    done = subprocess.run([sys.executable, "-W", "default", "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
