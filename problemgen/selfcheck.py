@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from problemgen.answers import types
-from problemgen.answers.base import GARBAGE, garbage_like  # noqa: F401 - re-exported for the self-check tests
+from problemgen.answers.base import GARBAGE, PartResult, garbage_like  # noqa: F401 - GARBAGE re-exported for the self-check tests
 from problemgen.documents import FORMATS
 from problemgen.documents.rendering import builtin_templates_dir, format_number, render_block
 from problemgen.misconceptions.catalogue import CATALOGUE
@@ -107,22 +107,30 @@ def check_kinds(
 def check_part(part: AnswerPart) -> list[str]:
     """The grading promises of one answer part; returns what broke, in words."""
     problems = [*_check_spec(part)]
+
+    def graded(part: AnswerPart, raw) -> PartResult:
+        """``grade_part``, with a reader's exception (which grading turns into an invalid answer) a finding."""
+        result = grade_part(part, raw)
+        if result.fault:
+            problems.append(f"the grader failed on {raw!r}: {result.fault}")
+        return result
+
     key = key_value(part)
-    result = grade_part(part, key)
+    result = graded(part, key)
     if result.status != "correct" or result.score != 1.0:
         problems.append(f"the key {key!r} graded {result.status} ({result.score}): {result.feedback}")
     perturbed = key_value(perturb(part))
-    result = grade_part(part, perturbed)
+    result = graded(part, perturbed)
     if result.score >= 1.0:
         problems.append(f"a perturbed answer {perturbed!r} still scored {result.score}")
     garbage = _answer_type(part).garbage(part)
-    result = grade_part(part, garbage)
+    result = graded(part, garbage)
     if result.status != "invalid":
         problems.append(f"garbage {garbage!r} graded {result.status}, not invalid")
-    if part.exact and grade_part(part, part.exact).status != "correct":
+    if part.exact and graded(part, part.exact).status != "correct":
         problems.append(f"the exact form {part.exact!r} of the key is not graded correct")
     for mistake in part.mistakes:
-        problems += _check_mistake(part, mistake, grade_part, key_value)
+        problems += _check_mistake(part, mistake, graded, key_value)
     return problems
 
 

@@ -332,6 +332,7 @@ def test_whose_traces_sheets_worksheets_files_and_variant_ids_to_their_student(c
     assert exit_info.value.code == 1
 
 
+@pytest.mark.grader_fault
 def test_a_grader_fault_costs_one_answer_and_flags_the_student_for_a_regrade(class_set, tmp_path, monkeypatch):
     """A reader that raises by mistake (a bug) makes that answer invalid; the rest of the sheet is graded and
     the gradebook and the summary name the student and the part."""

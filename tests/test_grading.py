@@ -469,6 +469,7 @@ def test_fuzz_any_raw_value_gets_a_clean_verdict(part, raw):
     assert result.status != "invalid" or (result.feedback and "\n" not in result.feedback)
 
 
+@pytest.mark.grader_fault
 def test_a_readers_unexpected_exception_is_an_invalid_answer_not_a_crash(monkeypatch):
     """The quiz and the web page grade a typed line through grade_text: a bug in a reader must end that one
     answer (invalid, saying the grader failed, the exception kept for the instructor), not the session."""
@@ -484,3 +485,23 @@ def test_a_readers_unexpected_exception_is_an_invalid_answer_not_a_crash(monkeyp
     result = grade_text(AnswerPart(key="x", type="number", value=0.5), "1/2 + 0")
     assert (result.status, result.score, result.feedback) == ("invalid", 0.0, GRADER_FAULT)
     assert result.fault == "KeyError: 'a bug in a reader'"
+
+
+@pytest.mark.grader_fault
+def test_the_self_check_names_a_readers_exception_that_grading_contained(monkeypatch):
+    """The self-check grades garbage and expects "invalid": a reader crashing on it would be invalid too,
+    so the self-check reports the fault itself."""
+    from problemgen.answers import types
+    from problemgen.selfcheck import check_part
+
+    kind = type(types.get("number"))
+    original = kind.read
+
+    def read(self, part, raw):
+        if raw == "@@":
+            raise ZeroDivisionError("a bug in a reader")
+        return original(self, part, raw)
+
+    monkeypatch.setattr(kind, "read", read)
+    problems = check_part(AnswerPart(key="x", type="number", value=0.5, atol=0.01))
+    assert problems == ["the grader failed on '@@': ZeroDivisionError: a bug in a reader"]
