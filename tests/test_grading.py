@@ -505,3 +505,19 @@ def test_the_self_check_names_a_readers_exception_that_grading_contained(monkeyp
     monkeypatch.setattr(kind, "read", read)
     problems = check_part(AnswerPart(key="x", type="number", value=0.5, atol=0.01))
     assert problems == ["the grader failed on '@@': ZeroDivisionError: a bug in a reader"]
+
+
+@pytest.mark.parametrize("part", [
+    AnswerPart(key="x", type="shape", value=["B", "L"]), AnswerPart(key="x", type="matrix", value=[[1.0, 2.0]]),
+    AnswerPart(key="x", type="mask", value=[[True]]), AnswerPart(key="x", type="integer", value=3),
+    AnswerPart(key="x", type="number", value=0.5), AnswerPart(key="x", type="term", value=["norm"]),
+    AnswerPart(key="x", type="choice", value=["a"], spec={"options": [{"id": i, "text": i, "why": i} for i in "ab"]}),
+])  # fmt: skip
+def test_a_list_nested_hundreds_deep_gets_a_verdict_in_every_type(part):
+    """A sheet may hold ``[[[[...1...]]]]`` 400 levels deep (valid TOML); the message that echoes it used to
+    recurse past Python's limit. (A reader's exception fails this test: see tests/conftest.py.)"""
+    deep = 1
+    for _ in range(400):
+        deep = [deep]
+    for result in (grade_part(part, deep), grade_text(part, "[" * 400 + "1" + "]" * 400)):
+        assert result.status in ("invalid", "wrong") and len(result.feedback) < 300

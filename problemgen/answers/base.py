@@ -87,9 +87,15 @@ def wrong(part: AnswerPart, feedback: str, matches: Callable[[Any], bool] | None
     return PartResult("wrong", score, None, feedback)
 
 
-def echo(raw: Any, limit: int = 40) -> str:
+ECHO_DEPTH = 8
+"""Nesting shown by :func:`echo`; deeper lists are written ``[…]`` (a sheet may nest hundreds of levels)."""
+
+
+def echo(raw: Any, limit: int = 40, *, depth: int = 0) -> str:
     """A short, safe rendering of what the student wrote, for messages."""
-    if isinstance(raw, NonFinite):
+    if isinstance(raw, list) and depth >= ECHO_DEPTH:
+        text = "[…]"
+    elif isinstance(raw, NonFinite):
         text = raw.text
     elif isinstance(raw, bool):
         text = "true" if raw else "false"
@@ -98,7 +104,7 @@ def echo(raw: Any, limit: int = 40) -> str:
     elif isinstance(raw, (int, float)):
         text = repr(raw)
     elif isinstance(raw, list):
-        text = "[" + ", ".join(echo(x, limit) for x in raw[:8]) + (", ..." if len(raw) > 8 else "") + "]"
+        text = "[" + ", ".join(echo(x, limit, depth=depth + 1) for x in raw[:8]) + (", ..." if len(raw) > 8 else "") + "]"
     else:
         text = type(raw).__name__
     text = " ".join(text.split())
