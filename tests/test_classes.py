@@ -162,7 +162,20 @@ def test_wrong_answers_are_kept_as_stable_fingerprints_equal_only_for_the_same_p
     assert int(other.stdout) == _fingerprint("p1.x", "[1, 2]")
 
 
-# --------------------------------------------------------------------------- overrides
+def test_a_wrong_answer_too_deep_to_write_back_loses_its_fingerprint_not_the_class_run():
+    """The fingerprint writes the answer back as TOML, which recurses: a list nested 900 deep is skipped."""
+    from types import SimpleNamespace
+
+    from problemgen.classes.sheet_class import _wrong_answers
+
+    deep = 1
+    for _ in range(900):
+        deep = [deep]
+    def wrong(name: str) -> CheckResult:
+        return CheckResult(name, "wrong", False, 0.0, 1.0, feedback="not the expected value", group="p1")
+
+    answers = SimpleNamespace(tables={"p1": {"x": deep, "y": [1, 2]}})
+    assert len(_wrong_answers(Report("t", (wrong("p1.x"), wrong("p1.y"))), answers)) == 1
 
 
 def test_overrides_are_read_applied_and_listed(tmp_path):
