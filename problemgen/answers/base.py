@@ -61,7 +61,7 @@ def invalid(message: str) -> PartResult:
     return PartResult("invalid", 0.0, None, message)
 
 
-GRADER_FAULT = "the grader failed on this answer (a fault in problemgen, not in the answer); it is flagged for regrading"
+GRADER_FAULT = "the grader failed on this answer (a fault in problemgen, not in the answer), so it could not be checked"
 
 
 def grader_fault(exc: Exception) -> PartResult:
