@@ -74,6 +74,7 @@ def test_code_cells_are_extracted_in_order_without_magics_or_check_cells(tmp_pat
     (b'{"cells": 5}', "not a readable notebook"),
     (b"\xff\xfe\x00", "not UTF-8"),
     (b"[" * 100_000 + b"]" * 100_000, "not a readable notebook"),
+    (notebook_with("x = '\\ud800'").replace("\\\\ud800", "\\ud800").encode(), "lone surrogate"),
 ])
 def test_an_unreadable_notebook_is_rejected_with_one_line(tmp_path, content, message):
     path = tmp_path / "bad.ipynb"

@@ -60,7 +60,12 @@ def read_notebook(path: str | os.PathLike) -> NotebookCode:
     text = "\n".join(pieces)
     if not text.strip():
         raise RejectedSubmission(f"{path.name}: the notebook has no code cells")
-    if len(text.encode("utf-8")) > MAX_TOTAL_BYTES:
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError:  # JSON may escape a lone surrogate (\ud800), which no source file can hold
+        raise RejectedSubmission(f"{path.name}: a code cell holds a lone surrogate (a \\ud800 escape), "
+                                 "which is not text") from None
+    if size > MAX_TOTAL_BYTES:
         raise RejectedSubmission(f"{path.name}: the code cells exceed {MAX_TOTAL_BYTES} bytes in total")
     return NotebookCode(text, len(cells), tuple(notes))
 
