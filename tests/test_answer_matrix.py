@@ -127,3 +127,17 @@ def test_a_comment_with_commas_does_not_make_a_sheet_array_look_like_decimal_com
 
     assert from_sheet(KEY, "[[0, 5, 0, 5], [0, 25, 0, 75]]  # 0,5 0,5").status == "wrong"
     assert from_sheet(KEY, '[[0,5, 0,5], [0,25, 0,75]]  # "x"').status == "invalid"
+
+
+def test_a_64_kib_run_of_digits_is_read_in_linear_time():
+    """The decimal-comma check searched ``\\d+,\\d+`` through the answer, retrying every position of a digit
+    run: 64 KiB of ``9`` took 8 s of CPU per answer. The bound leaves a hundredfold margin over the fix."""
+    import time
+
+    from problemgen.sheets.answersheet import MAX_TEXT_ANSWER
+    from problemgen.sheets.grading import grade_text
+
+    part = AnswerPart(key="w", type="matrix", value=[[1.0, 2.0], [3.0, 4.0]])
+    start = time.process_time()
+    result = grade_text(part, "9" * (MAX_TEXT_ANSWER - 10))
+    assert time.process_time() - start < 2.0 and result.status in ("wrong", "invalid")
