@@ -194,3 +194,16 @@ def test_an_answer_never_writes_to_the_graders_stderr():
     done = subprocess.run([sys.executable, "-W", "default", "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "['invalid', 'wrong']", done.stderr
     assert done.stderr == ""
+
+
+def test_a_sheet_of_thousands_of_stray_keys_gets_a_bounded_report(tmp_path, monkeypatch):
+    """Each unknown key is a warning; a sheet at the size cap holds 20,000 of them, which made each student's
+    report a megabyte. The report lists the first ones and counts the rest."""
+    from problemgen.sheets.grading import MAX_WARNINGS
+
+    path = tmp_path / "stray.toml"
+    path.write_text("[p1]\n" + "".join(f"k{i} = 1\n" for i in range(20_000)), encoding="ascii")
+    report, _ = grade(path, tmp_path, monkeypatch)
+    warnings = report.meta["warnings"]
+    assert len(warnings) == MAX_WARNINGS + 1 and warnings[-1] == f"... and {20_000 - MAX_WARNINGS} more warnings"
+    assert warnings[0] == "[p1] has no part 'k0' (ignored)"

@@ -158,12 +158,23 @@ def grade_answers(variant, answers, *, student: str | None = None, source: str =
     for name in sorted(set(answers.tables) - {p.id for p in variant.problems}):
         warnings.append(f"table [{str(name)[:40]}] is not a problem of this worksheet (ignored)")
     meta = {"variant": variant.variant_id, "student": student or variant.student, "sheet": source,
-            "warnings": warnings}
+            "warnings": _at_most(MAX_WARNINGS, warnings)}
     if answers.error is not None:
         meta["error"] = answers.error
     if faults:  # the parts a bug made invalid: class runs flag the student for a regrade
         meta["faults"] = faults
     return Report(title=f"{variant.title} ({variant.variant_id})", results=tuple(results), meta=meta)
+
+
+MAX_WARNINGS = 50
+"""Warnings a report lists; a sheet of 20,000 stray keys would otherwise write a megabyte report per student."""
+
+
+def _at_most(limit: int, warnings: list[str]) -> list[str]:
+    """The first ``limit`` warnings, then one line counting the rest (``meta["faults"]`` keeps every fault)."""
+    if len(warnings) <= limit:
+        return warnings
+    return [*warnings[:limit], f"... and {len(warnings) - limit} more warnings"]
 
 
 def _check_result(group: str, key: str, points: float, verdict: PartResult) -> CheckResult:
