@@ -39,7 +39,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "problemgen.userfiles": {"problemgen.errors"},
     "problemgen.model": {"problemgen.errors", "problemgen.misconceptions.entries"},
     "problemgen.misconceptions.entries": set(),
-    "problemgen.answers": {"problemgen.errors", "problemgen.model"},
+    "problemgen.answers": {"problemgen.errors", "problemgen.model", "problemgen.userfiles"},
     "problemgen.misconceptions": {
         "problemgen.errors", "problemgen.model", "problemgen.answers", "problemgen.misconceptions.entries", "reference",
     },

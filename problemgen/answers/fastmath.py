@@ -26,11 +26,11 @@ import ast
 import decimal
 import math
 import re
-import warnings
 from dataclasses import dataclass
 from fractions import Fraction
 
 from problemgen.answers.text import check_ascii
+from problemgen.userfiles import syntax_tree
 
 MAX_LENGTH = 500
 """Longest accepted expression, in characters (after trimming)."""
@@ -44,12 +44,6 @@ MAX_LOG10 = 300
 MAX_EXP_ARGUMENT = 690.0
 INT_LITERAL = re.compile(r"\d(_?\d)*")
 FLOAT_LITERAL = re.compile(r"(\d(_?\d)*)?(\.(\d(_?\d)*)?)?([eE][+-]?\d+)?")
-ANSWER_FILE = "<answer>"
-"""The file name the parser is given for an answer's text, so its compiler warnings can be told apart."""
-warnings.filterwarnings("ignore", category=SyntaxWarning, module=re.escape(ANSWER_FILE) + r"\Z")
-# Python's tokenizer warns on stderr about text such as ``1or 2`` ("invalid decimal literal") and parses it
-# on; the answer is a student's text, which must never write to the grader's output (the quiz's terminal,
-# a CI log). Only warnings from answers are silenced: the readers refuse or word those forms themselves.
 
 RELATIVE_ENOUGH = 1e-12
 """A float value is used only when its error bound is below this fraction of it (else SymPy decides)."""
@@ -101,8 +95,8 @@ def check_source(text: str) -> str:
 
 def parse_answer(source: str) -> ast.Expression:
     """The syntax tree of an answer's (checked) text, in ``eval`` mode; SyntaxError when it is not one.
-    Both readers parse through here, so an answer's compiler warnings stay silent (see ``ANSWER_FILE``)."""
-    return ast.parse(source, filename=ANSWER_FILE, mode="eval")
+    Both readers parse through here, silently (:func:`problemgen.userfiles.syntax_tree`)."""
+    return syntax_tree(source, "eval")
 
 
 def decimal_literal(segment: str) -> decimal.Decimal | None:

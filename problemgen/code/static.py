@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import ast
 import functools
-import re
-import warnings
 from dataclasses import dataclass
 
 from problemgen.code.base import BannedRule
+from problemgen.userfiles import syntax_tree
 
 # Banned in every task: other array frameworks, and the grader's own code.
 ALWAYS_BANNED = (
@@ -52,18 +51,12 @@ def syntax_error(sources: dict[str, str]) -> str | None:
     return None
 
 
-SOURCE_FILE = "<submission>"
-"""The file name the parser is given for a submitted source (messages name the real file themselves)."""
-warnings.filterwarnings("ignore", category=SyntaxWarning, module=re.escape(SOURCE_FILE) + r"\Z")
-# The tokenizer warns on stderr about text such as ``1if x else y``; a submission must never write to the
-# grader's output (a CI log). The sandboxed run compiles it again, and there the student sees the warning.
-
-
 @functools.lru_cache(maxsize=4)
 def _parsed(name: str, text: str) -> ast.Module:
     """The syntax tree of one file; kept for the next check of the same file, so a submission is
-    parsed once for both checks (nothing modifies a tree)."""
-    return ast.parse(text, filename=SOURCE_FILE)
+    parsed once for both checks (nothing modifies a tree). Parsed silently: a submission never writes to the
+    grader's output (:func:`problemgen.userfiles.syntax_tree`; messages name ``name`` themselves)."""
+    return syntax_tree(text)
 
 
 def banned_uses(sources: dict[str, str], rules: tuple[BannedRule, ...]) -> list[Finding]:
