@@ -115,6 +115,9 @@ def default_db_path(env: Mapping[str, str] | None = None, platform: str | None =
     return base / "problemgen" / DB_FILENAME
 
 
+BUSY_SECONDS = 5.0
+"""How long an opener or a write waits for another process that holds the store (the quiz beside the page)."""
+
 QUERY_SECONDS = 2.0
 """Any statement (and the reading of its rows) is interrupted after this long: our queries take
 milliseconds, so a longer one means a damaged or hostile file."""
@@ -142,6 +145,18 @@ class _TimedConnection(sqlite3.Connection):
     def executescript(self, *args, **kwargs):  # noqa: D102
         self._deadline = time.monotonic() + QUERY_SECONDS
         return super().executescript(*args, **kwargs)
+
+
+def _statements(script: str) -> Iterator[str]:
+    """The statements of a migration script, one by one. ``executescript`` would run them in one call, but
+    it commits any open transaction first, and a migration must run inside the opener's lock."""
+    statement = ""
+    for piece in script.split(";"):
+        statement += piece + ";"
+        if sqlite3.complete_statement(statement):
+            if statement.strip(" \n;"):
+                yield statement.strip()
+            statement = ""
 
 
 def _schema_of(db: sqlite3.Connection) -> tuple[tuple[str, str, str], ...]:
@@ -199,17 +214,15 @@ class ProgressStore:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # isolation_level=None: no implicit transactions; each write below says BEGIN/COMMIT itself.
-            self._db = sqlite3.connect(self.path, isolation_level=None, timeout=5.0, factory=_TimedConnection)
+            self._db = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_SECONDS, factory=_TimedConnection)
         except (OSError, sqlite3.Error) as exc:
             raise ProblemgenError(f"{self.path}: cannot open the progress store ({exc})") from exc
         try:
             self._db.execute("PRAGMA trusted_schema=OFF")  # no SQL functions run from a file's views or triggers
-            self._check_schema()  # before anything is written: a foreign file is refused untouched
-            self._db.execute("PRAGMA journal_mode=WAL")
+            self._set_up()
+            self._use_wal()  # after the check: a foreign file is never switched
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.execute("PRAGMA foreign_keys=ON")
-            self._migrate()
-            self._check_schema()
         except sqlite3.OperationalError as exc:
             self._db.close()
             if "interrupted" in str(exc):
@@ -234,7 +247,35 @@ class ProgressStore:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def _set_up(self) -> None:
+        """Check the file, then create or upgrade its schema, all under one write lock.
+
+        The quiz in a terminal and the practice page may open a new store at the same moment. Checked and
+        migrated in separate steps, the second saw the first's half of the work (the old version beside the
+        new tables) and refused a sound store, or tried to create the tables again. Under ``BEGIN
+        IMMEDIATE`` a second opener waits (the connection's busy timeout), then finds the store made.
+        A foreign file is still refused before anything is written: the checks come first and only read."""
+        with self._transaction():
+            self._check_schema()
+            self._migrate()
+            self._check_schema()
+
+    def _use_wal(self) -> None:
+        """Switch the file to the WAL journal (a no-op once it is). SQLite answers "database is locked" at
+        once, without waiting its busy timeout, when another opener holds a lock at that moment, so the
+        switch is tried again until :data:`BUSY_SECONDS` have passed."""
+        deadline = time.monotonic() + BUSY_SECONDS
+        while True:
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
+
     def _migrate(self) -> None:
+        """Run the migrations this file lacks, inside the caller's transaction (see :meth:`_set_up`)."""
         version = self._db.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise ProblemgenError(
@@ -242,10 +283,9 @@ class ProgressStore:
                 f"v{SCHEMA_VERSION} (upgrade problemgen)"
             )
         for number in range(version, SCHEMA_VERSION):
-            # executescript runs the whole migration and the version bump as one transaction.
-            self._db.executescript(
-                f"BEGIN IMMEDIATE;\n{MIGRATIONS[number]}\nPRAGMA user_version = {number + 1};\nCOMMIT;"
-            )
+            for statement in _statements(MIGRATIONS[number]):
+                self._db.execute(statement)
+            self._db.execute(f"PRAGMA user_version = {number + 1}")
 
     def _check_schema(self) -> None:
         """The file holds exactly the tables and indexes our migrations make (or nothing yet): no views,
