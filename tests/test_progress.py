@@ -106,6 +106,28 @@ def test_processes_opening_a_new_store_at_once_all_succeed_and_keep_every_answer
             assert len(store.answers()) == 3 and store.integrity_ok()
 
 
+def test_a_store_another_process_keeps_busy_is_called_busy_not_foreign(tmp_path, monkeypatch):
+    """Opening waits for a writer; when it waits too long the message says the store is busy, not that
+    the file is no progress store (which sent students looking for a damaged file)."""
+    import problemgen.practice.progress as progress
+
+    path = tmp_path / "p.sqlite3"
+    ProgressStore(path).close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("PRAGMA journal_mode=DELETE")  # a rollback journal: the writer's lock blocks readers too
+    holder.execute("BEGIN EXCLUSIVE")
+    monkeypatch.setattr(progress, "BUSY_SECONDS", 0.2)
+    try:
+        with pytest.raises(ProblemgenError, match="stayed busy for 0.2 s") as caught:
+            ProgressStore(path)
+        assert "not a problemgen progress store" not in str(caught.value)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    with ProgressStore(path) as store:
+        assert store.integrity_ok()
+
+
 def test_a_wrong_item_stays_wrong_when_it_is_later_finished_otherwise(store):
     item = _item(store)
     store.record_answer(item, "scores", "1", "wrong", 0.0, None, T0, outcome="wrong")

@@ -228,6 +228,9 @@ class ProgressStore:
             if "interrupted" in str(exc):
                 raise ProblemgenError(f"{self.path}: a query took longer than {QUERY_SECONDS:g} s; "
                                       "not a usable progress store") from exc  # fmt: skip
+            if "locked" in str(exc):  # a sound store another process kept busy: nothing wrong with the file
+                raise ProblemgenError(f"{self.path}: the progress store stayed busy for {BUSY_SECONDS:g} s "
+                                      "(another problemgen is writing it); try again") from exc
             raise ProblemgenError(f"{self.path}: not a problemgen progress store ({exc})") from exc
         except sqlite3.DatabaseError as exc:
             self._db.close()
