@@ -81,6 +81,12 @@ class Record:
         return self.points / self.max_points if self.max_points > 0 else 0.0
 
     @property
+    def fault_note(self) -> str:
+        """``grader fault on p2.weights, …`` for a sheet a grader bug touched (the flag and the summary's
+        attention list say it alike); empty otherwise."""
+        return f"grader fault on {', '.join(self.faults)}" if self.faults else ""
+
+    @property
     def counted(self) -> bool:
         """Whether the row enters the score and item statistics (graded, not another student's sheet)."""
         return self.status == GRADED
@@ -106,5 +112,5 @@ def record_of(row: ClassRow, shared: dict | None = None) -> Record:
     record.misconceptions = tuple(sorted({sys.intern(str(t)) for t in tags}))
     if report.meta.get("faults"):
         record.faults = tuple(map(str, report.meta["faults"]))
-        record.flags.append(f"grader fault on {', '.join(record.faults)}: regrade after a fix")
+        record.flags.append(f"{record.fault_note}: regrade after a fix")
     return record

@@ -45,7 +45,7 @@ def class_summary(title: str, records: list[Record], items: list[dict], copies: 
         "counted": len(counted),
         "status_counts": {head: sum(status_head(r.status) == head for r in records) for head in STATUSES},
         "attention": [{"student": r.student, "status": r.status,
-                       "message": r.message or (f"grader fault on {', '.join(r.faults)}" if r.faults else "")}
+                       "message": r.message or r.fault_note}
                       for r in records if r.status != GRADED or r.faults],
         "possible_copies": copies,
         "scores": _scores(scores),
