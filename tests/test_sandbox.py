@@ -98,6 +98,19 @@ def test_wire_checks_the_byte_count_against_the_shape_before_allocating():
         wire.decode(b"a" + struct.pack("<BB", 99, 0) + struct.pack("<Q", 8) + b"\0" * 8)
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from([0, 1, 3, 2**12, 2**24]), min_size=1, max_size=8))
+def test_wire_refuses_an_empty_array_whose_shape_numpy_cannot_hold(shape):
+    """An empty array carries no bytes, so only the shape bounds it: a child once sent (0, 2**24, ...)
+    and numpy's own ValueError escaped the decoder and ended the whole class run."""
+    shape = [0, *shape]
+    data = b"a" + struct.pack("<BB", 1, len(shape)) + struct.pack(f"<{len(shape)}Q", *shape) + struct.pack("<Q", 0)
+    try:
+        assert wire.decode(data).shape == tuple(shape)
+    except wire.WireError as exc:
+        assert "too large" in str(exc) or "dimensions" in str(exc)
+
+
 def test_frame_reader_rejects_a_bad_magic_and_an_oversized_message():
     with pytest.raises(wire.WireError):
         wire.FrameReader(1024, 4096).feed(b"EVIL" + b"\0" * 20)

@@ -207,6 +207,10 @@ class _Reader:
         shape = self.unpack(f"<{ndim}Q") if ndim else ()
         if any(d > self.limits.max_dim for d in shape):
             raise WireError("array dimension too large")
+        # numpy multiplies the non-zero dimensions even of an empty array and refuses a product that
+        # overflows, so an empty array of shape (0, 2**24, ..., 2**24) is bounded here, not by its bytes.
+        if math.prod(d for d in shape if d) * DTYPES[code].itemsize > self.limits.max_bytes:
+            raise WireError(f"array shape {shape} is too large")
         (nbytes,) = self.unpack("<Q")
         expected = math.prod(shape) * DTYPES[code].itemsize
         if nbytes != expected:
