@@ -271,3 +271,17 @@ def test_grade_code_exits_3_when_isolation_is_below_the_minimum(tmp_path, monkey
     path = write(tmp_path, "sm.py", "print('ran')\n" + solution("softmax"))
     result = CliRunner().invoke(cli, ["grade-code", str(path), "--task", "softmax", "--min-isolation", "seccomp"])
     assert result.exit_code == 3 and "below the required 'seccomp'" in result.output and "ran" not in result.output
+
+
+@pytest.mark.slow
+def test_grade_code_draws_a_progress_bar_only_on_request_when_stderr_is_not_a_terminal(tmp_path):
+    """A CI log (stderr a pipe) gets no bar unless --progress asks for one, as with `grade`."""
+    submissions = tmp_path / "class"
+    submissions.mkdir()
+    for student in ("ada", "bo"):
+        write(submissions, f"{student}.py", solution("softmax"))
+    quiet = run_cli("grade-code", str(submissions), "--task", "softmax", "--public-only", "-o", str(tmp_path / "a"))
+    loud = run_cli("grade-code", str(submissions), "--task", "softmax", "--public-only", "-o", str(tmp_path / "b"),
+                   "--progress")
+    assert quiet.returncode == loud.returncode == 0, quiet.stderr + loud.stderr
+    assert "grading" not in quiet.stderr and "grading" in loud.stderr

@@ -6,7 +6,7 @@ the same plan run once.
 
 from __future__ import annotations
 
-import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,7 +16,6 @@ from problemgen.code.sandbox import Limits, Sandbox, rank
 from problemgen.code.sandbox.runner import IsolationError
 from problemgen.code.tasks import get_task
 from problemgen.classes.code_class import grade_class
-from problemgen.classes.runner import progress_bar
 from problemgen.classes.summary import render_summary
 from problemgen.code.grade import grade_submission, make_plan
 
@@ -35,6 +34,7 @@ class GradeRequest:
     fail_under: float | None = None
     limits: Limits = Limits()
     secret: str | None = None
+    progress: Callable[[int, int], None] | None = None  # a class run's (done, total), as it goes
 
 
 def grade_code(request: GradeRequest) -> tuple[str, int]:
@@ -54,7 +54,7 @@ def grade_code(request: GradeRequest) -> tuple[str, int]:
     with Sandbox(request.limits, jobs=request.jobs, min_level=request.min_isolation) as sandbox:
         _require_isolation(sandbox, request.min_isolation)
         if request.submission.is_dir():
-            run = grade_class(plan, request.submission, sandbox, request.output, request.fmt, progress_bar(sys.stderr))
+            run = grade_class(plan, request.submission, sandbox, request.output, request.fmt, request.progress)
             text = render_summary(run.summary, "json" if request.fmt == "json" else "text")
             score = min(run.scores, default=0.0)
         else:

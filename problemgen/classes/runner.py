@@ -129,19 +129,3 @@ def write_gradebook(records: list[Record], stream) -> None:
 def _group_cells(record: Record, groups: dict[str, None]) -> list[str]:
     points = record.groups
     return [_pts(points[g]) if g in points else "" for g in groups]
-
-
-def progress_bar(stream=None, width: int = 30) -> Callable[[int, int], None]:
-    """A one-line progress bar on ``stream`` (stderr by default)."""
-    import sys
-
-    stream = stream or sys.stderr
-
-    def show(done: int, total: int) -> None:
-        filled = width * done // max(total, 1)
-        stream.write(f"\rgrading [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
-        if done == total:
-            stream.write("\n")
-        stream.flush()
-
-    return show

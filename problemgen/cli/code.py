@@ -8,6 +8,7 @@ import click
 
 from problemgen.sheets.reports import FORMATS
 from problemgen.code.sandbox.isolation import LEVELS
+from problemgen.cli.progress import PROGRESS_OPTION, class_progress
 
 EXIT_ISOLATION = 3
 
@@ -90,8 +91,10 @@ def notebook_command(names: tuple[str, ...], recipe: Path | None, output: Path |
               help="Refuse to run student code below this sandbox level.")
 @click.option("--fail-under", type=click.FloatRange(0, 1), help="Exit 1 when a score is below this fraction.")
 @click.option("--timeout", type=click.FloatRange(0.1, 600), default=5.0, show_default=True, help="Seconds per test (wall clock).")
+@PROGRESS_OPTION
 def grade_code_command(submission: Path, task_name: str, public_only: bool, fmt: str, output: Path | None,
-                       jobs: int, min_isolation: str, fail_under: float | None, timeout: float) -> None:  # fmt: skip
+                       jobs: int, min_isolation: str, fail_under: float | None, timeout: float,
+                       progress: bool | None) -> None:  # fmt: skip
     """Grade SUBMISSION (a .py or .ipynb file, or a directory with one entry per student) in the sandbox.
 
     Hidden tests are drawn from $PROBLEMGEN_GRADER_SECRET (fresh random ones when unset). A class
@@ -110,10 +113,11 @@ def grade_code_command(submission: Path, task_name: str, public_only: bool, fmt:
     from problemgen.code.sandbox import IsolationError, Limits
     from problemgen.classes.grade_code import GradeRequest, grade_code
 
-    request = GradeRequest(submission, task_name, public_only, fmt, output, jobs, min_isolation, fail_under,
-                           Limits(case_timeout=timeout))  # fmt: skip
     try:
-        text, code = grade_code(request)
+        with class_progress(progress) as advance:
+            request = GradeRequest(submission, task_name, public_only, fmt, output, jobs, min_isolation, fail_under,
+                                   Limits(case_timeout=timeout), progress=advance)  # fmt: skip
+            text, code = grade_code(request)
     except IsolationError as exc:
         click.echo(f"error: {exc}", err=True)
         raise SystemExit(EXIT_ISOLATION) from exc

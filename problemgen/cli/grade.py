@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
 from problemgen.classes import sheet_class as classgrade
 from problemgen.classes.summary import render_summary
+from problemgen.cli.progress import PROGRESS_OPTION, class_progress
 from problemgen.errors import ProblemgenError
 from problemgen.sheets import grading, reports
 
@@ -27,7 +27,7 @@ from problemgen.sheets import grading, reports
               help="Report file (default: stdout); in class mode the output directory (default: grades).")
 @click.option("--fail-under", type=click.FloatRange(0, 1), help="Exit 1 when the score (0-1) is below this.")
 @click.option("--jobs", type=click.IntRange(min=1), help="Worker processes (class mode; default: automatic, 1 below 200 students or on busy CPUs).")
-@click.option("--progress/--no-progress", default=None, help="Progress bar on stderr (default: when it is a terminal).")
+@PROGRESS_OPTION
 def grade_command(answers, variant_path, class_dir, overrides_file, fmt, output, fail_under, jobs, progress):
     """Grade ANSWERS (one answers.toml) against its variant, or a SUBMISSIONS_DIR against a class.
 
@@ -64,10 +64,9 @@ def grade_command(answers, variant_path, class_dir, overrides_file, fmt, output,
         click.get_current_context().exit(1 if fail_under is not None and report.score < fail_under else 0)
     if fail_under is not None:
         raise ProblemgenError("--fail-under applies to one sheet, not to a class run")
-    show = sys.stderr.isatty() if progress is None else progress
-    with click.progressbar(length=1, label="grading", file=sys.stderr if show else _Null()) as bar:
+    with class_progress(progress) as advance:
         run = classgrade.grade_class(answers, class_dir, output or Path("grades"), fmt, jobs=jobs,
-                                     overrides_file=overrides_file, progress=_advance(bar))
+                                     overrides_file=overrides_file, progress=advance)
     click.echo(render_summary(run.summary, "json" if fmt == "json" else "text"), nl=False)
     click.echo(f"wrote {len(run.written) + run.reports} files to {output or Path('grades')}", err=True)
 
@@ -103,24 +102,3 @@ def _emit(text: str, output: Path | None) -> None:
         output.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise click.FileError(str(output), exc.strerror) from None
-
-
-def _advance(bar):
-    def update(done: int, total: int) -> None:
-        bar.length = total
-        bar.update(done - bar.pos)
-
-    return update
-
-
-class _Null:
-    """A sink for the progress bar when it is switched off."""
-
-    def write(self, text: str) -> int:
-        return len(text)
-
-    def flush(self) -> None:
-        pass
-
-    def isatty(self) -> bool:
-        return False
