@@ -285,3 +285,30 @@ def test_grade_code_draws_a_progress_bar_only_on_request_when_stderr_is_not_a_te
                    "--progress")
     assert quiet.returncode == loud.returncode == 0, quiet.stderr + loud.stderr
     assert "grading" not in quiet.stderr and "grading" in loud.stderr
+
+
+def _filled(value, fill):
+    """The reference's output with every float array replaced by ``fill`` (lists and tuples kept)."""
+    if isinstance(value, (list, tuple)):
+        items = [_filled(item, fill) for item in value]
+        return value if all(a is b for a, b in zip(items, value)) else items
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        return np.full(value.shape, fill)
+    return value
+
+
+@pytest.mark.parametrize("fill", [np.inf, -np.inf, np.nan, 0.0])
+def test_no_property_is_earned_by_outputs_that_are_constant_or_not_finite(fill):
+    """inf agrees with inf, so an output of all +inf once satisfied six invariance laws (softmax shift,
+    key order, permutation, padding, position-wise FFN, causality) that a zero output could not."""
+    from problemgen.code.grade import _property_result
+    from problemgen.code.sandbox import RETURNED, Outcome
+
+    for task in all_tasks().values():
+        plan = make_plan(task, secret="laws")
+        for prop, shapes in zip(plan.properties, plan.property_forms):
+            right = [task.solve(call) for call in prop.calls]
+            if all(_filled(value, fill) is value for value in right):
+                continue  # no float output (a Boolean mask, a count): nothing to fill
+            outcomes = [Outcome(RETURNED, _filled(value, fill)) for value in right]
+            assert not _property_result(prop, outcomes, shapes).passed, (task.name, prop.name, fill)

@@ -93,10 +93,15 @@ def agree(a: np.ndarray, b: np.ndarray, failure: str) -> str:
     """An invariance law: ``a`` and ``b`` must agree, and ``a`` must not be constant.
 
     A submission that returns zeros satisfies every invariance trivially; such a law confirms nothing.
+    Nor does one that returns infinities: inf agrees with inf, and the spread of a constant inf is NaN,
+    which no threshold catches, so every value must be finite before agreement means anything.
     """
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        return "the outputs are not all finite numbers, so this law cannot be confirmed"
     if a.size == 0 or float(np.ptp(a)) <= 1e-12:
         return "the outputs are constant, so this law cannot be confirmed"
     return "" if np.allclose(a, b, rtol=1e-6, atol=1e-9) else failure
+
 
 def keep_distinct(expected: Any, variants: list[Variant], rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL) -> tuple[Variant, ...]:
     """Variants whose output differs from the expected one beyond tolerance (others teach nothing)."""
