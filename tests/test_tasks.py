@@ -122,6 +122,36 @@ def test_the_starter_scores_zero_with_a_crash_per_test(sandbox, tmp_path):
     assert all("NotImplementedError" in r.feedback for r in report.results)
 
 
+REMEMBERING_SOFTMAX = """
+import numpy as np
+_seen = []
+
+def softmax(x, axis=-1):
+    x = np.asarray(x, float)
+    for old, out in _seen:  # x = an earlier input + a constant: answer from memory, as the law expects
+        if old.shape == x.shape and np.allclose(x - old, (x - old).flat[0]):
+            return out
+    if x.ndim == 1:  # right on vectors only
+        out = np.exp(x - x.max()) / np.exp(x - x.max()).sum()
+    else:  # x**2 / sum(x**2): not shift-invariant
+        out = x**2 / (x**2).sum(axis=axis, keepdims=True)
+    _seen.append((x.copy(), out))
+    return out
+"""
+
+
+def test_a_law_cannot_be_earned_by_remembering_its_first_input(sandbox, tmp_path):
+    """The calls of a law run in separate children, so a submission that recognises softmax(x + c) as a
+    shift of an earlier input and returns the earlier output from memory does not confirm the law."""
+    plan = make_plan(get_task("softmax"), secret="memory")
+    report = grade_submission(plan, write(tmp_path, "softmax.py", REMEMBERING_SOFTMAX), sandbox)
+    law = {r.name: r for r in report.results}["property/shift-invariance"]
+    assert any(r.passed for r in report.results if r.group == "hidden")  # so laws could earn credit
+    assert not law.passed and law.status == "WRONG", law
+    honest = grade_submission(plan, write(tmp_path, "right.py", solution("softmax")), sandbox)
+    assert {r.name: r for r in honest.results}["property/shift-invariance"].passed
+
+
 def test_hidden_feedback_shows_where_but_never_the_expected_values(sandbox, tmp_path):
     source = solution("scaled_dot_product_attention").replace(" / np.sqrt(d_k)", " / 1.5")
     plan = make_plan(get_task("scaled_dot_product_attention"), secret="leak")

@@ -21,11 +21,11 @@ from problemgen.sheets.reports import CheckResult, Report
 from problemgen.model.core import ProblemgenError
 from problemgen.code.sandbox import (
     CRASH, IMPORT_ERROR, RETURNED, Call, IsolationError, Limits, Outcome, RejectedSubmission, Sandbox, SandboxRun,
-    collect, stage,
+    collect, rank, stage,
 )  # fmt: skip
 from problemgen.code import compare, forms, static
 from problemgen.code.notebook import collect_notebook
-from problemgen.code.base import Case, Property, Task
+from problemgen.code.base import DEFAULT_ATOL, DEFAULT_RTOL, Case, Property, Task
 from problemgen.code.inputs import Unusable
 from problemgen.misconceptions.catalogue import title_and_hint
 
@@ -42,19 +42,30 @@ class Plan:
     properties: tuple[Property, ...]
     secret_kind: str  # "fixed" (reproducible) or "random" (fresh per run)
     calls: tuple[Call, ...] = field(init=False)
+    # per property, the task's solution for each of its calls (None: the task has no solution to run)
+    property_values: tuple[tuple[Any, ...] | None, ...] = field(init=False)
     # per property, the form of each call's result by the task's solution (None: not known)
     property_forms: tuple[tuple[tuple, ...] | None, ...] = field(init=False)
 
     def __post_init__(self) -> None:
         calls = [case.call for case in self.cases] + [call for prop in self.properties for call in prop.calls]
         object.__setattr__(self, "calls", tuple(calls))
-        object.__setattr__(self, "property_forms", tuple(_forms(self.task, prop) for prop in self.properties))
+        values = tuple(_solved(self.task, prop) for prop in self.properties)
+        object.__setattr__(self, "property_values", values)
+        object.__setattr__(self, "property_forms",
+                           tuple(None if v is None else tuple(map(forms.form_of, v)) for v in values))  # fmt: skip
+
+    def property_slices(self) -> list[tuple[Property, slice]]:
+        """Each property with the positions of its calls in ``calls`` (they follow the cases)."""
+        start, slices = len(self.cases), []
+        for prop in self.properties:
+            slices.append((prop, slice(start, start + len(prop.calls))))
+            start += len(prop.calls)
+        return slices
 
 
-def _forms(task: Task, prop: Property) -> tuple[tuple, ...] | None:
-    if task.solve is None:
-        return None
-    return tuple(forms.form_of(task.solve(call)) for call in prop.calls)
+def _solved(task: Task, prop: Property) -> tuple[Any, ...] | None:
+    return None if task.solve is None else tuple(task.solve(call) for call in prop.calls)
 
 
 def make_plan(task: Task, *, public_only: bool = False, secret: str | None = None) -> Plan:
@@ -105,7 +116,7 @@ def grade_submission(plan: Plan, path: str | os.PathLike, sandbox: Sandbox, *, s
         return _uniform(plan, sandbox, title, BANNED_API, text, meta)
     staged = stage(sources, entry)
     try:
-        run = _run_with_one_retry(sandbox, staged, plan.calls)
+        run = _run_plan(sandbox, staged, plan)
     except IsolationError:
         raise
     except ProblemgenError as exc:  # the supervisor died twice: mark this submission, keep the class going
@@ -122,26 +133,71 @@ def with_notebook_notes(report: Report, notes: tuple[str, ...]) -> Report:
     return replace(report, meta={**report.meta, "warnings": warnings})
 
 
-def _run_with_one_retry(sandbox: Sandbox, staged, calls) -> SandboxRun:
+def _run_plan(sandbox: Sandbox, staged, plan: Plan) -> SandboxRun:
+    """Every call of the plan in one child; then, in a fresh child, the later calls of each law that
+    held on outputs other than the task's solution.
+
+    A law compares related calls, such as softmax(x) and softmax(x + 7). In one process a submission
+    can keep the first input and answer the second from memory, so the law holds without being
+    computed. That only earns something when the remembered output is not the right one (a right
+    output makes the law true anyway) and when laws earn credit at all (a value case passed), so only
+    such laws are asked again, in a child that shares nothing with the first: not its memory, and no
+    file, since a child may not write one. Right submissions, and wrong ones that earn no law credit,
+    pay for no second child.
+    """
+    run = _run_with_one_retry(sandbox, staged, plan.calls)
+    doubtful = _laws_to_confirm(plan, run.outcomes)
+    if not doubtful or not _laws_earn(plan, [_case_verdict(c, o) for c, o in zip(plan.cases, run.outcomes)]):
+        return run
+    again = _run_with_one_retry(sandbox, staged, plan.calls, doubtful)
+    return _with_outcomes(run, again, doubtful)
+
+
+def _laws_to_confirm(plan: Plan, outcomes: tuple[Outcome, ...]) -> list[int]:
+    """Positions of the later calls of every law that held here on outputs other than the solution's."""
+    positions = []
+    for (prop, where), solved in zip(plan.property_slices(), plan.property_values):
+        got = outcomes[where]
+        if len(got) < 2 or any(o.status != RETURNED for o in got):
+            continue
+        right = solved is not None and all(
+            compare.same_value(o.value, v, DEFAULT_RTOL, DEFAULT_ATOL) for o, v in zip(got, solved))
+        if not right and _check_property(prop, [o.value for o in got])[0] == compare.OK:
+            positions += range(where.start + 1, where.stop)
+    return positions
+
+
+def _with_outcomes(run: SandboxRun, again: SandboxRun, positions: list[int]) -> SandboxRun:
+    """``run`` with the outcomes at ``positions`` taken from ``again``, and both children accounted for."""
+    outcomes = list(run.outcomes)
+    for position, outcome in zip(positions, again.outcomes):
+        outcomes[position] = outcome
+    return SandboxRun(
+        outcomes=tuple(outcomes), isolation=min(run.isolation, again.isolation, key=rank),
+        confinement=run.confinement, stdout=run.stdout + again.stdout, stderr=run.stderr + again.stderr,
+        children=run.children + again.children, wall_seconds=run.wall_seconds + again.wall_seconds,
+        cpu_seconds=run.cpu_seconds + again.cpu_seconds,
+    )  # fmt: skip
+
+
+def _run_with_one_retry(sandbox: Sandbox, staged, calls, only: list[int] | None = None) -> SandboxRun:
     """A lost fork server is replaced and the submission run once more (a fresh child either way)."""
     try:
-        return sandbox.run(staged, calls)
+        return sandbox.run(staged, calls, only)
     except IsolationError:
         raise
     except ProblemgenError:
-        return sandbox.run(staged, calls)
+        return sandbox.run(staged, calls, only)
 
 
 def build_report(plan: Plan, run: SandboxRun, title: str, student: str) -> Report:
     outcomes = list(run.outcomes)
-    case_outcomes, property_outcomes = outcomes[: len(plan.cases)], outcomes[len(plan.cases) :]
+    case_outcomes = outcomes[: len(plan.cases)]
     verdicts = [_case_verdict(case, outcome) for case, outcome in zip(plan.cases, case_outcomes)]
     diverging = _first_diverging_stages(plan, verdicts)
     results = [_case_result(case, verdict, diverging.get(case.input_id)) for case, verdict in zip(plan.cases, verdicts)]
-    cursor = 0
-    for prop, shapes in zip(plan.properties, plan.property_forms):
-        results.append(_property_result(prop, property_outcomes[cursor : cursor + len(prop.calls)], shapes))
-        cursor += len(prop.calls)
+    for (prop, where), shapes in zip(plan.property_slices(), plan.property_forms):
+        results.append(_property_result(prop, outcomes[where], shapes))
     results = _withhold_unearned_credit(plan, verdicts, case_outcomes, results)
     return Report(title=title, results=tuple(results), meta=_meta(plan, run, student, results))
 
@@ -160,11 +216,16 @@ def _withhold_unearned_credit(plan: Plan, verdicts: list, outcomes: list[Outcome
     if _input_independent(plan, outcomes):
         why = "no credit: the outputs do not change with the inputs"
         return [_no_credit(r, why) for r in results]
-    hidden = [v for case, v in zip(plan.cases, verdicts) if not case.public] or verdicts
-    if not any(v.status == compare.OK for v in hidden):
+    if not _laws_earn(plan, verdicts):
         why = "no credit for laws: no test with expected values passed, so they confirm nothing"
         return [_no_credit(r, why) if r.group == "properties" else r for r in results]
     return results
+
+
+def _laws_earn(plan: Plan, verdicts: list[_CaseVerdict]) -> bool:
+    """Laws earn credit only beside a value case passed (a hidden one, when the plan has them)."""
+    hidden = [v for case, v in zip(plan.cases, verdicts) if not case.public] or verdicts
+    return any(v.status == compare.OK for v in hidden)
 
 
 def _input_independent(plan: Plan, outcomes: list[Outcome]) -> bool:
