@@ -285,6 +285,62 @@ def test_path_misuse_is_one_error_line_and_exit_2(class_set, tmp_path, capsys, a
     assert message in err
 
 
+def _rows(subs, class_set, **options) -> dict:
+    from problemgen.classes.sheet_class import class_rows
+
+    return {row.student: row for row in class_rows(subs, class_set, **options)[2]}
+
+
+def test_sheet_names_match_roster_ids_ignoring_case_and_keep_the_roster_spelling(class_set, tmp_path):
+    subs = tmp_path / "subs"
+    for folder in ("s3", "s4"):
+        (subs / folder).mkdir(parents=True)
+    (subs / "S1.toml").write_text(_key(class_set, "s1"))
+    (subs / "s2.TOML").write_text(_key(class_set, "s2"))
+    (subs / "s3" / "Answers.toml").write_text(_key(class_set, "s3"))
+    (subs / "s4" / "answers.TOML").write_text(_key(class_set, "s4"))
+    rows = _rows(subs, class_set)
+    assert list(rows) == [f"s{i}" for i in range(1, 8)]  # no stray row for S1.toml
+    assert [rows[f"s{i}"].status for i in range(1, 5)] == ["graded"] * 4
+    assert rows["s1"].report.score == 1.0 and rows["s3"].report.score == 1.0
+
+
+def test_two_entries_for_one_student_that_differ_only_in_case_are_a_duplicate(class_set, tmp_path):
+    subs = tmp_path / "subs"
+    (subs / "s1").mkdir(parents=True)
+    (subs / "S1.toml").write_text(_key(class_set, "s1"))
+    (subs / "s1" / "answers.toml").write_text(_key(class_set, "s1"))
+    (subs / "s2").mkdir()
+    (subs / "s2" / "answers.toml").write_text(_key(class_set, "s2"))
+    (subs / "s2" / "ANSWERS.toml").write_text(_key(class_set, "s2"))
+    rows = _rows(subs, class_set)
+    assert rows["s1"].status == rows["s2"].status == "duplicate-submission"
+    assert "ignoring case" in rows["s1"].message and "ANSWERS.toml, answers.toml" in rows["s2"].message
+    assert len(rows) == 7  # both entries of s1 are s1's row, not strays
+
+
+def test_code_entries_that_differ_only_in_case_are_one_student_refused_as_a_duplicate(tmp_path):
+    from problemgen.classes.code_class import class_entries
+
+    (tmp_path / "Ana.py").write_text("")
+    (tmp_path / "ana").mkdir()
+    (tmp_path / "ana" / "softmax.py").write_text("")
+    (tmp_path / "ben.py").write_text("")
+    found = {e.path.name: e for e in class_entries(tmp_path)}
+    assert [found[n].refused.startswith("duplicate-submission") for n in ("Ana.py", "ana")] == [True, True]
+    assert found["ben.py"].accepted and found["ben.py"].name == "ben"
+    assert {found["Ana.py"].name, found["ana"].name} == {"Ana.py", "ana"}  # each row keeps its own spelling
+
+
+def test_a_class_whose_student_ids_differ_only_in_case_is_refused(class_set, tmp_path):
+    from problemgen.classes.sheet_class import roster
+
+    (class_set / "manifest.json").unlink()
+    (class_set / "keys" / "s1").rename(class_set / "keys" / "S2")
+    with pytest.raises(ProblemgenError, match="'S2' and 's2' differ only in case"):
+        roster(class_set)
+
+
 def test_sheet_and_code_classes_share_one_status_vocabulary():
     from problemgen.classes import code_class, sheet_class
     from problemgen.classes.rows import STATUSES

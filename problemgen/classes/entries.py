@@ -13,9 +13,14 @@ unreadable name            a name that is not UTF-8 (shown escaped, e.g. ``bad\\
 hidden entry               dot-files and ``__pycache__``-style entries
 unsupported type           any other suffix; ``.ipynb``: notebooks, until ``problemgen.code.notebook``
                            exists (the one hook: :func:`notebooks_supported`)
-duplicate-submission       two entries that map to the same student (``ana.py`` and ``ana/``, or two
-                           names equal in their first 80 characters): both refused, the class goes on
+duplicate-submission       two entries that map to the same student (``ana.py`` and ``ana/``, ``Ana.py``
+                           and ``ana.py``, or two names equal in their first 80 characters): both
+                           refused, the class goes on
 =========================  ============================================================================
+
+Student names are compared ignoring case (:func:`student_key`): roster ids are unique ignoring case, so
+``Carol.toml`` is carol's sheet, and two entries that differ only in case would overwrite each other's
+report on a file system that ignores case.
 """
 
 from __future__ import annotations
@@ -53,6 +58,14 @@ def safe_name(name: str) -> str:
     """File-system and spreadsheet safe: letters, digits, '.', '_' and '-' only, at most 80 characters."""
     cleaned = re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".-") or "student"
     return cleaned[:MAX_NAME]
+
+
+def student_key(name: str) -> str:
+    """The form in which two student names are the same student: ignoring (ASCII) case.
+
+    Safe names and roster ids are ASCII, so ``lower`` folds exactly the letters that differ in case.
+    """
+    return name.lower()
 
 
 def escaped(raw: bytes) -> str:
@@ -113,14 +126,21 @@ def _classify(directory: Path, raw: bytes, suffixes: tuple[str, ...]) -> Entry:
 
 def _refuse_duplicates(entries: list[Entry]) -> list[Entry]:
     """Entries mapping to one student are all refused (which one would count?); the rest go on."""
-    counts: dict[str, int] = {}
+    groups: dict[str, list[Entry]] = {}
     for entry in entries:
         if entry.accepted:
-            counts[entry.name] = counts.get(entry.name, 0) + 1
+            groups.setdefault(student_key(entry.name), []).append(entry)
     result = []
     for entry in entries:
-        if entry.accepted and counts[entry.name] > 1:
+        group = groups.get(student_key(entry.name), []) if entry.accepted else []
+        if len(group) > 1:
             shown = escaped(os.fsencode(entry.path.name))
-            entry = Entry(shown, entry.path, f"duplicate-submission: {counts[entry.name]} entries map to {entry.name!r}")
+            entry = Entry(shown, entry.path, f"duplicate-submission: {len(group)} entries map to {group[0].name!r}"
+                                             f"{_case_note(group)}")
         result.append(entry)
     return result
+
+
+def _case_note(group: list[Entry]) -> str:
+    """Why ``Ana.py`` and ``ana.py`` are one student, said only when their spellings differ."""
+    return " (names are compared ignoring case)" if len({e.name for e in group}) > 1 else ""

@@ -31,10 +31,10 @@ from problemgen.sheets import grading, reports
 def grade_command(answers, variant_path, class_dir, overrides_file, fmt, output, fail_under, jobs, progress):
     """Grade ANSWERS (one answers.toml) against its variant, or a SUBMISSIONS_DIR against a class.
 
-    Class mode reads <student>.toml or <student>/answers.toml for every student of CLASS_DIR and writes
-    gradebook.csv (one row per roster student and per entry, with a status: graded, missing,
-    unreadable, variant-mismatch: belongs to <id>, duplicate-submission, refused: <reason>; flags for
-    possible copies; overrides), summary.txt/.md/.json (what needs attention first, then scores, item
+    Class mode reads <student>.toml or <student>/answers.toml (names matched ignoring case) for every
+    student of CLASS_DIR and writes gradebook.csv (one row per roster student and per entry, with a
+    status: graded, missing, unreadable, variant-mismatch: belongs to <id>, duplicate-submission,
+    refused: <reason>; flags for possible copies; overrides), summary.txt/.md/.json (what needs attention first, then scores, item
     statistics and misconceptions), items.csv and reports/<student>.<ext>. It prints the summary
     (JSON with --format json).
 
