@@ -332,6 +332,31 @@ def test_code_entries_that_differ_only_in_case_are_one_student_refused_as_a_dupl
     assert {found["Ana.py"].name, found["ana"].name} == {"Ana.py", "ana"}  # each row keeps its own spelling
 
 
+def test_a_folder_without_an_answer_file_is_no_second_submission(class_set, tmp_path):
+    subs = tmp_path / "subs"
+    for folder in ("s1", "S3", "s3", "S4", "s4"):
+        (subs / folder).mkdir(parents=True)
+    (subs / "s1.toml").write_text(_key(class_set, "s1"))  # beside an empty s1/
+    (subs / "s4" / "answers.toml").write_text(_key(class_set, "s4"))  # beside an empty S4/
+    rows = _rows(subs, class_set)
+    assert (rows["s1"].status, rows["s1"].report.score) == ("graded", 1.0)
+    assert rows["s3"].status == "missing"  # two empty folders are no submission at all, not two
+    assert (rows["s4"].status, rows["s4"].report.score) == ("graded", 1.0)
+    assert len(rows) == 7
+
+
+def test_a_code_folder_without_a_py_file_beside_a_submission_is_left_out(tmp_path):
+    from problemgen.classes.code_class import class_entries
+
+    for folder in ("ana", "ben", "cy"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "ana.py").write_text("")
+    (tmp_path / "ben.py").write_text("")
+    (tmp_path / "ben" / "notes.txt").write_text("")
+    found = [(e.path.name, e.name, e.refused) for e in class_entries(tmp_path)]
+    assert found == [("ana.py", "ana", ""), ("ben.py", "ben", ""), ("cy", "cy", "")]  # cy alone is still a row
+
+
 def test_a_class_whose_student_ids_differ_only_in_case_is_refused(class_set, tmp_path):
     from problemgen.classes.sheet_class import roster
 

@@ -208,7 +208,7 @@ def _match_entries(submissions_dir: Path, students: list[str]):
     found: dict[str, str] = {}
     refused: dict[str, tuple[str, str]] = {}
     strays: list[ClassRow] = []
-    for entry in entries.scan(submissions_dir, (".toml",)):
+    for entry in entries.scan(submissions_dir, (".toml",), _holds_sheet):
         owner = roster_ids.get(entries.student_key(entry.name if entry.accepted else _owner_of(entry)))
         if owner is None:
             reason = entry.refused or "not a student of this class"
@@ -248,6 +248,14 @@ def _answer_files(directory: Path) -> list[str]:
     """
     with os.scandir(directory) as listing:
         return sorted(e.name for e in listing if e.name.isascii() and e.name.lower() == ANSWER_FILE)
+
+
+def _holds_sheet(directory: Path) -> bool:
+    """Whether a student folder has an answer file at all (one it cannot list counts, to say why)."""
+    try:
+        return bool(_answer_files(directory))
+    except OSError:
+        return True
 
 
 def _sheet_in(directory: Path) -> tuple[Path | None, str]:
