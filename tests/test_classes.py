@@ -185,10 +185,11 @@ def test_overrides_are_read_applied_and_listed(tmp_path):
     overrides = read_overrides(path)
     assert overrides == {"s1": [Override("s1", "p1.x", 1.0, "accepted 1/8"), Override("s1", "p9.q", 0.5, "typo")]}
     report = Report("t", (CheckResult("p1.x", "wrong", False, 0.0, 2.0, group="p1"),), {})
-    regraded, lines = apply_overrides(report, overrides["s1"])
+    regraded, applied, skipped = apply_overrides(report, overrides["s1"])
     assert regraded.points == 2.0 and regraded.results[0].status == "override"
     assert "accepted 1/8" in regraded.results[0].feedback
-    assert lines == ("p1.x: 0 -> 2 of 2 points (accepted 1/8)", "p9.q: not applied, the sheet has no such part (typo)")
+    assert applied == ("p1.x: 0 -> 2 of 2 points (accepted 1/8)",)
+    assert skipped == ("p9.q: not applied, the sheet has no such part (typo)",)
 
 
 @pytest.mark.parametrize("text, message", [
@@ -263,6 +264,63 @@ def test_a_class_run_reports_integrity_statistics_and_overrides(class_set, tmp_p
     items = list(csv.DictReader((tmp_path / "g" / "items.csv").open(encoding="utf-8")))
     assert [i["part"] for i in items] == [i["part"] for i in summary["items"]]
     assert {"mean", "discrimination", "blank_rate", "misconceptions", "variant_means"} <= set(items[0])
+
+
+def _overrides(tmp_path, *students: str):
+    path = tmp_path / "overrides.toml"
+    path.write_text("".join(f'[[override]]\nstudent = "{s}"\npart = "p2.allowed"\nscore = 1\nreason = "by hand"\n'
+                            for s in students))
+    return path
+
+
+def test_overrides_for_students_without_a_graded_sheet_are_listed_as_not_applied(class_set, tmp_path, capsys):
+    """Missing, duplicate and refused students: no score is invented, and the override shows everywhere."""
+    from problemgen.cli import main
+
+    subs = tmp_path / "subs"
+    (subs / "s2").mkdir(parents=True)
+    (subs / "s1.toml").write_text(_key(class_set, "s1"))
+    (subs / "s2.toml").write_text(_key(class_set, "s2"))
+    (subs / "s2" / "answers.toml").write_text(_key(class_set, "s2"))  # a duplicate
+    (subs / "s3.toml").symlink_to(subs / "s1.toml")  # refused
+    overrides = _overrides(tmp_path, "s2", "s3", "s4", "S5")  # s4 and s5 are missing; S5 is s5's
+    with pytest.raises(SystemExit) as exit_info:
+        main(["grade", str(subs), "--variants", str(class_set), "-o", str(tmp_path / "g"), "--overrides", str(overrides)])
+    captured = capsys.readouterr()
+    assert exit_info.value.code == 0
+    rows = {r["student"]: r for r in csv.DictReader((tmp_path / "g" / "gradebook.csv").open(encoding="utf-8"))}
+    expected = {"s2": "duplicate-submission", "s3": "refused: symbolic link", "s4": "missing", "s5": "missing"}
+    for student, status in expected.items():
+        line = f"p2.allowed: not applied, no sheet was graded: {status} (by hand)"
+        assert rows[student]["status"] == status and rows[student]["score"] == "0.0000"
+        assert rows[student]["overrides"] == line
+        assert f"warning: override for {student}: {line}" in captured.err
+        assert f"override for {student}: {line}" in captured.out.split("Score distribution")[0]  # needs attention
+    summary = json.loads((tmp_path / "g" / "summary.json").read_text())
+    assert summary["overrides"] == [] and len(summary["overrides_not_applied"]) == 4
+
+
+def test_an_override_for_a_student_not_on_the_roster_is_an_error_before_grading(class_set, tmp_path, capsys):
+    from problemgen.cli import main
+
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "s1.toml").write_text(_key(class_set, "s1"))
+    with pytest.raises(SystemExit) as exit_info:
+        main(["grade", str(subs), "--variants", str(class_set), "-o", str(tmp_path / "g"),
+              "--overrides", str(_overrides(tmp_path, "s1", "zed", "s1x"))])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1
+    assert "not on the roster: 'zed', 's1x' (did you mean 's1'?)" in err
+    assert not (tmp_path / "g").exists()
+
+
+def test_an_override_matches_its_student_ignoring_case_and_is_applied(class_set, tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "s1.toml").write_text(_wrong(_key(class_set, "s1")))
+    rows = _rows(subs, class_set, overrides=read_overrides(_overrides(tmp_path, "S1")))
+    assert rows["s1"].overrides[0].startswith("p2.allowed: 0 -> ") and rows["s1"].unapplied_overrides == ()
 
 
 @pytest.mark.parametrize("args, message", [

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from problemgen.classes import entries
-from problemgen.classes.overrides import apply_overrides, read_overrides
+from problemgen.classes.overrides import apply_overrides, for_roster, not_applied, read_overrides
 from problemgen.classes.rows import DUPLICATE, GRADED, MISMATCH, MISSING, REFUSED, UNREADABLE, ClassRow
 from problemgen.classes.runner import ClassRun, run_class
 from problemgen.classes.workers import ordered_map, worker_count
@@ -119,21 +119,29 @@ def grade_student(job: SheetJob) -> ClassRow:
     try:
         variant = WorksheetVariant.load(variant_path(job.class_dir, job.student))
     except ProblemgenError as exc:
-        return ClassRow(job.student, f"{REFUSED}: the variant cannot be loaded", message=str(exc))
+        return ungraded_row(job.student, f"{REFUSED}: the variant cannot be loaded", str(exc), job.overrides)
     structures = {p.id: structure_label(p.problem) for p in variant.problems}
     if job.sheet is None:
-        return ClassRow(job.student, MISSING, message="no answer sheet submitted", structures=structures)
+        return ungraded_row(job.student, MISSING, "no answer sheet submitted", job.overrides, structures)
     try:
         answers = read_sheet(job.sheet)
         report = grade_answers(variant, answers, student=job.student, source=Path(job.sheet).name)
     except ProblemgenError as exc:
-        return ClassRow(job.student, UNREADABLE, message=str(exc), structures=structures)
+        return ungraded_row(job.student, UNREADABLE, str(exc), job.overrides, structures)
     except Exception as exc:  # noqa: BLE001 - one student's file must never stop the class run
-        return ClassRow(job.student, UNREADABLE, message=f"internal grader error: {type(exc).__name__}: {exc}")
+        return ungraded_row(job.student, UNREADABLE, f"internal grader error: {type(exc).__name__}: {exc}",
+                            job.overrides)
     wrong = _wrong_answers(report, answers)  # the evidence for copies is what was written, before any regrade
-    report, applied = apply_overrides(report, job.overrides)
+    report, applied, skipped = apply_overrides(report, job.overrides)
     return ClassRow(job.student, _status(job, variant, answers, report), report, report.meta.get("error", ""),
-                    structures, wrong, applied)
+                    structures, wrong, applied, skipped)
+
+
+def ungraded_row(student: str, status: str, message: str, overrides: tuple = (), structures: dict | None = None
+                 ) -> ClassRow:
+    """The row of a roster student with no graded sheet: their overrides are listed as not applied."""
+    return ClassRow(student, status, message=message, structures=structures or {},
+                    unapplied_overrides=not_applied(overrides, status))
 
 
 def _status(job: SheetJob, variant, answers, report) -> str:
@@ -177,14 +185,18 @@ def _fingerprint(part: str, text: str) -> int:
 def class_rows(submissions_dir: str | Path, class_dir: str | Path, *, jobs: int | None = 1,
                overrides: dict | None = None) -> tuple[str, int, Iterator[ClassRow]]:
     """(title, number of rows, the rows): one per roster student in roster order, then one per entry of
-    ``submissions_dir`` that belongs to nobody on the roster (refused, with the reason)."""
+    ``submissions_dir`` that belongs to nobody on the roster (refused, with the reason).
+
+    ``overrides`` (student -> overrides, as ``read_overrides`` gives them) go to roster ids ignoring
+    case; one naming a student not on the roster is a ProblemgenError before anything is graded.
+    """
     submissions_dir = Path(submissions_dir)
     if not submissions_dir.is_dir():
         raise ProblemgenError(f"{submissions_dir}: submissions directory not found")
     title, students = roster(class_dir)
     owners = variant_owners(class_dir)
     found, refused, strays = _match_entries(submissions_dir, students)
-    overrides = overrides or {}
+    overrides = for_roster(overrides or {}, students, str(class_dir))
     work = [SheetJob(str(class_dir), s, found.get(s), owners, tuple(overrides.get(s, ()))) for s in students if s not in refused]
     total = len(students) + len(strays)
 
@@ -193,7 +205,7 @@ def class_rows(submissions_dir: str | Path, class_dir: str | Path, *, jobs: int 
         for student in students:
             if student in refused:
                 status, message = refused[student]
-                yield ClassRow(student, status, message=message)
+                yield ungraded_row(student, status, message, tuple(overrides.get(student, ())))
             else:
                 yield next(graded)
         yield from strays
