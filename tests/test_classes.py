@@ -185,10 +185,11 @@ def test_overrides_are_read_applied_and_listed(tmp_path):
     overrides = read_overrides(path)
     assert overrides == {"s1": [Override("s1", "p1.x", 1.0, "accepted 1/8"), Override("s1", "p9.q", 0.5, "typo")]}
     report = Report("t", (CheckResult("p1.x", "wrong", False, 0.0, 2.0, group="p1"),), {})
-    regraded, lines = apply_overrides(report, overrides["s1"])
+    regraded, applied, skipped = apply_overrides(report, overrides["s1"])
     assert regraded.points == 2.0 and regraded.results[0].status == "override"
     assert "accepted 1/8" in regraded.results[0].feedback
-    assert lines == ("p1.x: 0 -> 2 of 2 points (accepted 1/8)", "p9.q: not applied, the sheet has no such part (typo)")
+    assert applied == ("p1.x: 0 -> 2 of 2 points (accepted 1/8)",)
+    assert skipped == ("p9.q: not applied, the sheet has no such part (typo)",)
 
 
 @pytest.mark.parametrize("text, message", [
@@ -265,6 +266,63 @@ def test_a_class_run_reports_integrity_statistics_and_overrides(class_set, tmp_p
     assert {"mean", "discrimination", "blank_rate", "misconceptions", "variant_means"} <= set(items[0])
 
 
+def _overrides(tmp_path, *students: str):
+    path = tmp_path / "overrides.toml"
+    path.write_text("".join(f'[[override]]\nstudent = "{s}"\npart = "p2.allowed"\nscore = 1\nreason = "by hand"\n'
+                            for s in students))
+    return path
+
+
+def test_overrides_for_students_without_a_graded_sheet_are_listed_as_not_applied(class_set, tmp_path, capsys):
+    """Missing, duplicate and refused students: no score is invented, and the override shows everywhere."""
+    from problemgen.cli import main
+
+    subs = tmp_path / "subs"
+    (subs / "s2").mkdir(parents=True)
+    (subs / "s1.toml").write_text(_key(class_set, "s1"))
+    (subs / "s2.toml").write_text(_key(class_set, "s2"))
+    (subs / "s2" / "answers.toml").write_text(_key(class_set, "s2"))  # a duplicate
+    (subs / "s3.toml").symlink_to(subs / "s1.toml")  # refused
+    overrides = _overrides(tmp_path, "s2", "s3", "s4", "S5")  # s4 and s5 are missing; S5 is s5's
+    with pytest.raises(SystemExit) as exit_info:
+        main(["grade", str(subs), "--variants", str(class_set), "-o", str(tmp_path / "g"), "--overrides", str(overrides)])
+    captured = capsys.readouterr()
+    assert exit_info.value.code == 0
+    rows = {r["student"]: r for r in csv.DictReader((tmp_path / "g" / "gradebook.csv").open(encoding="utf-8"))}
+    expected = {"s2": "duplicate-submission", "s3": "refused: symbolic link", "s4": "missing", "s5": "missing"}
+    for student, status in expected.items():
+        line = f"p2.allowed: not applied, no sheet was graded: {status} (by hand)"
+        assert rows[student]["status"] == status and rows[student]["score"] == "0.0000"
+        assert rows[student]["overrides"] == line
+        assert f"warning: override for {student}: {line}" in captured.err
+        assert f"override for {student}: {line}" in captured.out.split("Score distribution")[0]  # needs attention
+    summary = json.loads((tmp_path / "g" / "summary.json").read_text())
+    assert summary["overrides"] == [] and len(summary["overrides_not_applied"]) == 4
+
+
+def test_an_override_for_a_student_not_on_the_roster_is_an_error_before_grading(class_set, tmp_path, capsys):
+    from problemgen.cli import main
+
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "s1.toml").write_text(_key(class_set, "s1"))
+    with pytest.raises(SystemExit) as exit_info:
+        main(["grade", str(subs), "--variants", str(class_set), "-o", str(tmp_path / "g"),
+              "--overrides", str(_overrides(tmp_path, "s1", "zed", "s1x"))])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1
+    assert "not on the roster: 'zed', 's1x' (did you mean 's1'?)" in err
+    assert not (tmp_path / "g").exists()
+
+
+def test_an_override_matches_its_student_ignoring_case_and_is_applied(class_set, tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "s1.toml").write_text(_wrong(_key(class_set, "s1")))
+    rows = _rows(subs, class_set, overrides=read_overrides(_overrides(tmp_path, "S1")))
+    assert rows["s1"].overrides[0].startswith("p2.allowed: 0 -> ") and rows["s1"].unapplied_overrides == ()
+
+
 @pytest.mark.parametrize("args, message", [
     (["--variant", "CLASS"], "is a directory; for a class directory use --variants"),
     (["--variants", "VARIANT"], "is a file; for one sheet's variant.json use --variant"),
@@ -283,6 +341,87 @@ def test_path_misuse_is_one_error_line_and_exit_2(class_set, tmp_path, capsys, a
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and err.startswith("error: ") and err.count("\n") == 1
     assert message in err
+
+
+def _rows(subs, class_set, **options) -> dict:
+    from problemgen.classes.sheet_class import class_rows
+
+    return {row.student: row for row in class_rows(subs, class_set, **options)[2]}
+
+
+def test_sheet_names_match_roster_ids_ignoring_case_and_keep_the_roster_spelling(class_set, tmp_path):
+    subs = tmp_path / "subs"
+    for folder in ("s3", "s4"):
+        (subs / folder).mkdir(parents=True)
+    (subs / "S1.toml").write_text(_key(class_set, "s1"))
+    (subs / "s2.TOML").write_text(_key(class_set, "s2"))
+    (subs / "s3" / "Answers.toml").write_text(_key(class_set, "s3"))
+    (subs / "s4" / "answers.TOML").write_text(_key(class_set, "s4"))
+    rows = _rows(subs, class_set)
+    assert list(rows) == [f"s{i}" for i in range(1, 8)]  # no stray row for S1.toml
+    assert [rows[f"s{i}"].status for i in range(1, 5)] == ["graded"] * 4
+    assert rows["s1"].report.score == 1.0 and rows["s3"].report.score == 1.0
+
+
+def test_two_entries_for_one_student_that_differ_only_in_case_are_a_duplicate(class_set, tmp_path):
+    subs = tmp_path / "subs"
+    (subs / "s1").mkdir(parents=True)
+    (subs / "S1.toml").write_text(_key(class_set, "s1"))
+    (subs / "s1" / "answers.toml").write_text(_key(class_set, "s1"))
+    (subs / "s2").mkdir()
+    (subs / "s2" / "answers.toml").write_text(_key(class_set, "s2"))
+    (subs / "s2" / "ANSWERS.toml").write_text(_key(class_set, "s2"))
+    rows = _rows(subs, class_set)
+    assert rows["s1"].status == rows["s2"].status == "duplicate-submission"
+    assert "ignoring case" in rows["s1"].message and "ANSWERS.toml, answers.toml" in rows["s2"].message
+    assert len(rows) == 7  # both entries of s1 are s1's row, not strays
+
+
+def test_code_entries_that_differ_only_in_case_are_one_student_refused_as_a_duplicate(tmp_path):
+    from problemgen.classes.code_class import class_entries
+
+    (tmp_path / "Ana.py").write_text("")
+    (tmp_path / "ana").mkdir()
+    (tmp_path / "ana" / "softmax.py").write_text("")
+    (tmp_path / "ben.py").write_text("")
+    found = {e.path.name: e for e in class_entries(tmp_path)}
+    assert [found[n].refused.startswith("duplicate-submission") for n in ("Ana.py", "ana")] == [True, True]
+    assert found["ben.py"].accepted and found["ben.py"].name == "ben"
+    assert {found["Ana.py"].name, found["ana"].name} == {"Ana.py", "ana"}  # each row keeps its own spelling
+
+
+def test_a_folder_without_an_answer_file_is_no_second_submission(class_set, tmp_path):
+    subs = tmp_path / "subs"
+    for folder in ("s1", "S3", "s3", "S4", "s4"):
+        (subs / folder).mkdir(parents=True)
+    (subs / "s1.toml").write_text(_key(class_set, "s1"))  # beside an empty s1/
+    (subs / "s4" / "answers.toml").write_text(_key(class_set, "s4"))  # beside an empty S4/
+    rows = _rows(subs, class_set)
+    assert (rows["s1"].status, rows["s1"].report.score) == ("graded", 1.0)
+    assert rows["s3"].status == "missing"  # two empty folders are no submission at all, not two
+    assert (rows["s4"].status, rows["s4"].report.score) == ("graded", 1.0)
+    assert len(rows) == 7
+
+
+def test_a_code_folder_without_a_py_file_beside_a_submission_is_left_out(tmp_path):
+    from problemgen.classes.code_class import class_entries
+
+    for folder in ("ana", "ben", "cy"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "ana.py").write_text("")
+    (tmp_path / "ben.py").write_text("")
+    (tmp_path / "ben" / "notes.txt").write_text("")
+    found = [(e.path.name, e.name, e.refused) for e in class_entries(tmp_path)]
+    assert found == [("ana.py", "ana", ""), ("ben.py", "ben", ""), ("cy", "cy", "")]  # cy alone is still a row
+
+
+def test_a_class_whose_student_ids_differ_only_in_case_is_refused(class_set, tmp_path):
+    from problemgen.classes.sheet_class import roster
+
+    (class_set / "manifest.json").unlink()
+    (class_set / "keys" / "s1").rename(class_set / "keys" / "S2")
+    with pytest.raises(ProblemgenError, match="'S2' and 's2' differ only in case"):
+        roster(class_set)
 
 
 def test_sheet_and_code_classes_share_one_status_vocabulary():

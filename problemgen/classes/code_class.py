@@ -3,13 +3,15 @@
 Each entry of the directory is looked at by ``classes.entries`` (a ``.py`` file or a directory is one
 student, and so is a ``.ipynb`` notebook that can be read; links, special files, unreadable notebooks,
 hidden and other entries are refused with the reason and
-still get a row). Accepted entries run in the sandbox; the rows go through the one class runner
+still get a row; a folder without a ``.py`` file beside another entry of the student is no second
+submission and is left out). Accepted entries run in the sandbox; the rows go through the one class runner
 (``classes.runner``), which writes the same gradebook, summaries, item statistics and reports as for
 answer sheets. Deterministic: entries sorted by name, no timestamps.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -25,10 +27,20 @@ from problemgen.model.core import ProblemgenError
 
 def class_entries(directory: str | Path) -> list[entries.Entry]:
     """Every entry of a code class directory, accepted or refused (see ``classes.entries``)."""
-    found = entries.scan(directory, (".py",))
+    found = entries.scan(directory, (".py",), _holds_code)
     if not found:
         raise ProblemgenError(f"{directory}: no submissions (expected .py files or one sub-directory per student)")
     return found
+
+
+def _holds_code(directory: Path) -> bool:
+    """Whether a student folder has a ``.py`` file, the only files the sandbox stages from a folder (one
+    it cannot list counts: grading it says why)."""
+    try:
+        with os.scandir(directory) as listing:
+            return any(item.name.endswith(".py") for item in listing)
+    except OSError:
+        return True
 
 
 def _refused_row(entry: entries.Entry) -> ClassRow:

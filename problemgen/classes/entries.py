@@ -13,9 +13,17 @@ unreadable name            a name that is not UTF-8 (shown escaped, e.g. ``bad\\
 hidden entry               dot-files and ``__pycache__``-style entries
 unsupported type           any other suffix; ``.ipynb``: notebooks, until ``problemgen.code.notebook``
                            exists (the one hook: :func:`notebooks_supported`)
-duplicate-submission       two entries that map to the same student (``ana.py`` and ``ana/``, or two
-                           names equal in their first 80 characters): both refused, the class goes on
+duplicate-submission       two entries that map to the same student (``ana.py`` and ``ana/``, ``Ana.py``
+                           and ``ana.py``, or two names equal in their first 80 characters): both
+                           refused, the class goes on
 =========================  ============================================================================
+
+A student folder with nothing to grade in it (an empty ``bob/`` beside ``bob.toml``) is no submission: it
+is left out when the student has another entry, and is no duplicate (see :func:`scan`).
+
+Student names are compared ignoring case (:func:`student_key`): roster ids are unique ignoring case, so
+``Carol.toml`` is carol's sheet, and two entries that differ only in case would overwrite each other's
+report on a file system that ignores case.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from problemgen.model.core import ProblemgenError
 
@@ -55,6 +64,14 @@ def safe_name(name: str) -> str:
     return cleaned[:MAX_NAME]
 
 
+def student_key(name: str) -> str:
+    """The form in which two student names are the same student: ignoring (ASCII) case.
+
+    Safe names and roster ids are ASCII, so ``lower`` folds exactly the letters that differ in case.
+    """
+    return name.lower()
+
+
 def escaped(raw: bytes) -> str:
     """A printable rendering of any entry name: undecodable bytes and control characters as \\xNN."""
     text = raw.decode("utf-8", "backslashreplace")
@@ -68,15 +85,21 @@ def notebooks_supported() -> bool:
     return importlib.util.find_spec("problemgen.code.notebook") is not None
 
 
-def scan(directory: str | Path, suffixes: tuple[str, ...]) -> list[Entry]:
+def scan(directory: str | Path, suffixes: tuple[str, ...],
+         holds_submission: Callable[[Path], bool] | None = None) -> list[Entry]:
     """Every entry of ``directory``, sorted by name: accepted files with one of ``suffixes`` (the
-    student name is the stem) or directories (the name), and refused entries with their reason."""
+    student name is the stem) or directories (the name), and refused entries with their reason.
+
+    ``holds_submission(folder)`` says whether a student folder has anything in it to grade: a folder
+    without (an empty ``bob/`` beside ``bob.toml``) is no second submission, and is left out when the
+    student has another entry (see :func:`_refuse_duplicates`). Without it every folder counts.
+    """
     directory = Path(directory)
     if not directory.is_dir():
         raise ProblemgenError(f"{directory}: not a directory")
     raw_names = sorted(os.listdir(os.fsencode(directory)))
     entries = [_classify(directory, raw, suffixes) for raw in raw_names]
-    return _refuse_duplicates(entries)
+    return _refuse_duplicates(entries, holds_submission)
 
 
 def _classify(directory: Path, raw: bytes, suffixes: tuple[str, ...]) -> Entry:
@@ -111,16 +134,39 @@ def _classify(directory: Path, raw: bytes, suffixes: tuple[str, ...]) -> Entry:
     return Entry(safe_name(Path(name).stem), path)
 
 
-def _refuse_duplicates(entries: list[Entry]) -> list[Entry]:
+def _refuse_duplicates(entries: list[Entry], holds_submission: Callable[[Path], bool] | None) -> list[Entry]:
     """Entries mapping to one student are all refused (which one would count?); the rest go on."""
-    counts: dict[str, int] = {}
+    groups: dict[str, list[Entry]] = {}
     for entry in entries:
         if entry.accepted:
-            counts[entry.name] = counts.get(entry.name, 0) + 1
+            groups.setdefault(student_key(entry.name), []).append(entry)
+    empty = _empty_folders(groups, holds_submission) if holds_submission else set()
     result = []
     for entry in entries:
-        if entry.accepted and counts[entry.name] > 1:
+        if entry.path in empty:
+            continue
+        group = groups.get(student_key(entry.name), []) if entry.accepted else []
+        if len(group) > 1:
             shown = escaped(os.fsencode(entry.path.name))
-            entry = Entry(shown, entry.path, f"duplicate-submission: {counts[entry.name]} entries map to {entry.name!r}")
+            entry = Entry(shown, entry.path, f"duplicate-submission: {len(group)} entries map to {group[0].name!r}"
+                                             f"{_case_note(group)}")
         result.append(entry)
     return result
+
+
+def _empty_folders(groups: dict[str, list[Entry]], holds_submission: Callable[[Path], bool]) -> set[Path]:
+    """The folders to leave out, taken out of ``groups`` too: those with nothing to grade beside another
+    entry of the student; of several such folders alone, all but the first, which stands for the student
+    (then missing, or graded as an empty submission)."""
+    empty: set[Path] = set()
+    for group in groups.values():
+        if len(group) > 1:
+            hollow = [e.path for e in group if e.is_dir and not holds_submission(e.path)]
+            empty.update(hollow if len(hollow) < len(group) else hollow[1:])
+            group[:] = [e for e in group if e.path not in empty]
+    return empty
+
+
+def _case_note(group: list[Entry]) -> str:
+    """Why ``Ana.py`` and ``ana.py`` are one student, said only when their spellings differ."""
+    return " (names are compared ignoring case)" if len({e.name for e in group}) > 1 else ""

@@ -9,16 +9,27 @@
     reason = "1/8 written as 0.12 is what I meant to accept"
 
 Every applied override shows in the student's report (the part's status becomes ``override``), in the
-gradebook's ``overrides`` column and in the summary; one naming a part the sheet does not have is
-listed as not applied, never silently dropped.
+gradebook's ``overrides`` column and in the summary. None is silently dropped:
+
+- one naming a part the sheet does not have, or a student with no graded sheet (missing, refused,
+  a duplicate, a file that vanished before it was opened), is *not applied*: an override rescores one
+  part of a graded sheet and cannot say what the rest of a sheet nobody graded is worth, so it never
+  invents a score. It is listed as not applied, with the student's status, in the gradebook row,
+  under "Needs attention" in the summary (``overrides_not_applied`` in its JSON), and ``problemgen
+  grade`` warns of it on stderr. (A sheet opened but not understood is graded, every part invalid, so
+  overrides do apply to it: an instructor who reads the file by hand can credit its parts.)
+- one naming a student who is not on the roster is an error before anything is graded (a typo would
+  otherwise go unnoticed). Ids match the roster ignoring case, as submissions do.
 """
 
 from __future__ import annotations
 
+import difflib
 import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from problemgen.classes.entries import student_key
 from problemgen.model.core import ProblemgenError
 from problemgen.sheets.reports import Report
 
@@ -67,18 +78,44 @@ def _override(path: Path, number: int, table) -> Override:
     return Override(table["student"].strip(), table["part"].strip(), float(score), " ".join(table["reason"].split()))
 
 
-def apply_overrides(report: Report, overrides: tuple[Override, ...] | list[Override]) -> tuple[Report, tuple[str, ...]]:
-    """The report with each override's part rescored, and one line per override (applied or not)."""
+def for_roster(overrides: dict[str, list[Override]], students: list[str], where: str) -> dict[str, list[Override]]:
+    """The overrides keyed by roster id (``S01`` is ``s01``'s); any naming a student not on the roster is
+    one error for all of them, with the nearest roster id as a hint."""
+    roster_ids = {student_key(s): s for s in students}
+    result: dict[str, list[Override]] = {}
+    unknown = []
+    for student, items in overrides.items():
+        owner = roster_ids.get(student_key(student))
+        if owner is None:
+            near = difflib.get_close_matches(student, students, n=1)
+            unknown.append(repr(student) + (f" (did you mean {near[0]!r}?)" if near else ""))
+        else:
+            result.setdefault(owner, []).extend(items)
+    if unknown:
+        raise ProblemgenError(f"{where}: overrides name students not on the roster: {', '.join(unknown)}; "
+                              "correct them and grade again (nothing was graded)")
+    return result
+
+
+def apply_overrides(report: Report, overrides: tuple[Override, ...] | list[Override]
+                    ) -> tuple[Report, tuple[str, ...], tuple[str, ...]]:
+    """The report with each override's part rescored, one line per applied override, and one per override
+    not applied (a part the sheet does not have)."""
     results = list(report.results)
-    lines = []
+    applied, skipped = [], []
     for item in overrides:
         index = next((i for i, r in enumerate(results) if r.name == item.part), None)
         if index is None:
-            lines.append(f"{item.part}: not applied, the sheet has no such part ({item.reason})")
+            skipped.append(f"{item.part}: not applied, the sheet has no such part ({item.reason})")
             continue
         old = results[index]
         new_score = item.score * old.max_score
         results[index] = replace(old, score=new_score, status="override", passed=item.score >= 1,
                                  feedback=f"regraded by the instructor: {item.reason} (was {old.status}, {old.score:g} points)")
-        lines.append(f"{item.part}: {old.score:g} -> {new_score:g} of {old.max_score:g} points ({item.reason})")
-    return replace(report, results=tuple(results)), tuple(lines)
+        applied.append(f"{item.part}: {old.score:g} -> {new_score:g} of {old.max_score:g} points ({item.reason})")
+    return replace(report, results=tuple(results)), tuple(applied), tuple(skipped)
+
+
+def not_applied(overrides: tuple[Override, ...] | list[Override], status: str) -> tuple[str, ...]:
+    """One line per override of a student whose row has no graded sheet (``status`` says why)."""
+    return tuple(f"{item.part}: not applied, no sheet was graded: {status} ({item.reason})" for item in overrides)

@@ -44,7 +44,7 @@ class ClassRow:
     ``structures`` maps a problem id to the label of its structural variant; ``wrong_answers`` holds one
     item per non-blank wrong answer, equal for equal (part, answer text) and nothing else: copy detection
     only compares them (answer sheets keep a fingerprint, see ``sheet_class``); ``overrides`` lists the
-    regrade overrides applied.
+    regrade overrides applied and ``unapplied_overrides`` those that could not be (see ``overrides``).
     """
 
     student: str
@@ -54,6 +54,7 @@ class ClassRow:
     structures: dict = field(default_factory=dict)
     wrong_answers: tuple = ()
     overrides: tuple[str, ...] = ()
+    unapplied_overrides: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -75,6 +76,7 @@ class Record:
     misconceptions: tuple[str, ...] = ()
     flags: list[str] = field(default_factory=list)
     faults: tuple[str, ...] = ()  # parts a grader bug made invalid (see answers.base.grader_fault)
+    unapplied_overrides: tuple[str, ...] = ()
 
     @property
     def score(self) -> float:
@@ -99,7 +101,8 @@ class Record:
 def record_of(row: ClassRow, shared: dict | None = None) -> Record:
     """The compact trace of ``row``; ``shared`` dedupes the group-name tuples across a class."""
     report = row.report
-    record = Record(row.student, row.status, row.message, wrong_answers=row.wrong_answers, overrides=row.overrides)
+    record = Record(row.student, row.status, row.message, wrong_answers=row.wrong_answers, overrides=row.overrides,
+                    unapplied_overrides=row.unapplied_overrides)
     if report is None:
         return record
     groups = report.groups()

@@ -122,7 +122,7 @@ def write_gradebook(records: list[Record], stream) -> None:
     for r in records:
         writer.writerow([_cell(r.student), r.status, f"{r.score:.4f}", _pts(r.points),
                          _pts(r.max_points) if r.max_points else "", r.variant, _cell("; ".join(r.flags)),
-                         _cell("; ".join(r.overrides)), _cell(r.message),
+                         _cell("; ".join((*r.overrides, *r.unapplied_overrides))), _cell(r.message),
                          *_group_cells(r, groups)])
 
 

@@ -3,7 +3,8 @@
 The class directory is what ``problemgen worksheet --roster`` wrote (``manifest.json`` and one
 ``keys/<student>/variant.json`` each; a set written before handouts and keys were apart has
 ``<student>/variant.json``, which is read too); the submissions directory holds ``<student>.toml`` or
-``<student>/answers.toml``. Every roster student and every entry of the submissions directory gets one
+``<student>/answers.toml``, matched ignoring case (``Carol.toml`` and ``carol/Answers.toml`` are carol's;
+rows keep the roster's spelling). Every roster student and every entry of the submissions directory gets one
 row in the status vocabulary of ``classes.rows``; one student's bad file never stops the run; rows come
 back in roster order whatever the number of worker processes.
 """
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from problemgen.classes import entries
-from problemgen.classes.overrides import apply_overrides, read_overrides
+from problemgen.classes.overrides import apply_overrides, for_roster, not_applied, read_overrides
 from problemgen.classes.rows import DUPLICATE, GRADED, MISMATCH, MISSING, REFUSED, UNREADABLE, ClassRow
 from problemgen.classes.runner import ClassRun, run_class
 from problemgen.classes.workers import ordered_map, worker_count
@@ -57,9 +58,13 @@ def roster(class_dir: str | Path) -> tuple[str, list[str]]:
     else:
         keys = class_dir / "keys" if (class_dir / "keys").is_dir() else class_dir
         ids = sorted(p.name for p in keys.iterdir() if (p / "variant.json").is_file())
+    seen: dict[str, str] = {}
     for student in ids:
         if not _SAFE_STUDENT.fullmatch(student):
             raise ProblemgenError(f"{manifest_path}: student directory {student[:40]!r} is not a safe name")
+        other = seen.setdefault(entries.student_key(student), student)
+        if other != student:  # submissions are matched ignoring case: which of the two would Ana.toml be?
+            raise ProblemgenError(f"{class_dir}: students {other!r} and {student!r} differ only in case")
     if not ids:
         raise ProblemgenError(f"{class_dir}: no students (no manifest.json and no keys/*/variant.json)")
     return title, ids
@@ -114,21 +119,29 @@ def grade_student(job: SheetJob) -> ClassRow:
     try:
         variant = WorksheetVariant.load(variant_path(job.class_dir, job.student))
     except ProblemgenError as exc:
-        return ClassRow(job.student, f"{REFUSED}: the variant cannot be loaded", message=str(exc))
+        return ungraded_row(job.student, f"{REFUSED}: the variant cannot be loaded", str(exc), job.overrides)
     structures = {p.id: structure_label(p.problem) for p in variant.problems}
     if job.sheet is None:
-        return ClassRow(job.student, MISSING, message="no answer sheet submitted", structures=structures)
+        return ungraded_row(job.student, MISSING, "no answer sheet submitted", job.overrides, structures)
     try:
         answers = read_sheet(job.sheet)
         report = grade_answers(variant, answers, student=job.student, source=Path(job.sheet).name)
     except ProblemgenError as exc:
-        return ClassRow(job.student, UNREADABLE, message=str(exc), structures=structures)
+        return ungraded_row(job.student, UNREADABLE, str(exc), job.overrides, structures)
     except Exception as exc:  # noqa: BLE001 - one student's file must never stop the class run
-        return ClassRow(job.student, UNREADABLE, message=f"internal grader error: {type(exc).__name__}: {exc}")
+        return ungraded_row(job.student, UNREADABLE, f"internal grader error: {type(exc).__name__}: {exc}",
+                            job.overrides)
     wrong = _wrong_answers(report, answers)  # the evidence for copies is what was written, before any regrade
-    report, applied = apply_overrides(report, job.overrides)
+    report, applied, skipped = apply_overrides(report, job.overrides)
     return ClassRow(job.student, _status(job, variant, answers, report), report, report.meta.get("error", ""),
-                    structures, wrong, applied)
+                    structures, wrong, applied, skipped)
+
+
+def ungraded_row(student: str, status: str, message: str, overrides: tuple = (), structures: dict | None = None
+                 ) -> ClassRow:
+    """The row of a roster student with no graded sheet: their overrides are listed as not applied."""
+    return ClassRow(student, status, message=message, structures=structures or {},
+                    unapplied_overrides=not_applied(overrides, status))
 
 
 def _status(job: SheetJob, variant, answers, report) -> str:
@@ -172,14 +185,18 @@ def _fingerprint(part: str, text: str) -> int:
 def class_rows(submissions_dir: str | Path, class_dir: str | Path, *, jobs: int | None = 1,
                overrides: dict | None = None) -> tuple[str, int, Iterator[ClassRow]]:
     """(title, number of rows, the rows): one per roster student in roster order, then one per entry of
-    ``submissions_dir`` that belongs to nobody on the roster (refused, with the reason)."""
+    ``submissions_dir`` that belongs to nobody on the roster (refused, with the reason).
+
+    ``overrides`` (student -> overrides, as ``read_overrides`` gives them) go to roster ids ignoring
+    case; one naming a student not on the roster is a ProblemgenError before anything is graded.
+    """
     submissions_dir = Path(submissions_dir)
     if not submissions_dir.is_dir():
         raise ProblemgenError(f"{submissions_dir}: submissions directory not found")
     title, students = roster(class_dir)
     owners = variant_owners(class_dir)
-    found, refused, strays = _match_entries(submissions_dir, set(students))
-    overrides = overrides or {}
+    found, refused, strays = _match_entries(submissions_dir, students)
+    overrides = for_roster(overrides or {}, students, str(class_dir))
     work = [SheetJob(str(class_dir), s, found.get(s), owners, tuple(overrides.get(s, ()))) for s in students if s not in refused]
     total = len(students) + len(strays)
 
@@ -188,7 +205,7 @@ def class_rows(submissions_dir: str | Path, class_dir: str | Path, *, jobs: int 
         for student in students:
             if student in refused:
                 status, message = refused[student]
-                yield ClassRow(student, status, message=message)
+                yield ungraded_row(student, status, message, tuple(overrides.get(student, ())))
             else:
                 yield next(graded)
         yield from strays
@@ -196,14 +213,16 @@ def class_rows(submissions_dir: str | Path, class_dir: str | Path, *, jobs: int 
     return title, total, rows()
 
 
-def _match_entries(submissions_dir: Path, students: set[str]):
-    """Sort the entries: a vetted sheet per student, refusals per student, rows for strays."""
+def _match_entries(submissions_dir: Path, students: list[str]):
+    """Sort the entries: a vetted sheet per student, refusals per student, rows for strays. Entry names
+    match roster ids ignoring case; the results are keyed by the roster's spelling."""
+    roster_ids = {entries.student_key(s): s for s in students}
     found: dict[str, str] = {}
     refused: dict[str, tuple[str, str]] = {}
     strays: list[ClassRow] = []
-    for entry in entries.scan(submissions_dir, (".toml",)):
-        owner = entry.name if entry.accepted else _owner_of(entry)
-        if owner not in students:
+    for entry in entries.scan(submissions_dir, (".toml",), _holds_sheet):
+        owner = roster_ids.get(entries.student_key(entry.name if entry.accepted else _owner_of(entry)))
+        if owner is None:
             reason = entry.refused or "not a student of this class"
             strays.append(ClassRow(entry.name if not entry.accepted else entry.path.name, _refusal(reason), message=reason))
             continue
@@ -221,30 +240,58 @@ def _match_entries(submissions_dir: Path, students: set[str]):
 
 
 def _owner_of(entry: entries.Entry) -> str:
-    """The student a refused entry would have stood for (``ana.toml`` -> ``ana``)."""
+    """The student a refused entry would have stood for (``ana.toml`` or ``ana.TOML`` -> ``ana``)."""
     name = entry.path.name
-    return name[:-5] if name.endswith(".toml") else name
+    return name[:-5] if name.lower().endswith(".toml") else name
 
 
 def _refusal(reason: str) -> str:
     return DUPLICATE if reason.startswith(DUPLICATE) else f"{REFUSED}: {reason}"
 
 
+ANSWER_FILE = "answers.toml"
+
+
+def _answer_files(directory: Path) -> list[str]:
+    """The names in ``directory`` that are ``answers.toml`` ignoring case (ASCII only: no look-alikes).
+
+    Every name is looked at, since a second spelling makes the folder ambiguous; streamed, so a folder
+    of a million files costs time, never memory.
+    """
+    with os.scandir(directory) as listing:
+        return sorted(e.name for e in listing if e.name.isascii() and e.name.lower() == ANSWER_FILE)
+
+
+def _holds_sheet(directory: Path) -> bool:
+    """Whether a student folder has an answer file at all (one it cannot list counts, to say why)."""
+    try:
+        return bool(_answer_files(directory))
+    except OSError:
+        return True
+
+
 def _sheet_in(directory: Path) -> tuple[Path | None, str]:
-    """``<student>/answers.toml`` when it is a regular file; (None, reason) for a link or special file."""
+    """``<student>/answers.toml`` (any case) when it is one regular file; (None, reason) for a link,
+    a special file or two spellings of it; (None, "") when there is none."""
     import stat
 
-    sheet = directory / "answers.toml"
+    try:
+        names = _answer_files(directory)
+    except OSError as exc:
+        return None, f"{directory.name}/ cannot be listed ({exc.strerror})"
+    if not names:
+        return None, ""
+    if len(names) > 1:
+        return None, f"{DUPLICATE}: {len(names)} answer files in {directory.name}/ ({', '.join(names)})"
+    sheet = directory / names[0]
     try:
         mode = os.lstat(sheet).st_mode
-    except FileNotFoundError:
-        return None, ""
     except OSError as exc:
-        return None, f"answers.toml cannot be examined ({exc.strerror})"
+        return None, f"{sheet.name} cannot be examined ({exc.strerror})"
     if stat.S_ISLNK(mode):
-        return None, "answers.toml is a symbolic link"
+        return None, f"{sheet.name} is a symbolic link"
     if not stat.S_ISREG(mode):
-        return None, "answers.toml is a special file"
+        return None, f"{sheet.name} is a special file"
     return sheet, ""
 
 

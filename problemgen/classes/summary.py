@@ -1,9 +1,9 @@
 """The class summary: integrity first, then scores, item statistics and misconceptions.
 
 Built from compact records (never from reports), rendered for people (``text``, ``md``) and for
-machines (``json``). The list at the top — every row that is not plainly ``graded`` and every possible
-copy — is the same list the gradebook's status and flags columns hold, so nothing needing a look hides
-inside one student's report.
+machines (``json``). The list at the top — every row that is not plainly ``graded``, every possible
+copy and every regrade override that could not be applied — is what the gradebook's status, flags and
+overrides columns hold, so nothing needing a look hides inside one student's report.
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ def class_summary(title: str, records: list[Record], items: list[dict], copies: 
             for tag, who in sorted(students_by_tag.items(), key=lambda kv: (-len(kv[1]), kv[0]))
         ],
         "overrides": [f"{r.student}: {o}" for r in records for o in r.overrides],
+        "overrides_not_applied": [f"{r.student}: {o}" for r in records for o in r.unapplied_overrides],
         "warnings": list(warnings),
     }
 
@@ -111,6 +112,7 @@ def _attention(summary: dict, bullet: str) -> list[str]:
             for a in summary["attention"]]
     rows += [f"{bullet}possible copy: {c['students'][0]} and {c['students'][1]} share {c['shared_wrong_answers']} "
              f"wrong answers nobody else gave" for c in summary["possible_copies"]]
+    rows += [f"{bullet}override for {_printable(line)}" for line in summary["overrides_not_applied"]]
     return ["", "Needs attention:", "", *rows] if rows else ["", "Needs attention: nothing (every entry graded, no copies)."]
 
 

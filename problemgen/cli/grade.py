@@ -20,7 +20,8 @@ from problemgen.sheets import grading, reports
 @click.option("--variants", "class_dir", type=click.Path(path_type=Path),
               help="Class directory from `problemgen worksheet --roster` (grade a directory of sheets).")
 @click.option("--overrides", "overrides_file", type=click.Path(path_type=Path),
-              help="Class mode: TOML of [[override]] tables (student, part, score 0-1, reason) applied and listed.")
+              help="Class mode: TOML of [[override]] tables (student, part, score 0-1, reason), "
+                   "applied or listed as not applied.")
 @click.option("--format", "fmt", type=click.Choice(reports.FORMATS), default="text", show_default=True,
               help="Report format (class mode: the per-student reports).")
 @click.option("-o", "--output", type=click.Path(path_type=Path),
@@ -31,12 +32,16 @@ from problemgen.sheets import grading, reports
 def grade_command(answers, variant_path, class_dir, overrides_file, fmt, output, fail_under, jobs, progress):
     """Grade ANSWERS (one answers.toml) against its variant, or a SUBMISSIONS_DIR against a class.
 
-    Class mode reads <student>.toml or <student>/answers.toml for every student of CLASS_DIR and writes
-    gradebook.csv (one row per roster student and per entry, with a status: graded, missing,
-    unreadable, variant-mismatch: belongs to <id>, duplicate-submission, refused: <reason>; flags for
-    possible copies; overrides), summary.txt/.md/.json (what needs attention first, then scores, item
-    statistics and misconceptions), items.csv and reports/<student>.<ext>. It prints the summary
-    (JSON with --format json).
+    Class mode reads <student>.toml or <student>/answers.toml (names matched ignoring case) for every
+    student of CLASS_DIR and writes gradebook.csv (one row per roster student and per entry, with a
+    status: graded, missing, unreadable, variant-mismatch: belongs to <id>, duplicate-submission,
+    refused: <reason>; flags for possible copies; overrides), summary.txt/.md/.json (what needs
+    attention first, then scores, item statistics and misconceptions), items.csv and
+    reports/<student>.<ext>. It prints the summary (JSON with --format json).
+
+    An override rescores one part of a graded sheet; one for a student without a graded sheet
+    (missing, refused, duplicate) or for a part the sheet lacks is listed as not applied, at the top
+    of the summary and on stderr; one for a student not on the roster is an error (exit 2).
 
     An answer is wrong only when it was read unambiguously and its value is wrong. Anything not read
     unambiguously is invalid: it costs nothing, and the message says what was read, where reading
@@ -68,6 +73,8 @@ def grade_command(answers, variant_path, class_dir, overrides_file, fmt, output,
         run = classgrade.grade_class(answers, class_dir, output or Path("grades"), fmt, jobs=jobs,
                                      overrides_file=overrides_file, progress=advance)
     click.echo(render_summary(run.summary, "json" if fmt == "json" else "text"), nl=False)
+    for line in run.summary["overrides_not_applied"]:
+        click.echo(f"warning: override for {line}", err=True)
     click.echo(f"wrote {len(run.written) + run.reports} files to {output or Path('grades')}", err=True)
 
 
