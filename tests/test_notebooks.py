@@ -69,6 +69,45 @@ def test_code_cells_are_extracted_in_order_without_magics_or_check_cells(tmp_pat
     assert any("public-check cell" in n for n in code.notes)
 
 
+def notebook_file(tmp_path: Path, *cells: str) -> Path:
+    path = tmp_path / "work.ipynb"
+    path.write_text(notebook_with(*cells))
+    return path
+
+
+def test_magic_lines_inside_a_string_or_an_expression_are_kept_as_python(tmp_path):
+    python = ('DOC = """\n!important note\n%s\n"""\n'  # inside a triple-quoted string
+              "same = (1\n!= 1)\n"  # a continuation line inside brackets
+              "rest = 10 \\\n% 3\n"  # a continuation line after a backslash
+              "for i in range(2):\n")
+    code = read_notebook(notebook_file(tmp_path, python + "    !echo {i}\n    rest += i\n%time rest\n"))
+    assert code.source == "# --- cell 1 ---\n" + python + "    rest += i\n"
+    assert code.notes == ("2 IPython magic or shell line(s) (%… or !…) were dropped: they are not Python",)
+
+
+@pytest.mark.parametrize("cell", ["x = 1\n", "x = 1", "x = 1\n\n\n", "\n", "# only a comment\n"])
+def test_a_cell_without_magics_drops_nothing_and_says_nothing_however_it_ends(tmp_path, cell):
+    code = read_notebook(notebook_file(tmp_path, cell, "y = 2\n"))
+    assert code.notes == ()
+    assert code.source.startswith("# --- cell 1 ---\n" + cell.rstrip())
+
+
+def test_text_that_is_not_python_is_kept_from_where_it_breaks_so_the_error_is_the_students(tmp_path):
+    code = read_notebook(notebook_file(tmp_path, "!ls\ns = '''never closed\n!ls\n"))
+    assert code.source == "# --- cell 1 ---\ns = '''never closed\n!ls\n"
+    assert code.notes[0].startswith("1 IPython magic")
+
+
+def test_code_cells_over_the_size_limit_are_refused_before_they_are_tokenized(tmp_path, monkeypatch):
+    from problemgen.code import magics
+    from problemgen.code.sandbox.staging import MAX_TOTAL_BYTES
+
+    monkeypatch.setattr(magics, "_logical_line_end", lambda *_: pytest.fail("tokenized"))
+    cell = "!echo\nx = 1\n" * (MAX_TOTAL_BYTES // 12 + 1)  # what is left after the magics is within it
+    with pytest.raises(RejectedSubmission, match=f"code cells exceed {MAX_TOTAL_BYTES} bytes"):
+        read_notebook(notebook_file(tmp_path, cell))
+
+
 @pytest.mark.parametrize("content, message", [
     (b"{not json", "not a readable notebook"),
     (b'{"cells": 5}', "not a readable notebook"),

@@ -6,7 +6,8 @@ and metadata are never looked at beyond the one marker below. The code cells are
 after a ``# --- cell N ---`` line, so a line number in a traceback points into a file the student can
 reconstruct. Two kinds of lines are dropped, with a note, because they are not Python:
 
-* IPython magics and shell escapes (a line starting with ``%`` or ``!``, e.g. ``!pip install problemgen``);
+* IPython magics and shell escapes where a statement starts (``%matplotlib inline``, ``!pip install x``;
+  :mod:`problemgen.code.magics` — the same characters inside a string or an expression are kept);
 * the cells problemgen wrote to run the public checks (metadata ``{"problemgen": {"role": "check"}}``,
   or a first line equal to :data:`CHECK_MARKER` when the metadata was lost by an editor).
 
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from problemgen.errors import ProblemgenError
 from problemgen.userfiles import read_capped
+from problemgen.code.magics import without_magics
 from problemgen.code.sandbox.staging import MAX_TOTAL_BYTES, RejectedSubmission, module_file_name
 
 MAX_NOTEBOOK_BYTES = 8 * 1024 * 1024
@@ -44,15 +46,16 @@ def read_notebook(path: str | os.PathLike) -> NotebookCode:
     path = Path(path)
     raw = _read_capped(path)
     cells = _code_cells(path.name, raw)
-    pieces, notes, skipped_checks, dropped = [], [], 0, 0
-    for number, cell in enumerate(cells, start=1):
-        source = _cell_source(cell)
-        if _is_check_cell(cell, source):
-            skipped_checks += 1
-            continue
-        kept = [line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))]
-        dropped += source.count("\n") + 1 - len(kept) if source else 0
-        pieces.append(f"# --- cell {number} ---\n" + "\n".join(kept).rstrip() + "\n")
+    students = [(number, _cell_source(cell)) for number, cell in enumerate(cells, start=1)]
+    students = [(number, source) for (number, source), cell in zip(students, cells) if not _is_check_cell(cell, source)]
+    skipped_checks = len(cells) - len(students)
+    if sum(len(source) for _, source in students) > MAX_TOTAL_BYTES:  # before tokenizing: bounds its work
+        raise RejectedSubmission(f"{path.name}: the code cells exceed {MAX_TOTAL_BYTES} bytes in total")
+    pieces, notes, dropped = [], [], 0
+    for number, source in students:
+        filtered = without_magics(source)
+        dropped += filtered.dropped
+        pieces.append(f"# --- cell {number} ---\n" + filtered.source.rstrip() + "\n")
     if dropped:
         notes.append(f"{dropped} IPython magic or shell line(s) (%… or !…) were dropped: they are not Python")
     if skipped_checks:
