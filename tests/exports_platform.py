@@ -1,6 +1,7 @@
 """Shared by the export tests: a small class set, and running an export the way its platform does.
 
-Not a test module (no ``test_`` prefix): helpers imported by ``test_exports_*.py``.
+Not a test module (no ``test_`` prefix): helpers imported by ``test_exports_*.py`` (and the filled
+starter notebook by ``test_notebooks.py``).
 """
 
 from __future__ import annotations
@@ -38,6 +39,28 @@ def student_file(class_dir: Path, student: str, name: str) -> Path:
         if candidate.is_file():
             return candidate
     raise FileNotFoundError(f"{name} of {student} in {class_dir}")
+
+
+def filled_starter_notebook(*tasks: str, legacy: bool = False) -> str:
+    """The starter notebook of ``tasks`` with each reference solution in its starter cell, as a student saves it.
+
+    ``legacy``: as the starter was written before its install cell carried a role (no metadata, the old
+    first line), so notebooks handed out then are checked too.
+    """
+    import nbformat
+
+    from problemgen.code.notebook import LEGACY_INSTALL_LINES
+    from problemgen.code.tasks import get_task
+    from problemgen.code.tasks.notebooks import INSTALL_CELL, build_notebook
+
+    notebook = build_notebook(list(tasks))
+    cells = {cell.source: cell for cell in notebook.cells}
+    for task in tasks:
+        cells[get_task(task).starter.rstrip()].source = (SOLUTIONS / f"{task}.py").read_text(encoding="utf-8")
+    if legacy:
+        cells[INSTALL_CELL].source = "\n".join(LEGACY_INSTALL_LINES)
+        cells[INSTALL_CELL].metadata = {}
+    return nbformat.writes(notebook)
 
 
 def platform_env(**extra: str) -> dict[str, str]:

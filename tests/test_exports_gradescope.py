@@ -21,7 +21,8 @@ import numpy as np
 import pytest
 
 from exports_platform import (
-    GRADER_SECRET, HOSTILE_SHEET, SOLUTIONS, cli, make_class, platform_env, read_json, run_script, student_file,
+    GRADER_SECRET, HOSTILE_SHEET, SOLUTIONS, cli, filled_starter_notebook, make_class, platform_env, read_json,
+    run_script, student_file,
 )
 from problemgen.exports.bundle import unpack_zip
 
@@ -275,6 +276,14 @@ def test_a_notebook_upload_is_graded_like_the_same_code_in_a_py_file(code_zip, t
     from_file = autograde(code_zip, tmp_path / "py", {"work.py": softmax_source()}, ADA)
     assert from_notebook["score"] == from_file["score"] == pytest.approx(total(from_file))
     assert [t["status"] for t in from_notebook["tests"]] == [t["status"] for t in from_file["tests"]]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("legacy", [False, True], ids=["starter", "old starter"])
+def test_the_starter_notebook_filled_with_the_solution_scores_full_marks(code_zip, tmp_path, legacy):
+    upload = {"softmax.ipynb": filled_starter_notebook("softmax", legacy=legacy).encode()}
+    results = autograde(code_zip, tmp_path, upload, ADA)
+    assert total(results) > 0 and results["score"] == pytest.approx(total(results)), results["output"]
 
 
 @pytest.mark.slow

@@ -21,7 +21,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from exports_platform import GRADER_SECRET, SOLUTIONS, cli, platform_env, read_json, run_script
+from exports_platform import GRADER_SECRET, SOLUTIONS, cli, filled_starter_notebook, platform_env, read_json, run_script
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux")
 SECRET_ENV = "PROBLEMGEN_TEST_PL_SECRET"
@@ -109,6 +109,13 @@ def test_an_honest_submission_scores_one(question, tmp_path):
     results = grade(question, tmp_path, {"softmax.py": (SOLUTIONS / "softmax.py").read_bytes()})
     assert results["gradable"] is True and results["score"] == 1.0
     assert results["tests"] and all(t["points"] == t["max_points"] for t in results["tests"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("legacy", [False, True], ids=["starter", "old starter"])
+def test_the_starter_notebook_filled_with_the_solution_scores_one(question, tmp_path, legacy):
+    results = grade(question, tmp_path, {"softmax.ipynb": filled_starter_notebook("softmax", legacy=legacy).encode()})
+    assert results["gradable"] is True and results["score"] == 1.0, results.get("output")
 
 
 @pytest.mark.slow

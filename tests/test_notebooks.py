@@ -11,15 +11,18 @@ import pytest
 
 nbformat = pytest.importorskip("nbformat")
 
+from exports_platform import filled_starter_notebook  # noqa: E402
+
 from problemgen.classes.grade_code import GradeRequest, grade_code  # noqa: E402
 from problemgen.classes.notebook_check import module_from_namespace  # noqa: E402
 from problemgen.code.grade import grade_submission, make_plan  # noqa: E402
-from problemgen.code.notebook import CHECK_MARKER, read_notebook  # noqa: E402
+from problemgen.code.notebook import CHECK_MARKER, INSTALL_MARKER, LEGACY_INSTALL_LINES, read_notebook  # noqa: E402
 from problemgen.code.sandbox import Limits, Sandbox  # noqa: E402
 from problemgen.code.sandbox.staging import RejectedSubmission  # noqa: E402
 from problemgen.code.tasks import all_tasks, get_task  # noqa: E402
 from problemgen.code.tasks.notebooks import build_notebook, write_notebook  # noqa: E402
 from problemgen.errors import ProblemgenError  # noqa: E402
+from problemgen.sheets.reports import render  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "problemgen" / "code" / "tasks" / "solutions"
@@ -69,6 +72,85 @@ def test_code_cells_are_extracted_in_order_without_magics_or_check_cells(tmp_pat
     assert any("public-check cell" in n for n in code.notes)
 
 
+def notebook_file(tmp_path: Path, *cells: str) -> Path:
+    path = tmp_path / "work.ipynb"
+    path.write_text(notebook_with(*cells))
+    return path
+
+
+def test_magic_lines_inside_a_string_or_an_expression_are_kept_as_python(tmp_path):
+    python = ('DOC = """\n!important note\n%s\n"""\n'  # inside a triple-quoted string
+              "same = (1\n!= 1)\n"  # a continuation line inside brackets
+              "rest = 10 \\\n% 3\n"  # a continuation line after a backslash
+              "for i in range(2):\n")
+    code = read_notebook(notebook_file(tmp_path, python + "    !echo {i}\n    rest += i\n%time rest\n"))
+    assert code.source == "# --- cell 1 ---\n" + python + "    rest += i\n"
+    assert code.notes == ("2 IPython magic or shell line(s) (%… or !…) were dropped: they are not Python",)
+
+
+@pytest.mark.parametrize("cell", ["x = 1\n", "x = 1", "x = 1\n\n\n", "\n", "# only a comment\n"])
+def test_a_cell_without_magics_drops_nothing_and_says_nothing_however_it_ends(tmp_path, cell):
+    code = read_notebook(notebook_file(tmp_path, cell, "y = 2\n"))
+    assert code.notes == ()
+    assert code.source.startswith("# --- cell 1 ---\n" + cell.rstrip())
+
+
+def test_text_that_is_not_python_is_kept_from_where_it_breaks_so_the_error_is_the_students(tmp_path):
+    code = read_notebook(notebook_file(tmp_path, "!ls\ns = '''never closed\n!ls\n"))
+    assert code.source == "# --- cell 1 ---\ns = '''never closed\n!ls\n"
+    assert code.notes[0].startswith("1 IPython magic")
+
+
+def test_code_cells_over_the_size_limit_are_refused_before_they_are_tokenized(tmp_path, monkeypatch):
+    from problemgen.code import magics
+    from problemgen.code.sandbox.staging import MAX_TOTAL_BYTES
+
+    monkeypatch.setattr(magics, "_logical_line_end", lambda *_: pytest.fail("tokenized"))
+    cell = "!echo\nx = 1\n" * (MAX_TOTAL_BYTES // 12 + 1)  # what is left after the magics is within it
+    with pytest.raises(RejectedSubmission, match=f"code cells exceed {MAX_TOTAL_BYTES} bytes"):
+        read_notebook(notebook_file(tmp_path, cell))
+
+
+def test_the_starter_install_cell_is_marked_like_a_check_cell():
+    install = build_notebook(["softmax"]).cells[1]
+    assert install.metadata["problemgen"] == {"role": "install"}
+    assert install.source.splitlines()[0] == INSTALL_MARKER and "pip" in install.source
+
+
+def _metadata_lost(notebook) -> None:
+    notebook.cells[1].metadata = {}
+
+
+def _line_ends_changed(notebook) -> None:
+    notebook.cells[1].source = "\r\n".join(line + "  " for line in LEGACY_INSTALL_LINES) + "\r\n"
+
+
+@pytest.mark.parametrize("legacy, edit", [
+    pytest.param(False, None, id="marked"),
+    pytest.param(False, _metadata_lost, id="metadata lost, marker line kept"),
+    pytest.param(True, None, id="old starter"),
+    pytest.param(True, _line_ends_changed, id="old starter, line ends and trailing blanks changed"),
+])
+def test_the_install_cell_is_left_out_of_the_graded_code(tmp_path, legacy, edit):
+    notebook = nbformat.reads(filled_starter_notebook("softmax", legacy=legacy), as_version=4)
+    if edit:
+        edit(notebook)
+    path = tmp_path / "work.ipynb"
+    path.write_text(nbformat.writes(notebook))
+    code = read_notebook(path)
+    assert "pip" not in code.source and "subprocess" not in code.source and "def softmax" in code.source
+    assert code.notes == ("1 problemgen install cell(s) were left out", "1 public-check cell(s) were left out")
+
+
+def test_code_a_student_added_below_the_old_install_lines_is_kept(tmp_path):
+    old_cell = "\n".join(LEGACY_INSTALL_LINES)
+    code = read_notebook(notebook_file(tmp_path, old_cell + "\nimport numpy as np\nSCALE = 2\n"))
+    assert code.source == "# --- cell 1 ---\nimport numpy as np\nSCALE = 2\n"
+    assert code.notes == ("1 problemgen install cell(s) were left out",)
+    edited = old_cell.replace("check=True", "check=False")  # no longer the old cell: the student's code
+    assert "check=False" in read_notebook(notebook_file(tmp_path, edited)).source
+
+
 @pytest.mark.parametrize("content, message", [
     (b"{not json", "not a readable notebook"),
     (b'{"cells": 5}', "not a readable notebook"),
@@ -112,6 +194,24 @@ def test_a_notebook_submission_and_the_same_code_as_a_file_get_identical_reports
     assert from_notebook.score == from_file.score == (1.0 if source == "honest" else from_file.score)
     if source == "buggy":
         assert from_file.score < 1.0
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["starter", "old starter"])
+@pytest.mark.parametrize("task", list(all_tasks()))
+def test_every_tasks_starter_notebook_filled_with_its_solution_scores_full_marks(tmp_path, sandbox, task, legacy):
+    path = tmp_path / f"{task}.ipynb"
+    path.write_text(filled_starter_notebook(task, legacy=legacy))
+    report = grade_submission(make_plan(get_task(task), secret=SECRET), path, sandbox)
+    assert report.score == 1.0, render(report, "text")
+    assert "notebook: 1 problemgen install cell(s) were left out" in report.meta["warnings"]
+
+
+def test_one_notebook_of_every_task_filled_with_the_solutions_scores_full_marks_on_each(tmp_path, sandbox):
+    path = tmp_path / "course.ipynb"
+    path.write_text(filled_starter_notebook(*all_tasks()))
+    for task in all_tasks():
+        report = grade_submission(make_plan(get_task(task), secret=SECRET), path, sandbox)
+        assert report.score == 1.0, render(report, "text")
 
 
 def test_a_class_directory_grades_notebooks_and_refuses_an_unreadable_one(tmp_path):
@@ -166,13 +266,19 @@ def _execute(notebook, cwd: Path) -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["softmax", "layer_norm"])
-def test_in_a_real_kernel_the_solution_passes_the_checks_and_the_starter_reports_what_is_missing(tmp_path, name):
+def test_in_a_real_kernel_the_solution_passes_and_grades_in_full_once_saved_and_the_starter_reports_what_is_missing(
+        tmp_path, name):
     solved = build_notebook([name])
     starter_index = next(i for i, c in enumerate(solved.cells) if c.source == get_task(name).starter.rstrip())
     solved.cells[starter_index].source = (SOLUTIONS / f"{name}.py").read_text()
     solved_text = "\n".join(_execute(solved, tmp_path))
     assert "score: " in solved_text and "(100%)" in solved_text and "ERROR" not in solved_text
     assert "public examples only" in solved_text
+    saved = tmp_path / f"{name}.ipynb"  # the run notebook, outputs and all, as the student hands it in
+    saved.write_text(nbformat.writes(solved))
+    with Sandbox(Limits(case_timeout=5.0)) as box:
+        report = grade_submission(make_plan(get_task(name), secret=SECRET), saved, box)
+    assert report.score == 1.0, render(report, "text")
 
     starter_text = "\n".join(_execute(build_notebook([name]), tmp_path))
     assert "ERROR" not in starter_text and "Traceback" not in starter_text

@@ -4,11 +4,18 @@ A notebook is student-controlled JSON. It is read with nbformat (the Jupyter pro
 validator) after a size check, and only the *source* of its code cells is kept — outputs, attachments
 and metadata are never looked at beyond the one marker below. The code cells are joined in order, each
 after a ``# --- cell N ---`` line, so a line number in a traceback points into a file the student can
-reconstruct. Two kinds of lines are dropped, with a note, because they are not Python:
+reconstruct. What is not the student's Python is left out, with a note:
 
-* IPython magics and shell escapes (a line starting with ``%`` or ``!``, e.g. ``!pip install problemgen``);
-* the cells problemgen wrote to run the public checks (metadata ``{"problemgen": {"role": "check"}}``,
-  or a first line equal to :data:`CHECK_MARKER` when the metadata was lost by an editor).
+* IPython magics and shell escapes where a statement starts (``%matplotlib inline``, ``!pip install x``;
+  :mod:`problemgen.code.magics` — the same characters inside a string or an expression are kept);
+* the cells problemgen wrote into the starter notebook: the check cells that run the public checks and
+  the cell that installs problemgen (metadata ``{"problemgen": {"role": "check"}}`` or ``"install"``,
+  or a first line equal to :data:`CHECK_MARKER` or :data:`INSTALL_MARKER` when an editor lost the
+  metadata). Run in the sandbox, the install cell would try ``pip`` — refused there — and every test
+  would fail on import;
+* in a notebook written before the install cell was marked, that cell's four lines
+  (:data:`LEGACY_INSTALL_LINES`) where a cell begins with them; anything a student added below them
+  stays, since that old cell never said it was not part of the submission.
 
 Nothing from the notebook is executed here: the result is source text for the sandbox, exactly like a
 ``.py`` file.
@@ -22,12 +29,23 @@ from pathlib import Path
 
 from problemgen.errors import ProblemgenError
 from problemgen.userfiles import read_capped
+from problemgen.code.magics import without_magics
 from problemgen.code.sandbox.staging import MAX_TOTAL_BYTES, RejectedSubmission, module_file_name
 
 MAX_NOTEBOOK_BYTES = 8 * 1024 * 1024
 """A notebook with images in its outputs is larger than its code; 8 MiB is far above any honest one."""
 CHECK_MARKER = "# problemgen: public checks (not part of your submission)"
 CHECK_METADATA = {"problemgen": {"role": "check"}}
+INSTALL_MARKER = ("# problemgen: run once to install problemgen where it is missing, e.g. on Colab "
+                  "(not part of your submission)")
+INSTALL_METADATA = {"problemgen": {"role": "install"}}
+LEGACY_INSTALL_LINES = (
+    "# Run this cell once: it installs problemgen where it is missing (e.g. on Colab).",
+    "import importlib.util, subprocess, sys",
+    'if importlib.util.find_spec("problemgen") is None:',
+    '    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "problemgen"], check=True)',
+)
+"""The install cell of starter notebooks written before it carried a role: recognised by its exact lines."""
 
 
 @dataclass(frozen=True)
@@ -42,21 +60,15 @@ class NotebookCode:
 def read_notebook(path: str | os.PathLike) -> NotebookCode:
     """The code of the notebook at ``path``; RejectedSubmission (one clear line) when it cannot be read."""
     path = Path(path)
-    raw = _read_capped(path)
-    cells = _code_cells(path.name, raw)
-    pieces, notes, skipped_checks, dropped = [], [], 0, 0
-    for number, cell in enumerate(cells, start=1):
-        source = _cell_source(cell)
-        if _is_check_cell(cell, source):
-            skipped_checks += 1
-            continue
-        kept = [line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))]
-        dropped += source.count("\n") + 1 - len(kept) if source else 0
-        pieces.append(f"# --- cell {number} ---\n" + "\n".join(kept).rstrip() + "\n")
-    if dropped:
-        notes.append(f"{dropped} IPython magic or shell line(s) (%… or !…) were dropped: they are not Python")
-    if skipped_checks:
-        notes.append(f"{skipped_checks} public-check cell(s) were left out")
+    cells = _code_cells(path.name, _read_capped(path))
+    students, left_out = _student_cells(cells)
+    if sum(len(source) for _, source in students) > MAX_TOTAL_BYTES:  # before tokenizing: bounds its work
+        raise RejectedSubmission(f"{path.name}: the code cells exceed {MAX_TOTAL_BYTES} bytes in total")
+    pieces, dropped = [], 0
+    for number, source in students:
+        filtered = without_magics(source)
+        dropped += filtered.dropped
+        pieces.append(f"# --- cell {number} ---\n" + filtered.source.rstrip() + "\n")
     text = "\n".join(pieces)
     if not text.strip():
         raise RejectedSubmission(f"{path.name}: the notebook has no code cells")
@@ -67,7 +79,34 @@ def read_notebook(path: str | os.PathLike) -> NotebookCode:
                                  "which is not text") from None
     if size > MAX_TOTAL_BYTES:
         raise RejectedSubmission(f"{path.name}: the code cells exceed {MAX_TOTAL_BYTES} bytes in total")
-    return NotebookCode(text, len(cells), tuple(notes))
+    return NotebookCode(text, len(cells), _notes(dropped, left_out))
+
+
+def _student_cells(cells: list) -> tuple[list[tuple[int, str]], dict[str, int]]:
+    """(cell number, source) of the cells the student wrote, and how many of problemgen's own were left out."""
+    students, left_out = [], {"check": 0, "install": 0}
+    for number, cell in enumerate(cells, start=1):
+        source = _cell_source(cell)
+        role = _problemgen_role(cell, source)
+        if role:
+            left_out[role] += 1
+            continue
+        source, legacy_install = _without_legacy_install(source)
+        left_out["install"] += legacy_install
+        students.append((number, source))
+    return students, left_out
+
+
+def _notes(dropped: int, left_out: dict[str, int]) -> tuple[str, ...]:
+    """One line for each kind of thing left out of the graded code, in the order a reader meets them."""
+    notes = []
+    if dropped:
+        notes.append(f"{dropped} IPython magic or shell line(s) (%… or !…) were dropped: they are not Python")
+    if left_out["install"]:
+        notes.append(f"{left_out['install']} problemgen install cell(s) were left out")
+    if left_out["check"]:
+        notes.append(f"{left_out['check']} public-check cell(s) were left out")
+    return tuple(notes)
 
 
 def _read_capped(path: Path) -> bytes:
@@ -100,10 +139,27 @@ def _cell_source(cell) -> str:
     return "".join(source) if isinstance(source, list) else str(source)
 
 
-def _is_check_cell(cell, source: str) -> bool:
+def _problemgen_role(cell, source: str) -> str | None:
+    """"check" or "install" for a cell problemgen wrote (by its metadata, else its marker line), else None."""
     metadata = cell.get("metadata") or {}
-    marked = isinstance(metadata.get("problemgen"), dict) and metadata["problemgen"].get("role") == "check"
-    return marked or source.lstrip().startswith(CHECK_MARKER)
+    ours = metadata.get("problemgen")
+    if isinstance(ours, dict) and ours.get("role") in ("check", "install"):
+        return ours["role"]
+    first_line = source.lstrip().partition("\n")[0].rstrip()
+    return {CHECK_MARKER: "check", INSTALL_MARKER: "install"}.get(first_line)
+
+
+def _without_legacy_install(source: str) -> tuple[str, int]:
+    """``source`` without the old starter's install lines when the cell begins with them, and 1 if it did.
+
+    The lines are compared without their line endings and trailing blanks (editors change those); the
+    rest of the cell is returned as written.
+    """
+    lines = source.lstrip("\n").splitlines(keepends=True)
+    head = [line.rstrip() for line in lines[:len(LEGACY_INSTALL_LINES)]]
+    if tuple(head) != LEGACY_INSTALL_LINES:
+        return source, 0
+    return "".join(lines[len(LEGACY_INSTALL_LINES):]), 1
 
 
 def collect_notebook(path: str | os.PathLike) -> tuple[dict[str, str], str, tuple[str, ...]]:

@@ -10,8 +10,10 @@ each task it has, in order:
    runner and prints the feedback ``grade-code --public-only`` gives (never a hidden value).
 
 The notebook is written through nbformat, the Jupyter project's writer, and starts with a cell that
-installs problemgen where it is missing (Colab). Check cells carry ``{"problemgen": {"role": "check"}}``
-in their metadata and a marker first line, so a submitted notebook is graded without them.
+installs problemgen where it is missing (Colab). problemgen's own cells carry their role in their
+metadata (``{"problemgen": {"role": "install"}}`` or ``"check"``) and a marker first line, so a
+submitted notebook is graded without them: the install cell would try ``pip`` in the sandbox, which
+refuses it, and fail every test on import.
 """
 
 from __future__ import annotations
@@ -19,16 +21,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from problemgen.errors import ProblemgenError
-from problemgen.code.notebook import CHECK_MARKER, CHECK_METADATA
+from problemgen.code.notebook import (
+    CHECK_MARKER, CHECK_METADATA, INSTALL_MARKER, INSTALL_METADATA, LEGACY_INSTALL_LINES,
+)
 from problemgen.code.tasks import get_task
 from problemgen.userfiles import read_capped
 from problemgen.code.tasks.listing import public_examples
 
-INSTALL_CELL = """\
-# Run this cell once: it installs problemgen where it is missing (e.g. on Colab).
-import importlib.util, subprocess, sys
-if importlib.util.find_spec("problemgen") is None:
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "problemgen"], check=True)"""
+INSTALL_CELL = "\n".join([INSTALL_MARKER, *LEGACY_INSTALL_LINES[1:]])
+"""The marker line, then the install code of the earlier starter notebooks, unchanged."""
 
 
 def check_cell_source(task_name: str) -> str:
@@ -47,7 +48,7 @@ def build_notebook(task_names: list[str], title: str | None = None):
     cells = [v4.new_markdown_cell(f"# {title}\n\nFill in each starter cell, run it, then run the check cell "
                                   "below it. The checks use the public examples only; your grade comes from "
                                   "hidden tests as well."),
-             v4.new_code_cell(INSTALL_CELL)]
+             v4.new_code_cell(INSTALL_CELL, metadata=dict(INSTALL_METADATA))]
     for task in tasks:
         cells += [
             v4.new_markdown_cell(task.spec.rstrip()),
