@@ -88,6 +88,15 @@ def test_magic_lines_inside_a_string_or_an_expression_are_kept_as_python(tmp_pat
     assert code.notes == ("2 IPython magic or shell line(s) (%… or !…) were dropped: they are not Python",)
 
 
+def test_a_cell_magic_keeps_its_body_only_when_ipython_runs_it_as_the_notebooks_python(tmp_path):
+    """A %%bash cell (say, to pip install) once reached the grader as Python: a syntax error, so 0 marks."""
+    code = read_notebook(notebook_file(tmp_path, "%%bash\npip install numpy\necho done\n",
+                                       "\n%%time\nX = 1\n!ls\n", "%%writefile helper.py\nY = 2\n"))
+    assert "pip install" not in code.source and "Y = 2" not in code.source and "%%" not in code.source
+    assert "X = 1" in code.source and "!ls" not in code.source
+    assert code.notes == ("7 IPython magic or shell line(s) (%… or !…) were dropped: they are not Python",)
+
+
 @pytest.mark.parametrize("cell", ["x = 1\n", "x = 1", "x = 1\n\n\n", "\n", "# only a comment\n"])
 def test_a_cell_without_magics_drops_nothing_and_says_nothing_however_it_ends(tmp_path, cell):
     code = read_notebook(notebook_file(tmp_path, cell, "y = 2\n"))

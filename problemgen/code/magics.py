@@ -25,6 +25,10 @@ import tokenize
 from dataclasses import dataclass
 
 MAGIC_STARTS = ("%", "!")
+# Cell magics whose body IPython runs as Python in the notebook's own namespace, so what it defines is
+# the student's code. Any other cell magic (%%bash, %%writefile, %%html, %%timeit, whose body runs in a
+# scope of its own …) takes a body that is not the notebook's Python, and the whole cell is left out.
+PYTHON_BODY_CELL_MAGICS = frozenset({"time", "capture", "prun"})
 _OPENING, _CLOSING = frozenset("([{"), frozenset(")]}")
 
 
@@ -37,8 +41,19 @@ class FilteredCell:
 
 
 def without_magics(source: str) -> FilteredCell:
-    """``source`` with every statement-level ``%…``/``!…`` line removed; all other lines kept verbatim."""
+    """``source`` with every statement-level ``%…``/``!…`` line removed; all other lines kept verbatim.
+
+    A cell magic (``%%`` on the cell's first line that is not blank) governs the whole cell: its line is
+    dropped and its body kept only when IPython runs that body as the notebook's Python.
+    """
     lines = io.StringIO(source).readlines()
+    first = next((number for number, line in enumerate(lines) if line.strip()), None)
+    if first is not None and lines[first].startswith("%%"):
+        words = lines[first][2:].split(maxsplit=1)
+        if not words or words[0] not in PYTHON_BODY_CELL_MAGICS:
+            return FilteredCell("", len(lines) - first)
+        body = without_magics("".join(lines[first + 1 :]))
+        return FilteredCell(body.source, body.dropped + 1)
     candidates = [number for number, line in enumerate(lines) if line.lstrip().startswith(MAGIC_STARTS)]
     if not candidates:
         return FilteredCell(source, 0)  # nothing to decide: most cells are never tokenized
