@@ -78,3 +78,33 @@ def test_keys_apart_from_queries_cannot_be_asked_where_the_kind_has_none():
 
     with pytest.raises(ProblemgenError, match="S equals L"):
         generate("attention.scores", 1, 1, L=2, S=3)
+
+
+def _as_typed(value) -> str:
+    """An allowed value as a user types it after ``--set NAME=``."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+@pytest.mark.parametrize("kind", sorted({k for k, _ in _kinds_and_difficulties()}))
+def test_every_listed_override_value_can_be_set_as_typed_on_the_command_line(kind):
+    """`list --json` promises these values; `--set kind=swiglu` once collided with generate's own `kind`
+    argument and `--set representation=01` was read as the number 1."""
+    from problemgen.errors import ProblemgenError
+    from problemgen.model.overrides import parse_settings
+
+    spec = get_kind(kind)
+    for name, allowed in override_choices(kind).items():
+        for value in allowed if isinstance(allowed, list) else ():
+            if value == "…":  # the end of a long list shown in part
+                continue
+            settings = parse_settings([f"{name}={_as_typed(value)}"])
+            assert settings == {name: value}, (name, value, settings)
+            refusals = []
+            for difficulty in spec.difficulties:
+                try:
+                    generate(kind, 5, difficulty, **settings)
+                    break
+                except ProblemgenError as exc:  # a value allowed at another difficulty only
+                    refusals.append(str(exc))
+            else:
+                pytest.fail(f"{kind} --set {name}={value}: refused at every difficulty: {refusals}")

@@ -8,6 +8,8 @@ values one draw chose, so they can be pinned for every student (fair variants).
 
 from __future__ import annotations
 
+import re
+
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -98,11 +100,13 @@ def parse_settings(settings: tuple[str, ...] | list[str]) -> dict:
 
 
 def _value(text: str):
+    """True/false, an integer written as Python prints it, a decimal with a point or an exponent, else
+    the text itself: ``01`` (the 0/1 mask form) stays text rather than the number 1, as do ``+3`` and
+    ``1_000``."""
     if text.lower() in ("true", "false"):
         return text.lower() == "true"
-    for convert in (int, float):
-        try:
-            return convert(text)
-        except ValueError:
-            continue
+    if re.fullmatch(r"-?(0|[1-9][0-9]*)", text):
+        return int(text)
+    if re.fullmatch(r"-?[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?|-?[0-9]+\.", text) and not text.lstrip("-").isdigit():
+        return float(text)
     return text

@@ -125,8 +125,11 @@ def rng_for(kind: str, seed: int, attempt: int):
     return np.random.default_rng([zlib.crc32(kind.encode()), int(seed), attempt])
 
 
-def generate(kind: str, seed: int, difficulty: int | None = None, **overrides) -> Problem:
-    """Build the Problem for (kind, seed, difficulty, overrides); pure and deterministic."""
+def generate(kind: str, /, seed: int, difficulty: int | None = None, **overrides) -> Problem:
+    """Build the Problem for (kind, seed, difficulty, overrides); pure and deterministic.
+
+    ``kind`` is positional only, so a kind may take an override of that name (``params.ffn_layer``
+    pins its feed-forward ``kind``)."""
     spec = get_kind(kind)
     difficulty = spec.difficulties[0] if difficulty is None else int(difficulty)
     if difficulty not in spec.difficulties:
@@ -166,7 +169,7 @@ def override_choices(kind: str) -> dict[str, list | str]:
     return {name: seen.allowed.get(name, "any") for name in spec.override_names}
 
 
-def draw_choices(kind: str, seed: int, difficulty: int | None = None, **overrides) -> tuple[Problem, dict]:
+def draw_choices(kind: str, /, seed: int, difficulty: int | None = None, **overrides) -> tuple[Problem, dict]:
     """(problem, the override values its successful draw used): what a class set pins for fairness."""
     with watch.watching() as seen:
         problem = generate(kind, seed, difficulty, **overrides)

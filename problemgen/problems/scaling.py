@@ -138,7 +138,7 @@ def choose_scale(rng, difficulty, *, d_model=None, heads=None):
         d_k = pick(rng, _WIDTHS)
         params = {"d_k": d_k}
     elif difficulty == 2:
-        heads = override("heads", heads, pick(rng, (2, 4, 8, 12, 16, 32)), (1, 2, 4, 6, 8, 12, 16, 24, 32, 64))
+        heads = override("heads", heads, pick(rng, (2, 4, 8, 12, 16, 32)), (2, 4, 6, 8, 12, 16, 24, 32, 64))
         d_k_choice = pick(rng, (16, 24, 32, 40, 48, 56, 64, 72, 80, 96, 104, 112, 128, 160, 192, 256))
         d_model = override("d_model", d_model, heads * d_k_choice, range(8, 16385))
         if d_model % heads:
