@@ -111,3 +111,12 @@ def test_kv_cache_solution_shows_the_exact_bytes_and_the_rounded_size():
     text = render_block(p, "solution", "md")
     assert "= 402653184$ bytes" in text and "402653184 / 10^{6} \\approx 403$ MB" in text
     assert "402.6532" not in text
+
+
+@pytest.mark.parametrize("exact,rounded", [(11.25, 11.3), (402.6532, 403.0), (0.0012345, 0.00123), (2.5, 2.5),
+                                           (999.5, 1000.0), (1.125, 1.13), (0.0, 0.0), (4096.0, 4100.0)])
+def test_worked_answers_round_to_three_figures_with_halves_up(exact, rounded):
+    """A worked solution once wrote 11.25 MiB as 11.2 (Python rounds halves to even); students write 11.3."""
+    from problemgen.problems.memory import three_figures
+
+    assert three_figures(exact) == rounded

@@ -8,6 +8,7 @@ instead of the KV heads, one layer) or the right bytes converted with the wrong 
 from __future__ import annotations
 
 from dataclasses import replace
+from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 
 import numpy as np
@@ -60,9 +61,13 @@ def three_figures(x: float) -> float:
     """``x`` rounded to the 3 significant figures the prompts ask for (402.6532 -> 403.0).
 
     Solutions show this next to the exact byte count ("402653184 bytes, about 403 MB"), so the worked
-    answer has the precision the student was asked for.
+    answer has the precision the student was asked for. A half rounds up, as students are taught
+    (11.25 MiB -> 11.3), where Python's formatting would round it to even (11.2).
     """
-    return float(f"{x:.3g}")
+    if x == 0:
+        return 0.0
+    exact = Decimal(x)  # the float's exact value: 11.25 is 11.25, 0.1 is a little above a tenth
+    return float(exact.quantize(Decimal(1).scaleb(exact.adjusted() - 2), rounding=ROUND_HALF_UP))
 
 
 def _other_dtype(dtype: str) -> int:
