@@ -184,6 +184,18 @@ def test_an_answer_holding_a_lone_surrogate_is_graded_and_kept(client):
         assert connection.execute("SELECT text FROM answers").fetchall() == [("1\\ud800",)]
 
 
+# ------------------------------------------------------------------------------- malformed requests
+
+
+def test_a_seed_or_variant_in_non_ascii_digits_is_ignored_not_a_server_error(client):
+    """``str.isdigit`` accepts ``²`` and ``¹``, which ``int`` refuses: these were 500s."""
+    default = client.get("/bank/attention_basics").get_data(as_text=True)
+    superscript = client.get("/bank/attention_basics?seed=%C2%B2")
+    assert superscript.status_code == 200 and superscript.get_data(as_text=True) == default
+    assert client.get("/bank/attention_basics/p1?variant=%C2%B9").status_code == 200
+    assert client.get("/bank/attention_basics?seed=%EF%BC%97").status_code == 200  # a full-width 7
+
+
 # ---------------------------------------------------------------------------------------- practice
 
 

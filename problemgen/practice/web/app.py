@@ -8,6 +8,7 @@ path that leaves it); banks only by the names of the shipped banks; the database
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import replace
 from datetime import datetime
@@ -38,6 +39,7 @@ from problemgen.resources import templates_dir
 
 STATIC_DIR = Path(__file__).with_name("static")
 MAX_REQUEST_BYTES = 64 * 1024
+_SMALL_INT = re.compile(r"[0-9]{1,9}")
 
 
 def create_app(db_path: str | Path, *, clock: Callable[[], datetime] | None = None, services=None,
@@ -199,7 +201,9 @@ def _solution_html(view: ItemView, prompt: bool = False) -> str:
 
 
 def _small_int(text: str) -> int | None:
-    return int(text) if text.isdigit() and len(text) < 10 else None
+    """``text`` as a number of up to 9 ASCII digits, else None (the default). Not ``str.isdigit``:
+    it accepts digits such as ``²`` that ``int`` refuses, which made ``?seed=%C2%B2`` a server error."""
+    return int(text) if _SMALL_INT.fullmatch(text) else None
 
 
 def _bank_context(name: str, seed_text: str, problem_id: str | None = None,
