@@ -196,6 +196,16 @@ def test_a_seed_or_variant_in_non_ascii_digits_is_ignored_not_a_server_error(cli
     assert client.get("/bank/attention_basics?seed=%EF%BC%97").status_code == 200  # a full-width 7
 
 
+def test_a_deeply_nested_json_body_is_a_400_with_a_message(client):
+    """A thousand nested lists made the JSON parser raise RecursionError, which was a 500 HTML page."""
+    nested = "[" * 1000 + "]" * 1000
+    for url in ("/api/start", "/api/answer", "/api/hint"):
+        reply = client.raw.post(url, data=nested, content_type="application/json",
+                                headers={"X-Problemgen-Token": client.token})
+        assert reply.status_code == 400, url
+        assert reply.get_json() == {"error": "the request body is not readable JSON"}
+
+
 # ---------------------------------------------------------------------------------------- practice
 
 

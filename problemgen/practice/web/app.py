@@ -8,6 +8,7 @@ path that leaves it); banks only by the names of the shipped banks; the database
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from dataclasses import replace
@@ -92,7 +93,17 @@ def _page(template: str, **context: Any) -> str:
 
 
 def _payload() -> dict[str, Any]:
-    data = request.get_json(silent=True)
+    """The JSON object a POST carries.
+
+    Parsed here rather than by ``request.get_json(silent=True)``, which let a deeply nested body escape as
+    a RecursionError (a 500). ``get_data`` answers 413 for a body over the size cap."""
+    if not request.is_json:
+        raise ProblemgenError("expected a JSON object (Content-Type: application/json)")
+    body = request.get_data(cache=True)
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested deeper than the parser goes
+        raise ProblemgenError("the request body is not readable JSON") from None
     if not isinstance(data, dict):
         raise ProblemgenError("expected a JSON object")
     return data
