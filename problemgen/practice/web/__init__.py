@@ -2,6 +2,6 @@
 
 Modules: ``app`` (Flask routes), ``engine`` (the practice loop over the store), ``inputs`` (answer
 widgets and the text they hand to the shared reader), ``preview`` ("read as"), ``mathml`` (fragments as
-HTML with MathML), ``views`` (page data), ``security`` (cross-site refusal), ``server`` (running it).
+HTML with MathML), ``views`` (page data), ``security`` (refusing foreign Hosts and cross-site requests), ``server`` (running it).
 Flask and latex2mathml come with the ``web`` extra: ``pip install 'problemgen[web]'``.
 """

@@ -14,7 +14,7 @@ import threading
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from flask import Flask, abort, current_app, g, jsonify, render_template, request
 
@@ -44,8 +44,10 @@ _SMALL_INT = re.compile(r"[0-9]{1,9}")
 
 
 def create_app(db_path: str | Path, *, clock: Callable[[], datetime] | None = None, services=None,
-               curriculum=None) -> Flask:
-    """The app over the progress file ``db_path`` (created on first use, like the quiz does)."""
+               curriculum=None, hosts: Iterable[str] = ()) -> Flask:
+    """The app over the progress file ``db_path`` (created on first use, like the quiz does).
+
+    ``hosts``: names besides loopback and the bound address that requests may be made to (``--host``)."""
     app = Flask(__name__, static_folder=str(STATIC_DIR), static_url_path="/static",
                 template_folder=str(templates_dir() / "web"))
     app.jinja_env.autoescape = True  # templates are *.html.j2: Flask would not guess it from the name
@@ -53,6 +55,7 @@ def create_app(db_path: str | Path, *, clock: Callable[[], datetime] | None = No
     state = app.extensions["problemgen"] = {
         "db": Path(db_path), "clock": clock or clock_from_env(), "token": security.new_token(),
         "services": services or default_services(), "curriculum": curriculum or load_curriculum(),
+        "hosts": frozenset(host.lower() for host in hosts),
     }
     with ProgressStore(state["db"]) as store:
         state["session"] = store.start_session(store.base_seed(), None, state["clock"]())
@@ -86,6 +89,12 @@ def _store(state: dict[str, Any]) -> ProgressStore:
     if "store" not in g:
         g.store = ProgressStore(state["db"])
     return g.store
+
+
+def _bound() -> tuple[str, int]:
+    """The address and port the server listens on: a WSGI server fills ``SERVER_NAME`` and
+    ``SERVER_PORT`` from its own socket (werkzeug from ``server_address``), never from the request."""
+    return request.environ["SERVER_NAME"], int(request.environ["SERVER_PORT"])
 
 
 def _page(template: str, **context: Any) -> str:
@@ -131,8 +140,9 @@ def item_json(view: ItemView) -> dict[str, Any]:
 
 def _register(app: Flask) -> None:
     @app.before_request
-    def refuse_cross_site():
-        why = security.refusal(request.method, request.headers, request.host, _state()["token"])
+    def refuse_other_hosts_and_sites():
+        why = (security.host_refusal(request.headers.get("Host"), _bound(), _state()["hosts"])
+               or security.refusal(request.method, request.headers, _state()["token"]))
         if why:
             return jsonify(error=why), 403
         return None

@@ -30,7 +30,7 @@ def serve(host: str, port: int, db: str | Path, *, open_browser: bool, out: Text
 
     from problemgen.practice.web.app import create_app  # lazy: Flask is optional, checked just above
 
-    app = create_app(db)
+    app = create_app(db, hosts=[host])
     try:
         # one serving thread: a local page for one student, and its progress store stays open (see app._store)
         server = make_server(host, port, app, threaded=False)
