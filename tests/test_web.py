@@ -250,6 +250,23 @@ def test_a_deeply_nested_json_body_is_a_400_with_a_message(client):
         assert reply.get_json() == {"error": "the request body is not readable JSON"}
 
 
+def test_an_api_error_is_one_line_of_json_and_never_a_traceback(client, monkeypatch):
+    """The page script parses every API reply as JSON: an HTML error page showed as a JSON parse error."""
+    from problemgen.practice.web.engine import Practice
+
+    def broken(self, item_id):
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setattr(Practice, "hint", broken)
+    item = client.api("/api/start")
+    for reply, status in ((client.post("/api/hint", {"item": item["item"]}), 500),
+                          (client.get("/api/nowhere"), 404), (client.get("/api/start"), 405)):
+        assert reply.status_code == status and reply.is_json, reply.get_data(as_text=True)
+        error = reply.get_json()["error"]
+        assert error and "\n" not in error and "secret" not in error and "Traceback" not in error
+    assert client.get("/nowhere").status_code == 404  # pages keep Flask's own answer
+
+
 # ---------------------------------------------------------------------------------------- practice
 
 

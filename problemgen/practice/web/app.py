@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from flask import Flask, abort, current_app, g, jsonify, render_template, request
+from werkzeug.exceptions import HTTPException, InternalServerError
 
 from problemgen.documents.banks import load_bank, shipped_banks
 from problemgen.documents.worksheet import build_variant
@@ -97,6 +98,10 @@ def _bound() -> tuple[str, int]:
     return request.environ["SERVER_NAME"], int(request.environ["SERVER_PORT"])
 
 
+def _is_api() -> bool:
+    return request.path.startswith("/api/")
+
+
 def _page(template: str, **context: Any) -> str:
     return render_template(template, token=_state()["token"], **context)
 
@@ -165,6 +170,22 @@ def _register(app: Flask) -> None:
     @app.errorhandler(413)
     def too_large(_exc):
         return jsonify(error="request too large"), 413
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException):
+        """A refusal by Flask itself (unknown URL, wrong method): on the API one line of JSON, which the
+        page script reads as it reads our own errors; a page keeps Flask's HTML answer."""
+        if not _is_api():
+            return exc
+        return jsonify(error=exc.description), exc.code
+
+    @app.errorhandler(Exception)
+    def unexpected(exc: Exception):
+        """A bug: the traceback goes to the server's log only, never to the client."""
+        current_app.logger.error("%s %s failed", request.method, request.path, exc_info=exc)
+        if _is_api():
+            return jsonify(error="internal error; the terminal running problemgen serve shows the details"), 500
+        return InternalServerError()
 
     _pages(app)
     _api(app)
