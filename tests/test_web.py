@@ -161,7 +161,8 @@ def test_a_rebound_host_name_gets_neither_the_page_nor_the_api(db):
     served = {"base_url": "http://127.0.0.1:8765"}  # SERVER_NAME and SERVER_PORT as a server bound there
     page = raw.get("/", headers={"Host": "attacker.example:8765"}, **served)
     assert page.status_code == 403 and "problemgen-token" not in page.get_data(as_text=True)
-    assert page.get_json() == {"error": "unknown Host 'attacker.example:8765': open this page at http://127.0.0.1:8765/"}
+    assert page.get_json() == {
+        "error": "unknown Host 'attacker.example:8765': open this page at http://127.0.0.1:8765/"}
     token = re.search(r'name="problemgen-token" content="([^"]+)"', raw.get("/", **served).get_data(as_text=True))[1]
     posted = raw.post("/api/start", json={}, headers={
         "Host": "attacker.example:8765", "Origin": "http://attacker.example:8765", "Sec-Fetch-Site": "same-origin",

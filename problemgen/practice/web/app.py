@@ -1,7 +1,8 @@
 """The Flask application: pages (curriculum, problem, progress, bank preview) and the JSON practice API.
 
-Routes stay thin: each opens the progress store for the request, calls ``engine.Practice`` (the shared
-practice rules) or ``views`` (page data), and renders a template from ``templates/web/`` or returns JSON.
+Routes stay thin: each takes the app's progress store (requests come one at a time, see ``dispatch``), calls
+``engine.Practice`` (the shared practice rules) or ``views`` (page data), and renders a template from
+``templates/web/`` or returns JSON.
 Files are served only from the package's own ``static/`` directory (Flask's ``safe_join`` refuses any
 path that leaves it); banks only by the names of the shipped banks; the database only at ``db_path``.
 """
@@ -10,13 +11,12 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from flask import Flask, abort, current_app, g, jsonify, render_template, request
+from flask import Flask, abort, current_app, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from problemgen.documents.banks import load_bank, shipped_banks
@@ -27,6 +27,7 @@ from problemgen.practice.progress import ProgressStore
 from problemgen.practice.services import clock_from_env, default_services
 from problemgen.practice.rules import load_curriculum, summary
 from problemgen.practice.web import security
+from problemgen.practice.web.dispatch import one_at_a_time
 from problemgen.practice.web.engine import ItemView, Practice, find_part
 from problemgen.practice.web.inputs import answer_text, empty_cells
 from problemgen.practice.web.preview import read_as
@@ -53,13 +54,16 @@ def create_app(db_path: str | Path, *, clock: Callable[[], datetime] | None = No
                 template_folder=str(templates_dir() / "web"))
     app.jinja_env.autoescape = True  # templates are *.html.j2: Flask would not guess it from the name
     app.config.update(MAX_CONTENT_LENGTH=MAX_REQUEST_BYTES, SEND_FILE_MAX_AGE_DEFAULT=3600)
+    app.wsgi_app = one_at_a_time(app.wsgi_app, MAX_REQUEST_BYTES)
     state = app.extensions["problemgen"] = {
         "db": Path(db_path), "clock": clock or clock_from_env(), "token": security.new_token(),
         "services": services or default_services(), "curriculum": curriculum or load_curriculum(),
         "hosts": frozenset(host.lower() for host in hosts),
     }
-    with ProgressStore(state["db"]) as store:
-        state["session"] = store.start_session(store.base_seed(), None, state["clock"]())
+    # one store for the app's life: closing SQLite's last connection syncs the journal to disk, a cost
+    # per request; requests use it one at a time (dispatch.one_at_a_time), from whichever thread
+    store = state["store"] = ProgressStore(state["db"], any_thread=True)
+    state["session"] = store.start_session(store.base_seed(), None, state["clock"]())
     _register(app)
     return app
 
@@ -73,23 +77,7 @@ def _state() -> dict[str, Any]:
 
 def _practice() -> Practice:
     state = _state()
-    return Practice(_store(state), state["curriculum"], state["services"], state["clock"], state["session"])
-
-
-def _store(state: dict[str, Any]) -> ProgressStore:
-    """The progress store for this request.
-
-    SQLite connections belong to the thread that opened them, and closing the last connection
-    checkpoints the journal (a disk sync), so the server's one serving thread keeps its store open for
-    the app's life; a request on any other thread (a threaded server) opens its own for the request."""
-    if state.get("store_thread") == threading.get_ident():
-        return state["store"]
-    if "store" not in state:
-        state["store"], state["store_thread"] = ProgressStore(state["db"]), threading.get_ident()
-        return state["store"]
-    if "store" not in g:
-        g.store = ProgressStore(state["db"])
-    return g.store
+    return Practice(state["store"], state["curriculum"], state["services"], state["clock"], state["session"])
 
 
 def _bound() -> tuple[str, int]:
@@ -110,7 +98,8 @@ def _payload() -> dict[str, Any]:
     """The JSON object a POST carries.
 
     Parsed here rather than by ``request.get_json(silent=True)``, which let a deeply nested body escape as
-    a RecursionError (a 500). ``get_data`` answers 413 for a body over the size cap."""
+    a RecursionError (a 500). ``get_data`` answers 413 for a body over the size cap (``dispatch`` gives
+    a chunked body its length, so that holds for it too)."""
     if not request.is_json:
         raise ProblemgenError("expected a JSON object (Content-Type: application/json)")
     body = request.get_data(cache=True)
@@ -156,12 +145,6 @@ def _register(app: Flask) -> None:
     def headers(response):
         security.harden(response)
         return response
-
-    @app.teardown_request
-    def close_store(_exc):
-        store = g.pop("store", None)
-        if store is not None:
-            store.close()
 
     @app.errorhandler(ProblemgenError)
     def bad_input(exc):
