@@ -154,6 +154,51 @@ def test_posts_without_the_page_token_or_from_another_origin_are_refused(client,
     assert client.post("/api/start", Origin="http://localhost").status_code == 200
 
 
+def test_a_rebound_host_name_gets_neither_the_page_nor_the_api(db):
+    """DNS rebinding: attacker.example re-pointed to 127.0.0.1 made the browser send Host and Origin
+    attacker.example, and the Origin check compared the two; the page (with its token) and a POST got 200."""
+    raw = create_app(db, clock=lambda: NOW).test_client()
+    served = {"base_url": "http://127.0.0.1:8765"}  # SERVER_NAME and SERVER_PORT as a server bound there
+    page = raw.get("/", headers={"Host": "attacker.example:8765"}, **served)
+    assert page.status_code == 403 and "problemgen-token" not in page.get_data(as_text=True)
+    assert page.get_json() == {
+        "error": "unknown Host 'attacker.example:8765': open this page at http://127.0.0.1:8765/"}
+    token = re.search(r'name="problemgen-token" content="([^"]+)"', raw.get("/", **served).get_data(as_text=True))[1]
+    posted = raw.post("/api/start", json={}, headers={
+        "Host": "attacker.example:8765", "Origin": "http://attacker.example:8765", "Sec-Fetch-Site": "same-origin",
+        "X-Problemgen-Token": token}, **served)
+    assert posted.status_code == 403
+    with ProgressStore(db) as store:
+        assert store.items() == []
+
+
+@pytest.mark.parametrize("host, expected", [
+    ("127.0.0.1:8765", 200), ("localhost:8765", 200), ("LOCALHOST:8765", 200), ("[::1]:8765", 200),
+    ("localhost:8766", 403), ("localhost", 403), ("127.0.0.1.nip.io:8765", 403), ("10.0.0.7:8765", 403),
+    ("", 403), ("localhost:8765@attacker.example", 403), ("[:8765", 403)])
+def test_only_loopback_names_at_the_server_s_port_are_served(db, host, expected):
+    raw = create_app(db, clock=lambda: NOW).test_client()
+    assert raw.get("/", headers={"Host": host}, base_url="http://127.0.0.1:8765").status_code == expected
+
+
+def test_a_server_given_a_host_answers_to_it_and_on_every_interface_to_ip_addresses(db):
+    named = create_app(db, clock=lambda: NOW, hosts=["Study.lan"]).test_client()
+    assert named.get("/", headers={"Host": "study.lan:8765"}, base_url="http://192.168.1.7:8765").status_code == 200
+    assert named.get("/", headers={"Host": "192.168.1.7:8765"}, base_url="http://192.168.1.7:8765").status_code == 200
+    assert named.get("/", headers={"Host": "other.lan:8765"}, base_url="http://192.168.1.7:8765").status_code == 403
+    anywhere = create_app(db, clock=lambda: NOW).test_client()
+    for host, expected in (("10.0.0.7:8765", 200), ("[fe80::1]:8765", 200), ("attacker.example:8765", 403)):
+        reply = anywhere.get("/", headers={"Host": host}, base_url="http://0.0.0.0:8765")
+        assert reply.status_code == expected, host
+
+
+def test_a_malformed_origin_is_refused_not_a_server_error(client):
+    """``Origin: http://[`` made urlsplit raise ValueError in the origin check: a 500."""
+    for origin in ("http://[", "http://localhost:99999999", "null", "http://localhost@attacker.example"):
+        reply = client.post("/api/start", Origin=origin)
+        assert reply.status_code == 403 and reply.get_json() == {"error": "cross-origin request refused"}, origin
+
+
 def test_pages_forbid_framing_and_off_site_resources(client):
     response = client.get("/")
     assert "default-src 'none'" in response.headers["Content-Security-Policy"]
@@ -182,6 +227,45 @@ def test_an_answer_holding_a_lone_surrogate_is_graded_and_kept(client):
     assert reply.status_code == 200 and reply.get_json()["status"] == "invalid"
     with sqlite3.connect(client.db) as connection:
         assert connection.execute("SELECT text FROM answers").fetchall() == [("1\\ud800",)]
+
+
+# ------------------------------------------------------------------------------- malformed requests
+
+
+def test_a_seed_or_variant_in_non_ascii_digits_is_ignored_not_a_server_error(client):
+    """``str.isdigit`` accepts ``²`` and ``¹``, which ``int`` refuses: these were 500s."""
+    default = client.get("/bank/attention_basics").get_data(as_text=True)
+    superscript = client.get("/bank/attention_basics?seed=%C2%B2")
+    assert superscript.status_code == 200 and superscript.get_data(as_text=True) == default
+    assert client.get("/bank/attention_basics/p1?variant=%C2%B9").status_code == 200
+    assert client.get("/bank/attention_basics?seed=%EF%BC%97").status_code == 200  # a full-width 7
+
+
+def test_a_deeply_nested_json_body_is_a_400_with_a_message(client):
+    """A thousand nested lists made the JSON parser raise RecursionError, which was a 500 HTML page."""
+    nested = "[" * 1000 + "]" * 1000
+    for url in ("/api/start", "/api/answer", "/api/hint"):
+        reply = client.raw.post(url, data=nested, content_type="application/json",
+                                headers={"X-Problemgen-Token": client.token})
+        assert reply.status_code == 400, url
+        assert reply.get_json() == {"error": "the request body is not readable JSON"}
+
+
+def test_an_api_error_is_one_line_of_json_and_never_a_traceback(client, monkeypatch):
+    """The page script parses every API reply as JSON: an HTML error page showed as a JSON parse error."""
+    from problemgen.practice.web.engine import Practice
+
+    def broken(self, item_id):
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setattr(Practice, "hint", broken)
+    item = client.api("/api/start")
+    for reply, status in ((client.post("/api/hint", {"item": item["item"]}), 500),
+                          (client.get("/api/nowhere"), 404), (client.get("/api/start"), 405)):
+        assert reply.status_code == status and reply.is_json, reply.get_data(as_text=True)
+        error = reply.get_json()["error"]
+        assert error and "\n" not in error and "secret" not in error and "Traceback" not in error
+    assert client.get("/nowhere").status_code == 404  # pages keep Flask's own answer
 
 
 # ---------------------------------------------------------------------------------------- practice

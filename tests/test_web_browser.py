@@ -36,12 +36,11 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    from werkzeug.serving import make_server
-
     from problemgen.practice.web.app import create_app
+    from problemgen.practice.web.server import practice_server
 
     app = create_app(tmp_path_factory.mktemp("web") / "progress.sqlite3")
-    httpd = make_server("127.0.0.1", 0, app, threaded=False)
+    httpd = practice_server("127.0.0.1", 0, app)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_port}"

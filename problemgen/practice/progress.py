@@ -209,12 +209,15 @@ class AnswerRecord:
 class ProgressStore:
     """Open (creating and migrating as needed) a progress file; every write is its own transaction."""
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(self, path: str | os.PathLike, *, any_thread: bool = False) -> None:
+        """``any_thread``: the store may be used from threads other than the one that opened it, which the
+        caller makes sure happens one at a time (the web app's lock does); SQLite refuses it otherwise."""
         self.path = Path(path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # isolation_level=None: no implicit transactions; each write below says BEGIN/COMMIT itself.
-            self._db = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_SECONDS, factory=_TimedConnection)
+            self._db = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_SECONDS, factory=_TimedConnection,
+                                       check_same_thread=not any_thread)
         except (OSError, sqlite3.Error) as exc:
             raise ProblemgenError(f"{self.path}: cannot open the progress store ({exc})") from exc
         try:

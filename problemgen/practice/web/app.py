@@ -1,20 +1,23 @@
 """The Flask application: pages (curriculum, problem, progress, bank preview) and the JSON practice API.
 
-Routes stay thin: each opens the progress store for the request, calls ``engine.Practice`` (the shared
-practice rules) or ``views`` (page data), and renders a template from ``templates/web/`` or returns JSON.
+Routes stay thin: each takes the app's progress store (requests come one at a time, see ``dispatch``), calls
+``engine.Practice`` (the shared practice rules) or ``views`` (page data), and renders a template from
+``templates/web/`` or returns JSON.
 Files are served only from the package's own ``static/`` directory (Flask's ``safe_join`` refuses any
 path that leaves it); banks only by the names of the shipped banks; the database only at ``db_path``.
 """
 
 from __future__ import annotations
 
-import threading
+import json
+import re
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
-from flask import Flask, abort, current_app, g, jsonify, render_template, request
+from flask import Flask, abort, current_app, jsonify, render_template, request
+from werkzeug.exceptions import HTTPException, InternalServerError
 
 from problemgen.documents.banks import load_bank, shipped_banks
 from problemgen.documents.worksheet import build_variant
@@ -24,6 +27,7 @@ from problemgen.practice.progress import ProgressStore
 from problemgen.practice.services import clock_from_env, default_services
 from problemgen.practice.rules import load_curriculum, summary
 from problemgen.practice.web import security
+from problemgen.practice.web.dispatch import one_at_a_time
 from problemgen.practice.web.engine import ItemView, Practice, find_part
 from problemgen.practice.web.inputs import answer_text, empty_cells
 from problemgen.practice.web.preview import read_as
@@ -38,21 +42,28 @@ from problemgen.resources import templates_dir
 
 STATIC_DIR = Path(__file__).with_name("static")
 MAX_REQUEST_BYTES = 64 * 1024
+_SMALL_INT = re.compile(r"[0-9]{1,9}")
 
 
 def create_app(db_path: str | Path, *, clock: Callable[[], datetime] | None = None, services=None,
-               curriculum=None) -> Flask:
-    """The app over the progress file ``db_path`` (created on first use, like the quiz does)."""
+               curriculum=None, hosts: Iterable[str] = ()) -> Flask:
+    """The app over the progress file ``db_path`` (created on first use, like the quiz does).
+
+    ``hosts``: names besides loopback and the bound address that requests may be made to (``--host``)."""
     app = Flask(__name__, static_folder=str(STATIC_DIR), static_url_path="/static",
                 template_folder=str(templates_dir() / "web"))
     app.jinja_env.autoescape = True  # templates are *.html.j2: Flask would not guess it from the name
     app.config.update(MAX_CONTENT_LENGTH=MAX_REQUEST_BYTES, SEND_FILE_MAX_AGE_DEFAULT=3600)
+    app.wsgi_app = one_at_a_time(app.wsgi_app, MAX_REQUEST_BYTES)
     state = app.extensions["problemgen"] = {
         "db": Path(db_path), "clock": clock or clock_from_env(), "token": security.new_token(),
         "services": services or default_services(), "curriculum": curriculum or load_curriculum(),
+        "hosts": frozenset(host.lower() for host in hosts),
     }
-    with ProgressStore(state["db"]) as store:
-        state["session"] = store.start_session(store.base_seed(), None, state["clock"]())
+    # one store for the app's life: closing SQLite's last connection syncs the journal to disk, a cost
+    # per request; requests use it one at a time (dispatch.one_at_a_time), from whichever thread
+    store = state["store"] = ProgressStore(state["db"], any_thread=True)
+    state["session"] = store.start_session(store.base_seed(), None, state["clock"]())
     _register(app)
     return app
 
@@ -66,23 +77,17 @@ def _state() -> dict[str, Any]:
 
 def _practice() -> Practice:
     state = _state()
-    return Practice(_store(state), state["curriculum"], state["services"], state["clock"], state["session"])
+    return Practice(state["store"], state["curriculum"], state["services"], state["clock"], state["session"])
 
 
-def _store(state: dict[str, Any]) -> ProgressStore:
-    """The progress store for this request.
+def _bound() -> tuple[str, int]:
+    """The address and port the server listens on: a WSGI server fills ``SERVER_NAME`` and
+    ``SERVER_PORT`` from its own socket (werkzeug from ``server_address``), never from the request."""
+    return request.environ["SERVER_NAME"], int(request.environ["SERVER_PORT"])
 
-    SQLite connections belong to the thread that opened them, and closing the last connection
-    checkpoints the journal (a disk sync), so the server's one serving thread keeps its store open for
-    the app's life; a request on any other thread (a threaded server) opens its own for the request."""
-    if state.get("store_thread") == threading.get_ident():
-        return state["store"]
-    if "store" not in state:
-        state["store"], state["store_thread"] = ProgressStore(state["db"]), threading.get_ident()
-        return state["store"]
-    if "store" not in g:
-        g.store = ProgressStore(state["db"])
-    return g.store
+
+def _is_api() -> bool:
+    return request.path.startswith("/api/")
 
 
 def _page(template: str, **context: Any) -> str:
@@ -90,7 +95,18 @@ def _page(template: str, **context: Any) -> str:
 
 
 def _payload() -> dict[str, Any]:
-    data = request.get_json(silent=True)
+    """The JSON object a POST carries.
+
+    Parsed here rather than by ``request.get_json(silent=True)``, which let a deeply nested body escape as
+    a RecursionError (a 500). ``get_data`` answers 413 for a body over the size cap (``dispatch`` gives
+    a chunked body its length, so that holds for it too)."""
+    if not request.is_json:
+        raise ProblemgenError("expected a JSON object (Content-Type: application/json)")
+    body = request.get_data(cache=True)
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested deeper than the parser goes
+        raise ProblemgenError("the request body is not readable JSON") from None
     if not isinstance(data, dict):
         raise ProblemgenError("expected a JSON object")
     return data
@@ -118,8 +134,9 @@ def item_json(view: ItemView) -> dict[str, Any]:
 
 def _register(app: Flask) -> None:
     @app.before_request
-    def refuse_cross_site():
-        why = security.refusal(request.method, request.headers, request.host, _state()["token"])
+    def refuse_other_hosts_and_sites():
+        why = (security.host_refusal(request.headers.get("Host"), _bound(), _state()["hosts"])
+               or security.refusal(request.method, request.headers, _state()["token"]))
         if why:
             return jsonify(error=why), 403
         return None
@@ -129,12 +146,6 @@ def _register(app: Flask) -> None:
         security.harden(response)
         return response
 
-    @app.teardown_request
-    def close_store(_exc):
-        store = g.pop("store", None)
-        if store is not None:
-            store.close()
-
     @app.errorhandler(ProblemgenError)
     def bad_input(exc):
         return jsonify(error=str(exc)), 400
@@ -142,6 +153,22 @@ def _register(app: Flask) -> None:
     @app.errorhandler(413)
     def too_large(_exc):
         return jsonify(error="request too large"), 413
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException):
+        """A refusal by Flask itself (unknown URL, wrong method): on the API one line of JSON, which the
+        page script reads as it reads our own errors; a page keeps Flask's HTML answer."""
+        if not _is_api():
+            return exc
+        return jsonify(error=exc.description), exc.code
+
+    @app.errorhandler(Exception)
+    def unexpected(exc: Exception):
+        """A bug: the traceback goes to the server's log only, never to the client."""
+        current_app.logger.error("%s %s failed", request.method, request.path, exc_info=exc)
+        if _is_api():
+            return jsonify(error="internal error; the terminal running problemgen serve shows the details"), 500
+        return InternalServerError()
 
     _pages(app)
     _api(app)
@@ -199,7 +226,9 @@ def _solution_html(view: ItemView, prompt: bool = False) -> str:
 
 
 def _small_int(text: str) -> int | None:
-    return int(text) if text.isdigit() and len(text) < 10 else None
+    """``text`` as a number of up to 9 ASCII digits, else None (the default). Not ``str.isdigit``:
+    it accepts digits such as ``²`` that ``int`` refuses, which made ``?seed=%C2%B2`` a server error."""
+    return int(text) if _SMALL_INT.fullmatch(text) else None
 
 
 def _bank_context(name: str, seed_text: str, problem_id: str | None = None,

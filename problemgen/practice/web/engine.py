@@ -62,8 +62,7 @@ class ItemView:
 
 
 class Practice:
-    """One request's view of the student's practice (a store is opened per request: SQLite
-    connections stay in their thread)."""
+    """One request's view of the student's practice, over the app's store (requests come one at a time)."""
 
     def __init__(self, store: ProgressStore, curriculum: Curriculum, services: Services,
                  clock: Callable[[], datetime], session_id: int) -> None:
