@@ -195,3 +195,17 @@ def test_the_app_sees_one_request_at_a_time(tmp_path):
             thread.join(TIMEOUT)
     assert [status for status, _ in replies] == [200] * 6
     assert max(most) == 1
+
+
+def test_a_port_in_use_is_a_one_line_error_not_werkzeugs_exit(tmp_path):
+    """Werkzeug reports a port it cannot bind by printing and calling sys.exit(1), which the CLI would
+    pass on as exit 1 ("found a failure"); it is bad input, our one-line error (exit 2)."""
+    from problemgen.errors import ProblemgenError
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        app = create_app(tmp_path / "progress.sqlite3", hosts=["127.0.0.1"])
+        with pytest.raises(ProblemgenError, match=f"cannot listen on 127.0.0.1:{port} .*in use"):
+            practice_server("127.0.0.1", port, app)

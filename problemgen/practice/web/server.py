@@ -42,11 +42,24 @@ def practice_server(host: str, port: int, app, *, request_seconds: float = REQUE
     Each connection is read on its own thread, so a slow or idle client never holds up another; the
     app sees one request at a time all the same (``dispatch``). A connection has ``request_seconds`` to
     send its request and may send at most ``READ_BYTES``, so none is held open for ever."""
-    from werkzeug.serving import ThreadedWSGIServer
-
-    server = ThreadedWSGIServer(host, port, app, handler=_handler_class())
+    server = _server_class()(host, port, app, handler=_handler_class())
     server.request_seconds = request_seconds
     return server
+
+
+def _server_class():
+    """Werkzeug's threaded server, whose failure to bind is our one-line error (exit 2): werkzeug itself
+    prints the reason and calls ``sys.exit(1)``, which no caller can tell from a crash."""
+    from werkzeug.serving import ThreadedWSGIServer
+
+    class PracticeServer(ThreadedWSGIServer):
+        def server_bind(self) -> None:
+            try:
+                super().server_bind()
+            except OSError as exc:  # werkzeug re-raises anything but an OSError as it is
+                raise ProblemgenError(f"cannot listen on {self.host}:{self.port} ({exc.strerror or exc})") from exc
+
+    return PracticeServer
 
 
 def serve(host: str, port: int, db: str | Path, *, open_browser: bool, out: TextIO,
@@ -56,10 +69,7 @@ def serve(host: str, port: int, db: str | Path, *, open_browser: bool, out: Text
     from problemgen.practice.web.app import create_app  # lazy: Flask is optional, checked just above
 
     app = create_app(db, hosts=[host])
-    try:
-        server = practice_server(host, port, app)
-    except OSError as exc:
-        raise ProblemgenError(f"cannot listen on {host}:{port} ({exc.strerror or exc})") from exc
+    server = practice_server(host, port, app)
     shown_host = f"[{host}]" if ":" in host else host
     url = f"http://{shown_host}:{server.server_port}/"
     out.write(f"problemgen serve: practise at {url}  (progress in {db}; Ctrl-C stops)\n")
