@@ -413,19 +413,22 @@ def _int(text: Any, name: str) -> int:
 
 
 def lms_build(render: Callable[[LmsExport], str | bytes],
-              note: Callable[[LmsExport], list[str]] | None = None) -> Callable[..., str]:
+              note: Callable[[LmsExport], list[str]] | None = None,
+              adapt: Callable[[LmsExport], LmsExport] | None = None) -> Callable[..., str]:
     """The ``build`` of an LMS :class:`~problemgen.exports.Export`: model, render, write, report.
 
-    ``render`` turns the model into the file's text (or bytes, e.g. a zip); the terminal gets the notices,
-    the format's own ``note`` lines, if any, and the files written."""
+    ``render`` turns the model into the file's text (or bytes, e.g. a zip); ``adapt``, if any, first
+    drops what the format cannot hold, so the preview shows what was written; the terminal gets the
+    notices, the format's own ``note`` lines about the whole model, if any, and the files written."""
 
     def build(bank: str, n: Any, output: Any, seed: Any = "0", with_solutions: bool = False,
               preview: Any = None) -> str:
         export = build_export(str(bank), _int(n, "-n"), _int(seed, "--seed"), bool(with_solutions))
-        _write(Path(output), render(export))
+        written_model = adapt(export) if adapt else export
+        _write(Path(output), render(written_model))
         written = [str(output)]
         if preview:
-            _write(Path(preview), preview_markdown(export))
+            _write(Path(preview), preview_markdown(written_model))
             written.append(str(preview))
         notes = note(export) if note else []
         return "".join(f"{line}\n" for line in [*export.notices, *notes, *(f"wrote {w}" for w in written)])

@@ -10,7 +10,11 @@ Canvas reads IMS QTI 1.2 with its own metadata (``question_type``, ``points_poss
 - choice -> ``multiple_choice_question`` (or ``multiple_answers_question``), per-option feedback;
 - short answer -> ``short_answer_question`` with every accepted spelling (Canvas compares ignoring case);
 - a question no LMS can check -> ``essay_question`` (graded by hand);
-- each known mistake -> a condition before the key's that scores nothing and shows its hint;
+- a choice's known mistakes -> the wrong option's feedback; the known mistakes of numerical and
+  short-answer items are left out: Canvas's importer makes every condition of those items that
+  compares the response with a value a full-credit answer (its numerical and short-answer questions
+  have no 0-credit answers), so a mistake written there would be marked right. Only the key is
+  written, and the command says how many hints that leaves out;
 - the worked solution (``--with-solutions``) -> the item's general feedback.
 
 Several blanks (multi-part problems, matrices, masks): Canvas's fill-in-multiple-blanks compares text
@@ -26,6 +30,7 @@ import io
 import re
 import xml.etree.ElementTree as ET
 import zipfile
+from dataclasses import replace
 
 from problemgen.exports import Export
 from problemgen.exports.bundle import ZIP_DATE
@@ -96,11 +101,8 @@ def _typed_response(item: ET.Element, render: dict | None = None, label: dict | 
 
 
 def _numerical(item: ET.Element, processing: ET.Element, blank: Blank) -> None:
+    """Only the key: Canvas would import a mistake's condition as another correct answer."""
     _typed_response(item, {"fibtype": "Decimal"}, {"ident": "answer1"})
-    for k, mistake in enumerate(blank.mistakes, start=1):
-        _near(_condition(processing, score=None, feedback=f"mistake{k}_fb", last=False), float(mistake.value),
-              blank.tolerance)
-        _feedback(item, f"mistake{k}_fb", mistake.feedback)
     _near(_condition(processing, score="100", feedback=None, last=True), float(blank.value), blank.tolerance)
 
 
@@ -129,11 +131,8 @@ def _choice(item: ET.Element, processing: ET.Element, blank: Blank) -> None:
 
 
 def _short(item: ET.Element, processing: ET.Element, blank: Blank) -> None:
+    """Only the accepted spellings: Canvas would import a wrong spelling's condition as a right one."""
     _typed_response(item)
-    for k, mistake in enumerate(blank.mistakes, start=1):
-        sub_element(_condition(processing, score=None, feedback=f"mistake{k}_fb", last=False), "varequal",
-             {"respident": "response1"}, str(mistake.value))
-        _feedback(item, f"mistake{k}_fb", mistake.feedback)
     either = sub_element(_condition(processing, score="100", feedback=None, last=True), "or")  # explicit: any spelling
     for spelling in blank.spellings:
         sub_element(either, "varequal", {"respident": "response1"}, spelling)
@@ -205,6 +204,32 @@ def manifest_xml(export: LmsExport) -> bytes:
             f'</manifest>\n').encode("utf-8")
 
 
+def left_out_hints_note(export: LmsExport) -> list[str]:
+    """How many known mistakes of numerical and short-answer blanks Canvas cannot keep (see the module)."""
+    typed = [b for pool in export.pools for q in pool.questions if not q.manual for b in q.blanks
+             if b.kind in _QUESTION_TYPES]
+    count = sum(len(b.mistakes) for b in typed)
+    if not count:
+        return []
+    return [f"{count} known-mistake hints of numerical and short-answer items left out: Canvas would import "
+            "them as correct answers (the moodle, gift and qti21 exports keep them)"]
+
+
+def without_typed_mistakes(export: LmsExport) -> LmsExport:
+    """The model as Canvas gets it: numerical and short-answer blanks without their known mistakes."""
+    def blank(b: Blank) -> Blank:
+        return replace(b, mistakes=()) if b.kind in _QUESTION_TYPES else b
+
+    def question(q: Question) -> Question:
+        return replace(q, blanks=tuple(map(blank, q.blanks)))
+
+    return replace(export, pools=tuple(replace(p, questions=tuple(map(question, p.questions))) for p in export.pools))
+
+
+def _notes(export: LmsExport) -> list[str]:
+    return one_per_blank_note("Canvas items")(export) + left_out_hints_note(export)
+
+
 def render_qti12(export: LmsExport) -> bytes:
     """The zip: ``imsmanifest.xml`` and ``BANK/BANK.xml``, fixed timestamps (same bank, same bytes)."""
     ident = _ident(export.bank_id)
@@ -220,10 +245,12 @@ EXPORT = Export(
     summary="Canvas QTI 1.2 zip of question groups (one per bank item).",
     help="""Write a Canvas QTI 1.2 zip: one question group per bank item, drawing 1 of N distinct variants.
 
-    Numbers become numerical questions with the part's tolerance (known mistakes show their hint);
-    choices multiple choice with per-option feedback; words and shapes short answer. Canvas's
-    fill-in-multiple-blanks cannot keep tolerances, so a problem with several blanks becomes one item
-    per blank ("part k of K"). Import it in Canvas: Settings > Import Course Content > QTI .zip file.
+    Numbers become numerical questions with the part's tolerance; choices multiple choice with
+    per-option feedback (a known mistake's hint on its option); words and shapes short answer. Canvas
+    has no wrong answers with feedback for numbers and words, so their known mistakes are left out
+    (the command says how many). Canvas's fill-in-multiple-blanks cannot keep tolerances, so a problem
+    with several blanks becomes one item per blank ("part k of K"). Import it in Canvas: Settings >
+    Import Course Content > QTI .zip file.
 
     \b
     Example:
@@ -231,5 +258,5 @@ EXPORT = Export(
       problemgen export qti12 --bank masking -n 3 -o masking.zip --with-solutions --preview masking.md
     """,
     options=lms_options(),
-    build=lms_build(render_qti12, one_per_blank_note("Canvas items")),
+    build=lms_build(render_qti12, _notes, without_typed_mistakes),
 )
