@@ -7,7 +7,10 @@ QTI 2.1 is what most other platforms import (Blackboard, Inspera, TAO, ONYX, Sak
 interactions, so a multi-part problem stays one item. It renders the model of ``exports.lms``:
 
 - numerical blank -> ``textEntryInteraction`` (``float``), scored with ``equal`` and an absolute
-  ``tolerance``; integers exactly (``integer`` and ``match``);
+  ``tolerance``; integers exactly (``integer`` and ``match``), unless the key or a known mistake lies
+  outside QTI's 32-bit integers (or is not whole): then ``float`` and ``equal`` with a zero tolerance,
+  exact for every integer a double holds (players such as TAO's qtism and QTIWorks refuse a larger
+  ``integer``);
 - choice -> ``choiceInteraction`` scored against its ``correctResponse``; a mask cell is a choice of two;
 - short answer -> ``textEntryInteraction`` (``string``) with a ``mapping`` of every spelling (ignoring case);
 - each known mistake and each option's explanation -> a ``modalFeedback`` its condition shows;
@@ -33,6 +36,8 @@ from problemgen.exports.qti12 import sub_element as _sub
 
 QTI_NS = "http://www.imsglobal.org/xsd/imsqti_v2p1"
 CP_NS = "http://www.imsglobal.org/xsd/imscp_v1p1"
+QTI_INT_MAX = 2**31 - 1
+"""QTI's ``integer`` is 32-bit (the XSD's ``xs:int``)."""
 
 
 def _ident(text: str) -> str:
@@ -62,10 +67,16 @@ def _add(parent: ET.Element, outcome: str, base_type: str, value: str, container
     _value(setter, base_type, value)
 
 
+def qti_integer(blank: Blank) -> bool:
+    """Whether an integer blank can be a QTI ``integer``: its key and every mistake whole and 32-bit."""
+    values = (blank.value, *(m.value for m in blank.mistakes))
+    return blank.integer and all(float(v).is_integer() and abs(v) <= QTI_INT_MAX for v in values)
+
+
 def _declare(item: ET.Element, blank: Blank, response: str) -> None:
     if blank.kind == "numerical":
         _sub(item, "responseDeclaration", {"identifier": response, "cardinality": "single",
-                                           "baseType": "integer" if blank.integer else "float"})
+                                           "baseType": "integer" if qti_integer(blank) else "float"})
         return
     if blank.kind == "choice":
         declaration = _sub(item, "responseDeclaration", {"identifier": response, "baseType": "identifier",
@@ -98,7 +109,7 @@ def _interaction(body: ET.Element, blank: Blank, response: str) -> None:
 
 def _matches(parent: ET.Element, blank: Blank, response: str, value) -> None:
     """The condition "the response is ``value``" for this blank's kind."""
-    if blank.kind == "numerical" and not blank.integer:
+    if blank.kind == "numerical" and not qti_integer(blank):  # an integer's tolerance is 0: exact
         test = _sub(parent, "equal", {"toleranceMode": "absolute", "tolerance": f"{number(blank.tolerance)} "
                                                                                 f"{number(blank.tolerance)}"})
         _sub(test, "variable", {"identifier": response})
