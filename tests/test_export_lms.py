@@ -209,6 +209,43 @@ def test_an_unwritable_output_or_a_missing_bank_is_a_one_line_error(tmp_path):
         assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
 
 
+@pytest.mark.parametrize("field", ["title", "prompt"])
+def test_the_xml_writers_never_write_a_character_xml_forbids(field):
+    """Bank validation refuses control characters; a model from elsewhere is refused by the writer
+    instead of becoming a file no reader parses."""
+    from problemgen.errors import ProblemgenError
+    from problemgen.exports.moodle import render_moodle
+    from problemgen.exports.qti12 import render_qti12
+    from problemgen.exports.lms import Blank, LmsExport, Pool, Question
+    from problemgen.exports.qti21 import render_qti21
+
+    text = {"title": "T", "prompt": "<p>P</p>"}
+    text[field] = text[field].replace("P", "P nul \x00 esc \x1b[31m").replace("T", "T nul \x00 esc \x1b[31m")
+    blank = Blank("n", "n", "numerical", value=2.5, tolerance=0.01)
+    question = Question("attention.scores/d1/s1", text["title"], text["prompt"], "", (blank,), 1.0)
+    export = LmsExport("b", "B", (Pool("p1", "P", 1.0, (question,)),), ())
+    for render in (render_moodle, render_qti12, render_qti21):
+        with pytest.raises(ProblemgenError, match=r"U\+0000 is a character XML 1\.0 forbids") as caught:
+            render(export)
+        assert "\n" not in str(caught.value) and "\x00" not in str(caught.value)
+
+
+@pytest.mark.parametrize("export", ["moodle", "gift", "qti12", "qti21"])
+def test_a_bank_with_a_control_character_is_refused_before_anything_is_written(tmp_path, export):
+    import subprocess
+    import sys
+
+    bank = tmp_path / "ctrl.toml"
+    bank.write_text('title = "Ctrl \\u0001 esc \\u001b[31m"\n[[problems]]\nkind = "attention.weights"\n'
+                    'title = "Item \\u0000 nul"\n', encoding="utf-8")
+    out = tmp_path / "out"
+    result = subprocess.run([sys.executable, "-m", "problemgen", "export", export, "--bank", str(bank), "-o", str(out)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0 and not out.exists(), result.stderr
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
+    assert "line 1, key 'title': contains the control character U+0001" in result.stderr
+
+
 def test_problemgen_show_rebuilds_an_exported_variant_from_its_id():
     """The README's promise: the id in a question's name is enough to show that very problem."""
     from click.testing import CliRunner

@@ -136,6 +136,24 @@ def text_html(text: Any) -> str:
     return md.inline_html(str(text), mathjax)
 
 
+XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+"""The characters XML 1.0 cannot hold, escaped or not (its ``Char`` production)."""
+
+
+def xml_document(document: str | bytes, name: str) -> str | bytes:
+    """``document`` unchanged, or a one-line error when it would hold a character XML 1.0 forbids.
+
+    Why here: bank validation refuses control characters, but a model built by a library caller or a
+    generator could still carry one, and ElementTree writes it raw into a file no reader accepts."""
+    text = document.decode("utf-8") if isinstance(document, bytes) else document
+    found = XML_FORBIDDEN.search(text)
+    if found:
+        near = text[max(0, found.start() - 40):found.start()]
+        raise ProblemgenError(f"{name}: U+{ord(found.group()):04X} is a character XML 1.0 forbids "
+                              f"(after {near!r}); remove it from the bank")
+    return document
+
+
 def plain_text(html: str) -> str:
     """Readable text of model HTML, for the preview: tags dropped, MathJax delimiters back to ``$``."""
     text = re.sub(r"<[^>]+>", "", html)

@@ -34,7 +34,8 @@ from dataclasses import replace
 
 from problemgen.exports import Export
 from problemgen.exports.bundle import ZIP_DATE
-from problemgen.exports.lms import Blank, LmsExport, Pool, Question, lms_build, lms_options, one_per_blank_note
+from problemgen.exports.lms import (Blank, LmsExport, Pool, Question, lms_build, lms_options, one_per_blank_note,
+                                    xml_document)
 from problemgen.exports.moodle import number
 
 QTI_NS = "http://www.imsglobal.org/xsd/ims_qtiasiv1p2"
@@ -236,7 +237,7 @@ def render_qti12(export: LmsExport) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for path, data in (("imsmanifest.xml", manifest_xml(export)), (f"{ident}/{ident}.xml", assessment_xml(export))):
-            archive.writestr(zipfile.ZipInfo(path, ZIP_DATE), data, zipfile.ZIP_DEFLATED)
+            archive.writestr(zipfile.ZipInfo(path, ZIP_DATE), xml_document(data, path), zipfile.ZIP_DEFLATED)
     return buffer.getvalue()
 
 

@@ -30,7 +30,7 @@ import zipfile
 
 from problemgen.exports import Export
 from problemgen.exports.bundle import ZIP_DATE
-from problemgen.exports.lms import Blank, LmsExport, Question, lms_build, lms_options
+from problemgen.exports.lms import Blank, LmsExport, Question, lms_build, lms_options, xml_document
 from problemgen.exports.moodle import number
 from problemgen.exports.qti12 import sub_element as _sub
 
@@ -47,7 +47,7 @@ def _ident(text: str) -> str:
 
 def _xhtml(parent: ET.Element, html: str) -> None:
     """HTML fragments (well-formed: the fragments write closed tags) appended as elements of ``parent``."""
-    holder = ET.fromstring(f"<div>{html}</div>")
+    holder = ET.fromstring(f"<div>{xml_document(html, 'QTI 2.1 item text')}</div>")  # a forbidden character: one line
     if holder.text:
         if len(parent):
             parent[-1].tail = (parent[-1].tail or "") + holder.text
@@ -260,7 +260,7 @@ def render_qti21(export: LmsExport) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for path in sorted(files):
-            archive.writestr(zipfile.ZipInfo(path, ZIP_DATE), files[path], zipfile.ZIP_DEFLATED)
+            archive.writestr(zipfile.ZipInfo(path, ZIP_DATE), xml_document(files[path], path), zipfile.ZIP_DEFLATED)
     return buffer.getvalue()
 
 
