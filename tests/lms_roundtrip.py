@@ -154,3 +154,17 @@ def check_hostile_responses(responses, blanks, mistake_feedback: bool = True) ->
             assert response.score("hxd_k") == 0  # the * is literal, not a wildcard
             assert response.score("w}~#") == 0
             assert [a.feedback for a in response.answers if a.fraction == 0] == hints
+
+
+DUPLICATE_BANK = """title = "Dup"
+seed = 1
+[[problems]]
+kind = "attention.weights"
+seeds = [5]
+points = 1
+[[problems]]
+kind = "attention.weights"
+seeds = [5, 5]
+points = 4
+"""
+"""One variant in three bank places worth 1, 4 and 4 points: a format must keep three questions."""

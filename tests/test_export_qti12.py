@@ -13,7 +13,7 @@ from problemgen.exports.lms import build_export
 from problemgen.exports.moodle import number
 from problemgen.exports.qti12 import EXPORT, VARIANT_FIELD, render_qti12
 from tests.lms_readers import read_qti12
-from tests.lms_roundtrip import check_hostile_responses, check_variant, hostile_export
+from tests.lms_roundtrip import DUPLICATE_BANK, check_hostile_responses, check_variant, hostile_export
 
 FAST_BANKS = ("question_banks/params_memory.toml", "question_banks/masking.toml",
               "question_banks/multihead_shapes.toml")
@@ -53,6 +53,20 @@ def test_every_shipped_bank_round_trips_and_is_valid(tmp_path, schema, bank):
     data = export_zip(tmp_path, bank, n=3, with_solutions=True)
     assert sum(round_trip(data).values()) > 0
     schema.validate(_assessment(data).decode())
+
+
+def test_the_same_variant_in_two_bank_places_is_an_item_per_place_and_blank(tmp_path):
+    bank = tmp_path / "dup.toml"
+    bank.write_text(DUPLICATE_BANK, encoding="utf-8")
+    data = export_zip(tmp_path, bank, n=3)
+    ns = "{http://www.imsglobal.org/xsd/ims_qtiasiv1p2}"
+    root = ET.fromstring(zipfile.ZipFile(io.BytesIO(data)).read("dup/dup.xml"))
+    idents = [i.get("ident") for i in root.iter(f"{ns}item")]
+    blanks = len(build_export(str(bank), 3).pools[0].questions[0].blanks)
+    assert len(idents) == len(set(idents)) == 3 * blanks
+    groups = [s for s in root.iter(f"{ns}section") if s.find(f"{ns}selection_ordering") is not None]
+    assert [(len(g.findall(f"{ns}item")), float(g.findtext(f".//{ns}points_per_item"))) for g in groups] == [
+        (blanks, 1.0), (blanks, 4.0), (blanks, 4.0)]
 
 
 def test_each_pool_is_a_group_drawing_one_item_worth_the_pool_points(tmp_path):

@@ -10,8 +10,8 @@ import pytest
 from problemgen.documents.banks import shipped_banks
 from problemgen.exports.lms import Blank, LmsExport, Option, Pool, Question, WrongAnswer, build_export
 from problemgen.exports.qti21 import EXPORT, render_qti21
-from tests.lms_readers import QTI21, read_qti21
-from tests.lms_roundtrip import check_variant
+from tests.lms_readers import QTI21, Qti21Item, read_qti21
+from tests.lms_roundtrip import DUPLICATE_BANK, check_variant
 
 FAST_BANKS = ("question_banks/params_memory.toml", "question_banks/masking.toml",
               "question_banks/multihead_shapes.toml")
@@ -72,6 +72,23 @@ def test_integer_answers_beyond_32_bits_are_exact_floats(tmp_path, bank, n):
     assert round_trip(data) > 0
     if n > 1:
         assert _integers(data)  # integers that fit stay integers
+
+
+def test_the_same_variant_in_two_bank_places_is_an_item_per_place_with_its_points(tmp_path):
+    bank = tmp_path / "dup.toml"
+    bank.write_text(DUPLICATE_BANK, encoding="utf-8")
+    data = export_zip(tmp_path, bank, n=3)
+    test, items = read_qti21(data)
+    refs = [r.get("identifier") for r in test.iter(f"{QTI21}assessmentItemRef")]
+    manifest = ET.fromstring(zipfile.ZipFile(io.BytesIO(data)).read("imsmanifest.xml"))
+    resources = [r.get("identifier") for r in manifest.iter("{http://www.imsglobal.org/xsd/imscp_v1p1}resource")]
+    assert len(items) == len(refs) == len(set(refs)) == 3 and len(resources) == len(set(resources)) == 4
+    archive = zipfile.ZipFile(io.BytesIO(data))
+    pools = build_export(str(bank), 3).pools
+    assert [p.points for p in pools] == [1.0, 4.0, 4.0]
+    for section, pool in zip(test.iter(f"{QTI21}assessmentSection"), pools):
+        (ref,) = section.findall(f"{QTI21}assessmentItemRef")
+        assert Qti21Item(ET.fromstring(archive.read(ref.get("href")))).maxscore == pool.points
 
 
 def test_each_pool_is_a_section_selecting_one_of_its_items(tmp_path):

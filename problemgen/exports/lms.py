@@ -367,6 +367,16 @@ def question_of(problem: Problem, points: float, renderer, with_solutions: bool)
                     prompt_md=prompt_md, solution_md=solution_md)
 
 
+def slots(export: LmsExport) -> list[tuple[Pool, Question, str]]:
+    """Each question with a name unique in the export, ``POOL.K_VARIANT`` (its pool, its place there).
+
+    Why not the variant id alone: the same variant can sit in two bank places (pinned seeds, or a kind
+    with few variants), and a format whose identifiers must be unique (QTI) would then share one item,
+    with one place's points, between both places."""
+    return [(pool, question, f"{pool.id}.{k}_{question.variant_id}")
+            for pool in export.pools for k, question in enumerate(pool.questions, start=1)]
+
+
 def variant_pools(bank, n: int, seed: int) -> list[tuple[str, float, list[Problem]]]:
     """(pool id, points, up to ``n`` distinct problems) per bank place, drawn from worksheet seeds
     ``seed, seed+1, …`` exactly as worksheets draw them (so ``problemgen show`` rebuilds each one)."""

@@ -35,7 +35,7 @@ from dataclasses import replace
 from problemgen.exports import Export
 from problemgen.exports.bundle import ZIP_DATE
 from problemgen.exports.lms import (Blank, LmsExport, Pool, Question, lms_build, lms_options, one_per_blank_note,
-                                    xml_document)
+                                    slots, xml_document)
 from problemgen.exports.moodle import number
 
 QTI_NS = "http://www.imsglobal.org/xsd/ims_qtiasiv1p2"
@@ -144,10 +144,12 @@ def _essay(item: ET.Element, processing: ET.Element) -> None:
     sub_element(_condition(processing, score=None, feedback=None, last=True), "other")
 
 
-def _item(section: ET.Element, question: Question, blank: Blank | None, title: str, text: str, points: float) -> None:
-    """One Canvas item: a single blank of ``question`` (or the whole question as an essay)."""
-    item = sub_element(section, "item", {"ident": _ident(f"{question.variant_id}_{blank.id if blank else 'essay'}"),
-                                  "title": title})
+def _item(section: ET.Element, question: Question, blank: Blank | None, title: str, text: str, points: float,
+          slot: str) -> None:
+    """One Canvas item: a single blank of ``question`` (or the whole question as an essay), its ident
+    unique in the export (the ``slot`` name of ``lms.slots`` and the blank)."""
+    item = sub_element(section, "item", {"ident": _ident(f"{slot}_{blank.id if blank else 'essay'}"),
+                                         "title": title})
     choice = "multiple_answers_question" if blank and blank.multiple else "multiple_choice_question"
     kind = "essay_question" if blank is None else _QUESTION_TYPES.get(blank.kind, choice)
     _metadata(item, {"question_type": kind, "points_possible": number(points), VARIANT_FIELD: question.variant_id})
@@ -165,25 +167,25 @@ def _item(section: ET.Element, question: Question, blank: Blank | None, title: s
         {"numerical": _numerical, "choice": _choice, "short": _short}[blank.kind](item, processing, blank)
 
 
-def _items(section: ET.Element, question: Question, points: float) -> None:
+def _items(section: ET.Element, question: Question, points: float, slot: str) -> None:
     name = f"{question.title} [{question.variant_id}]"
     if question.manual or not question.blanks:
-        _item(section, question, None, name, question.prompt, points)
+        _item(section, question, None, name, question.prompt, points, slot)
         return
     total = len(question.blanks)
     for k, blank in enumerate(question.blanks, start=1):
         title = f"{name} part {k} of {total}: {re.sub(r'<[^>]+>', '', blank.label)}" if total > 1 else name
         heading = f"Part {k} of {total}: " if total > 1 else ""
-        _item(section, question, blank, title, f"{question.prompt}<p>{heading}{blank.label}</p>", points)
+        _item(section, question, blank, title, f"{question.prompt}<p>{heading}{blank.label}</p>", points, slot)
 
 
-def _group(root: ET.Element, pool: Pool) -> None:
+def _group(root: ET.Element, pool: Pool, questions: list[tuple[Question, str]]) -> None:
     section = sub_element(root, "section", {"ident": _ident(f"group_{pool.id}"), "title": pool.title})
     selection = sub_element(sub_element(section, "selection_ordering"), "selection")
     sub_element(selection, "selection_number", text="1")
     sub_element(sub_element(selection, "selection_extension"), "points_per_item", text=number(pool.points))
-    for question in pool.questions:
-        _items(section, question, pool.points)
+    for question, slot in questions:
+        _items(section, question, pool.points, slot)
 
 
 def assessment_xml(export: LmsExport) -> bytes:
@@ -191,8 +193,9 @@ def assessment_xml(export: LmsExport) -> bytes:
     root = ET.Element("questestinterop", {"xmlns": QTI_NS})
     assessment = sub_element(root, "assessment", {"ident": _ident(export.bank_id), "title": export.title})
     top = sub_element(assessment, "section", {"ident": "root_section"})
+    named = slots(export)
     for pool in export.pools:
-        _group(top, pool)
+        _group(top, pool, [(question, slot) for owner, question, slot in named if owner is pool])
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="utf-8", xml_declaration=False)
 
 

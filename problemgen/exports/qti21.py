@@ -2,8 +2,8 @@
 variant per bank item.
 
 QTI 2.1 is what most other platforms import (Blackboard, Inspera, TAO, ONYX, Sakai…). The zip holds
-``imsmanifest.xml``, ``items/<id>.xml`` (one ``assessmentItem`` each) and ``test.xml``, whose
-``assessmentSection`` per pool selects 1 of its items. Unlike Canvas and GIFT, an item can hold several
+``imsmanifest.xml``, ``items/<id>.xml`` (one ``assessmentItem`` per variant and bank place, named by
+``lms.slots``) and ``test.xml``, whose ``assessmentSection`` per pool selects 1 of its items. Unlike Canvas and GIFT, an item can hold several
 interactions, so a multi-part problem stays one item. It renders the model of ``exports.lms``:
 
 - numerical blank -> ``textEntryInteraction`` (``float``), scored with ``equal`` and an absolute
@@ -30,7 +30,7 @@ import zipfile
 
 from problemgen.exports import Export
 from problemgen.exports.bundle import ZIP_DATE
-from problemgen.exports.lms import Blank, LmsExport, Question, lms_build, lms_options, xml_document
+from problemgen.exports.lms import Blank, LmsExport, Question, lms_build, lms_options, slots, xml_document
 from problemgen.exports.moodle import number
 from problemgen.exports.qti12 import sub_element as _sub
 
@@ -184,9 +184,10 @@ def _outcomes(item: ET.Element, points: float) -> None:
     _sub(item, "outcomeDeclaration", {"identifier": "FEEDBACK", "cardinality": "multiple", "baseType": "identifier"})
 
 
-def item_xml(question: Question, points: float) -> bytes:
-    """One ``assessmentItem``: the prompt, one interaction per blank (or an essay), scoring and feedback."""
-    item = ET.Element("assessmentItem", {"xmlns": QTI_NS, "identifier": _ident(question.variant_id),
+def item_xml(question: Question, points: float, slot: str | None = None) -> bytes:
+    """One ``assessmentItem``: the prompt, one interaction per blank (or an essay), scoring and feedback;
+    its identifier is the ``slot`` name (see ``lms.slots``), or the variant id."""
+    item = ET.Element("assessmentItem", {"xmlns": QTI_NS, "identifier": _ident(slot or question.variant_id),
                                          "title": f"{question.title} [{question.variant_id}]",
                                          "adaptive": "false", "timeDependent": "false"})
     blanks = () if question.manual else question.blanks
@@ -223,13 +224,13 @@ def test_xml(export: LmsExport, hrefs: dict[str, str]) -> bytes:
     test = ET.Element("assessmentTest", {"xmlns": QTI_NS, "identifier": _ident(export.bank_id), "title": export.title})
     part = _sub(test, "testPart", {"identifier": "part1", "navigationMode": "nonlinear",
                                    "submissionMode": "individual"})
-    for pool in export.pools:
-        section = _sub(part, "assessmentSection", {"identifier": _ident(pool.id), "title": pool.title,
-                                                   "visible": "true"})
-        _sub(section, "selection", {"select": "1"})
-        for question in pool.questions:
-            _sub(section, "assessmentItemRef", {"identifier": _ident(question.variant_id),
-                                                "href": hrefs[question.variant_id]})
+    sections = {}
+    for pool, _, slot in slots(export):
+        if pool.id not in sections:
+            sections[pool.id] = _sub(part, "assessmentSection", {"identifier": _ident(pool.id), "title": pool.title,
+                                                                 "visible": "true"})
+            _sub(sections[pool.id], "selection", {"select": "1"})
+        _sub(sections[pool.id], "assessmentItemRef", {"identifier": _ident(slot), "href": hrefs[slot]})
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(test, encoding="utf-8")
 
 
@@ -239,9 +240,9 @@ def manifest_xml(export: LmsExport, hrefs: dict[str, str]) -> bytes:
     resources = _sub(manifest, "resources")
     test = _sub(resources, "resource", {"identifier": "TEST", "type": "imsqti_test_xmlv2p1", "href": "test.xml"})
     _sub(test, "file", {"href": "test.xml"})
-    for variant_id, href in hrefs.items():
-        _sub(test, "dependency", {"identifierref": _ident(variant_id)})
-        resource = _sub(resources, "resource", {"identifier": _ident(variant_id), "type": "imsqti_item_xmlv2p1",
+    for slot, href in hrefs.items():
+        _sub(test, "dependency", {"identifierref": _ident(slot)})
+        resource = _sub(resources, "resource", {"identifier": _ident(slot), "type": "imsqti_item_xmlv2p1",
                                                 "href": href})
         _sub(resource, "file", {"href": href})
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(manifest, encoding="utf-8")
@@ -250,11 +251,9 @@ def manifest_xml(export: LmsExport, hrefs: dict[str, str]) -> bytes:
 def render_qti21(export: LmsExport) -> bytes:
     """The content package zip: manifest, test and items, fixed timestamps (same bank, same bytes)."""
     files, hrefs = {}, {}
-    for pool in export.pools:
-        for question in pool.questions:
-            href = f"items/{_ident(question.variant_id)}.xml"
-            hrefs[question.variant_id] = href
-            files[href] = item_xml(question, pool.points)
+    for pool, question, slot in slots(export):
+        hrefs[slot] = f"items/{_ident(slot)}.xml"
+        files[hrefs[slot]] = item_xml(question, pool.points, slot)
     files["test.xml"] = test_xml(export, hrefs)
     files["imsmanifest.xml"] = manifest_xml(export, hrefs)
     buffer = io.BytesIO()
