@@ -127,6 +127,32 @@ def test_prompts_are_html_with_mathjax_delimiters_and_nothing_else_unescaped():
     assert text_html("<b>$x$</b>") == "&lt;b&gt;\\(x\\)&lt;/b&gt;"
 
 
+def test_plain_text_stays_literal_but_for_its_maths():
+    """Labels, options and hints are plain text, not Markdown: "2**x or 10**x" is not bold between its stars."""
+    assert text_html("exp(x), not 2**x or 10**x") == "exp(x), not 2**x or 10**x"
+    assert text_html("a `b` \\* _c_ $x^2$ <i>") == "a `b` \\* _c_ \\(x^2\\) &lt;i&gt;"
+
+
+@pytest.mark.parametrize("export", ["moodle", "gift", "qti21"])
+def test_a_hint_with_stars_reads_back_literally_in_every_format_that_carries_it(tmp_path, export):
+    """The softmax-base hint ("exp(x), not 2**x or 10**x") of attention weights, as each file holds it;
+    Canvas QTI 1.2 carries no numerical hints (see its export)."""
+    import html
+    import zipfile
+
+    from problemgen.exports import all_exports
+
+    bank = tmp_path / "w.toml"
+    bank.write_text('title = "W"\n[[problems]]\nkind = "attention.weights"\nseeds = [2]\n', encoding="utf-8")
+    out = tmp_path / "out"
+    all_exports()[export].build(bank=str(bank), n="1", output=out, seed="0")
+    if export == "qti21":
+        text = "".join(zipfile.ZipFile(out).read(n).decode() for n in zipfile.ZipFile(out).namelist())
+    else:
+        text = out.read_text(encoding="utf-8")
+    assert "not 2**x or 10**x" in html.unescape(text) and "<strong>x" not in html.unescape(text)
+
+
 def test_a_markdown_table_becomes_an_html_table():
     html = markdown_html("| query \\ key | 1 |\n|---|---:|\n| 1 | ░ 0.5 |\n\nShading: $x$", lambda t, d: f"[{t}]")
     assert html == ('<table><thead><tr><th scope="col">query \\ key</th><th scope="col">1</th></tr></thead>'

@@ -132,8 +132,8 @@ def fragment_html(markdown: str) -> str:
 
 
 def text_html(text: Any) -> str:
-    """One line (a label, an option, a hint) as HTML for an LMS."""
-    return md.inline_html(str(text), mathjax)
+    """One line of plain text (a label, an option, a hint) as HTML for an LMS: only its maths rendered."""
+    return md.text_html(str(text), mathjax)
 
 
 XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
