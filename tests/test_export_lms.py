@@ -6,6 +6,7 @@ from dataclasses import replace
 import pytest
 
 from problemgen.answers import types
+from problemgen.documents.rendering import md_text
 from problemgen.documents.markdown_html import markdown_html
 from problemgen.exports.lms import (
     BLANKS, blanks_of, build_export, fragment_html, lms_options, plain_text, preview_markdown, question_of, shape_spellings,
@@ -217,9 +218,38 @@ def test_the_preview_shows_every_variant_its_keys_and_known_mistakes():
         for question in pool.questions:
             assert f"[{question.variant_id}]" in text
     first = export.pools[1].questions[0].blanks[0]
-    assert f"{plain_text(first.label)} [numerical" in text and "**Solution.**" in text
+    assert f"{md_text(plain_text(first.label))} [numerical" in text and "**Solution.**" in text
     mistaken = next(b for p in export.pools for q in p.questions for b in q.blanks if b.mistakes)
     assert f"({mistaken.mistakes[0].name}): " in text
+
+
+def test_the_preview_escapes_bank_and_plain_text_but_keeps_maths(tmp_path):
+    """Titles, labels, options and hints are plain text: in the Markdown preview nothing in them is
+    markup (no tag, heading, link or emphasis), as the worksheet escapes them; maths stay maths."""
+    bank = tmp_path / "evil.toml"
+    bank.write_text('title = "Evil <img src=x onerror=alert(1)> [x](javascript:alert(1)) $x_1$"\n[[problems]]\n'
+                    'kind = "attention.weights"\nseeds = [2]\ntitle = "# T1 **b** <b>bold</b>"\n', encoding="utf-8")
+    text = preview_markdown(build_export(str(bank), 1))
+    assert "# Evil \\<img src=x onerror=alert(1)\\> \\[x\\](javascript:alert(1)) $x_1$ (evil)" in text
+    assert "## p1: \\# T1 \\*\\*b\\*\\* \\<b\\>bold\\</b\\> (1 point, 1 variant)" in text
+    assert "### \\# T1 \\*\\*b\\*\\* \\<b\\>bold\\</b\\> [attention.weights/" in text
+    assert "not 2\\*\\*x or 10\\*\\*x" in text and not re.search(r"(?<!\\)<(img|b)\b", text)
+
+
+def test_worksheet_markdown_escapes_the_instructions_as_it_escapes_titles(tmp_path):
+    from problemgen.documents.banks import load_bank
+    from problemgen.documents.worksheet import DocumentRenderer, build_variant
+
+    bank = tmp_path / "evil.toml"
+    bank.write_text('title = "Evil <b>"\ninstructions = """Line one <img src=x onerror=alert(1)> '
+                    '[click](javascript:alert(1)) **bold** $\\\\sqrt{d_k}$\n\n# Heading injected"""\n'
+                    '[[problems]]\nkind = "attention.weights"\n', encoding="utf-8")
+    loaded = load_bank(bank)
+    files = DocumentRenderer().documents(build_variant(loaded, 1), ("md",), instructions=loaded.instructions)
+    sheet = files["worksheet.md"].decode("utf-8")
+    assert ("Line one \\<img src=x onerror=alert(1)\\> \\[click\\](javascript:alert(1)) \\*\\*bold\\*\\* "
+            "$\\sqrt{d_k}$\n\n\\# Heading injected") in sheet
+    assert "# Evil \\<b\\>" in sheet
 
 
 def test_an_unwritable_output_or_a_missing_bank_is_a_one_line_error(tmp_path):

@@ -494,23 +494,35 @@ def _count(value: float, noun: str) -> str:
     return f"{_number(value)} {noun}" + ("" if value == 1 else "s")
 
 
+def _md(text: str) -> str:
+    """Plain text (a title, a notice) for the preview: Markdown specials escaped, ``$…$`` maths kept."""
+    from problemgen.documents.rendering import md_text  # lazy: jinja2 only when exporting
+
+    return md_text(text)
+
+
+def _md_of(html: str) -> str:
+    """Model HTML (a label, an option, a hint) for the preview, as :func:`_md` of its text."""
+    return _md(plain_text(html))
+
+
 def _blank_line(blank: Blank) -> str:
     """One blank of the preview: its key and what the LMS does with the known mistakes."""
     if blank.kind == "numerical":
         answer = _number(blank.value) + ("" if blank.integer else f" ± {_number(blank.tolerance)}")
     elif blank.kind == "choice":
-        answer = ", ".join(plain_text(o.html) for o in blank.options if o.correct)
-        answer += f" (of: {' / '.join(plain_text(o.html) for o in blank.options)})"
+        answer = ", ".join(_md_of(o.html) for o in blank.options if o.correct)
+        answer += f" (of: {' / '.join(_md_of(o.html) for o in blank.options)})"
     else:
         answer = " | ".join(f"`{s}`" for s in blank.spellings)
-    shown = {o.id: plain_text(o.html) for o in blank.options}  # a choice's mistake is an option id
-    mistakes = "".join(f"\n  - wrong: {_number(m.value) if isinstance(m.value, float) else shown.get(m.value, m.value)} "
-                       f"({m.name}): {plain_text(m.feedback)}" for m in blank.mistakes)
-    return f"- {plain_text(blank.label)} [{blank.kind}, {blank.points:.3g} of the points]: {answer}{mistakes}"
+    shown = {o.id: _md_of(o.html) for o in blank.options}  # a choice's mistake is an option id
+    mistakes = "".join(f"\n  - wrong: {_number(m.value) if isinstance(m.value, float) else shown.get(m.value, _md(m.value))} "
+                       f"({m.name}): {_md_of(m.feedback)}" for m in blank.mistakes)
+    return f"- {_md_of(blank.label)} [{blank.kind}, {blank.points:.3g} of the points]: {answer}{mistakes}"
 
 
 def _question_markdown(question: Question) -> str:
-    lines = [f"### {question.title} [{question.variant_id}]", "", question.prompt_md.strip(), ""]
+    lines = [f"### {_md(question.title)} [{question.variant_id}]", "", question.prompt_md.strip(), ""]
     if question.manual:
         lines += [f"*Manually graded essay: {question.manual}.* Key:", "", plain_text(question.key_html), ""]
     else:
@@ -522,11 +534,12 @@ def _question_markdown(question: Question) -> str:
 
 def preview_markdown(export: LmsExport) -> str:
     """What was exported, readable: each pool, each variant's prompt, its blanks with keys and mistakes."""
-    lines = [f"# {export.title} ({export.bank_id})", ""]
+    lines = [f"# {_md(export.title)} ({export.bank_id})", ""]
     if export.notices:
-        lines += ["Notices:", "", *(f"- {n}" for n in export.notices), ""]
+        lines += ["Notices:", "", *(f"- {_md(n)}" for n in export.notices), ""]
     for pool in export.pools:
-        heading = f"## {pool.id}: {pool.title} ({_count(pool.points, 'point')}, {_count(len(pool.questions), 'variant')})"
+        heading = (f"## {pool.id}: {_md(pool.title)} ({_count(pool.points, 'point')}, "
+                   f"{_count(len(pool.questions), 'variant')})")
         lines += [heading, ""]
         lines += [_question_markdown(q) for q in pool.questions]
     return "\n".join(lines).rstrip() + "\n"
