@@ -258,11 +258,14 @@ def test_an_unwritable_output_or_a_missing_bank_is_a_one_line_error(tmp_path):
 
     for export, args in (("moodle", ["--bank", "masking", "-o", str(tmp_path / "no" / "such" / "dir.xml")]),
                          ("gift", ["--bank", str(tmp_path / "missing.toml"), "-o", str(tmp_path / "x.txt")]),
-                         ("gift", ["--bank", "masking", "-o", str(tmp_path / "y.txt"), "--seed", "1e3"])):
+                         ("gift", ["--bank", "masking", "-o", str(tmp_path / "y.txt"), "--seed", "1e3"]),
+                         ("qti21", ["--bank", "masking", "-o", str(tmp_path / "q.zip"), "--seed", "-5"]),
+                         ("qti21", ["--bank", "masking", "-o", str(tmp_path / "q.zip"), "--preview", "/nonexistent/p.md"])):
         result = subprocess.run([sys.executable, "-m", "problemgen", "export", export, *args],
                                 capture_output=True, text=True, timeout=120)
         assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
         assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
+        assert result.returncode == 2 and not list(tmp_path.iterdir()), result.stderr
 
 
 @pytest.mark.parametrize("field", ["title", "prompt"])
@@ -300,6 +303,40 @@ def test_a_bank_with_a_control_character_is_refused_before_anything_is_written(t
     assert result.returncode != 0 and not out.exists(), result.stderr
     assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
     assert "line 1, key 'title': contains the control character U+0001" in result.stderr
+
+
+@pytest.mark.parametrize("seed", ["-5", str(2**64), "99999999999999999999999999"])
+def test_a_seed_outside_the_worksheet_range_is_refused_by_every_lms_export(tmp_path, seed):
+    """`worksheet --seed` takes 0 to 2**64-1; the exports draw their variants from worksheet seeds."""
+    from problemgen.errors import ProblemgenError
+    from problemgen.exports import all_exports
+
+    for name in ("moodle", "gift", "qti12", "qti21"):
+        with pytest.raises(ProblemgenError, match=r"--seed must be a worksheet seed from 0 to 18446744073709551615"):
+            all_exports()[name].build(bank=BANK, n="1", output=tmp_path / name, seed=seed)
+        assert not (tmp_path / name).exists()
+
+
+def test_the_last_worksheet_seed_is_accepted_and_drawn_from_worksheet_seeds_only():
+    from problemgen.documents.worksheet import MAX_SEED
+
+    export = build_export(BANK, 3, seed=MAX_SEED)
+    assert all(len(pool.questions) == 1 for pool in export.pools)  # one worksheet seed left to draw from
+
+
+@pytest.mark.parametrize("export", ["moodle", "gift", "qti12", "qti21"])
+def test_a_bad_preview_path_is_refused_before_the_export_is_written(tmp_path, export):
+    from problemgen.errors import ProblemgenError
+    from problemgen.exports import all_exports
+
+    out = tmp_path / "q.out"
+    out.write_bytes(b"an earlier export")
+    for preview, reason in ((tmp_path / "no" / "p.md", "no directory"), (tmp_path, "it is a directory"),
+                            (out, "is the --output file")):
+        with pytest.raises(ProblemgenError, match=reason):
+            all_exports()[export].build(bank=BANK, n="1", output=out, seed="0", preview=preview)
+        assert out.read_bytes() == b"an earlier export"
+    assert not (tmp_path / "no").exists()
 
 
 def test_problemgen_show_rebuilds_an_exported_variant_from_its_id():

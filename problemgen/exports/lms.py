@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import math
+import os
 import re
 from dataclasses import dataclass, replace
 from html import escape, unescape
@@ -380,14 +381,15 @@ def slots(export: LmsExport) -> list[tuple[Pool, Question, str]]:
 def variant_pools(bank, n: int, seed: int) -> list[tuple[str, float, list[Problem]]]:
     """(pool id, points, up to ``n`` distinct problems) per bank place, drawn from worksheet seeds
     ``seed, seed+1, …`` exactly as worksheets draw them (so ``problemgen show`` rebuilds each one)."""
-    from problemgen.documents.worksheet import ProblemCache, problem_seed  # lazy: numpy only when exporting
+    from problemgen.documents.worksheet import MAX_SEED, ProblemCache, problem_seed  # lazy: numpy only when exporting
 
     cache, found = ProblemCache(), []
+    sheets = range(seed, min(seed + SEEDS_PER_VARIANT * n, MAX_SEED + 1))  # worksheet seeds only
     for index, item in enumerate(bank.items):
         for copy in range(item.size):
             distinct: dict[str, Problem] = {}
             seeds = [item.seeds[copy]] if item.seeds is not None else [
-                problem_seed(s, index, copy, item.kind) for s in range(seed, seed + SEEDS_PER_VARIANT * n)]
+                problem_seed(s, index, copy, item.kind) for s in sheets]
             for problem_seed_ in seeds:
                 problem = cache.get(item, problem_seed_)
                 distinct.setdefault(problem.variant_id, replace(problem, title=item.title) if item.title else problem)
@@ -400,10 +402,12 @@ def variant_pools(bank, n: int, seed: int) -> list[tuple[str, float, list[Proble
 def build_export(bank: str, n: int, seed: int = 0, with_solutions: bool = False) -> LmsExport:
     """The pools of ``n`` distinct variants per bank place, ready for any LMS format."""
     from problemgen.documents.banks import load_bank  # lazy: listing exports must not load banks
-    from problemgen.documents.worksheet import DocumentRenderer  # lazy: jinja2 only when exporting
+    from problemgen.documents.worksheet import MAX_SEED, DocumentRenderer  # lazy: jinja2 only when exporting
 
     if not 1 <= n <= MAX_VARIANTS:
         raise ProblemgenError(f"-n must be between 1 and {MAX_VARIANTS}, got {n}")
+    if not 0 <= seed <= MAX_SEED:
+        raise ProblemgenError(f"--seed must be a worksheet seed from 0 to {MAX_SEED}, got {seed}")
     bank_obj, renderer = load_bank(bank), DocumentRenderer()
     pools, notices = [], []
     for pool_id, points, problems in variant_pools(bank_obj, n, seed):
@@ -451,15 +455,14 @@ def lms_build(render: Callable[[LmsExport], str | bytes],
 
     def build(bank: str, n: Any, output: Any, seed: Any = "0", with_solutions: bool = False,
               preview: Any = None) -> str:
+        targets = output_paths(output, preview)
         export = build_export(str(bank), _int(n, "-n"), _int(seed, "--seed"), bool(with_solutions))
         written_model = adapt(export) if adapt else export
-        _write(Path(output), render(written_model))
-        written = [str(output)]
-        if preview:
-            _write(Path(preview), preview_markdown(written_model))
-            written.append(str(preview))
+        contents = [render(written_model), *([preview_markdown(written_model)] if preview else [])]
+        for path, content in zip(targets, contents):
+            _write(path, content)
         notes = note(export) if note else []
-        return "".join(f"{line}\n" for line in [*export.notices, *notes, *(f"wrote {w}" for w in written)])
+        return "".join(f"{line}\n" for line in [*export.notices, *notes, *(f"wrote {p}" for p in targets)])
 
     return build
 
@@ -474,6 +477,21 @@ def one_per_blank_note(noun: str) -> Callable[[LmsExport], list[str]]:
         return [f"{len(several)} variants with several blanks became {blanks} {noun}, one per blank"] if several else []
 
     return note
+
+
+def output_paths(output: Any, preview: Any) -> list[Path]:
+    """The files an export writes (``--output``, then ``--preview`` if given), each checked writable
+    before anything is built or written: a bad ``--preview`` must neither leave a new export behind
+    nor have replaced an old one."""
+    paths = [Path(output), *([Path(preview)] if preview else [])]
+    if len(paths) == 2 and paths[0].resolve() == paths[1].resolve():
+        raise ProblemgenError(f"--preview {preview} is the --output file; give it another name")
+    for path in paths:
+        reason = ("it is a directory" if path.is_dir() else f"no directory {path.parent}" if not path.parent.is_dir()
+                  else "permission denied" if not os.access(path if path.exists() else path.parent, os.W_OK) else "")
+        if reason:
+            raise ProblemgenError(f"cannot write {path}: {reason}")
+    return paths
 
 
 def _write(path: Path, content: str | bytes) -> None:
@@ -516,8 +534,11 @@ def _blank_line(blank: Blank) -> str:
     else:
         answer = " | ".join(f"`{s}`" for s in blank.spellings)
     shown = {o.id: _md_of(o.html) for o in blank.options}  # a choice's mistake is an option id
-    mistakes = "".join(f"\n  - wrong: {_number(m.value) if isinstance(m.value, float) else shown.get(m.value, _md(m.value))} "
-                       f"({m.name}): {_md_of(m.feedback)}" for m in blank.mistakes)
+
+    def value(m: WrongAnswer) -> str:
+        return _number(m.value) if isinstance(m.value, float) else shown.get(m.value, _md(m.value))
+
+    mistakes = "".join(f"\n  - wrong: {value(m)} ({m.name}): {_md_of(m.feedback)}" for m in blank.mistakes)
     return f"- {_md_of(blank.label)} [{blank.kind}, {blank.points:.3g} of the points]: {answer}{mistakes}"
 
 

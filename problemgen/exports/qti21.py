@@ -3,8 +3,9 @@ variant per bank item.
 
 QTI 2.1 is what most other platforms import (Blackboard, Inspera, TAO, ONYX, Sakai…). The zip holds
 ``imsmanifest.xml``, ``items/<id>.xml`` (one ``assessmentItem`` per variant and bank place, named by
-``lms.slots``) and ``test.xml``, whose ``assessmentSection`` per pool selects 1 of its items. Unlike Canvas and GIFT, an item can hold several
-interactions, so a multi-part problem stays one item. It renders the model of ``exports.lms``:
+``lms.slots``) and ``test.xml``, whose ``assessmentSection`` per pool selects 1 of its items. Unlike
+Canvas and GIFT, an item can hold several interactions, so a multi-part problem stays one item. It
+renders the model of ``exports.lms``:
 
 - numerical blank -> ``textEntryInteraction`` (``float``), scored with ``equal`` and an absolute
   ``tolerance``; integers exactly (``integer`` and ``match``), unless the key or a known mistake lies
