@@ -6,10 +6,18 @@ from dataclasses import replace
 import pytest
 
 from problemgen.answers import types
-from problemgen.documents.rendering import md_text
 from problemgen.documents.markdown_html import markdown_html
+from problemgen.documents.rendering import md_text
 from problemgen.exports.lms import (
-    BLANKS, blanks_of, build_export, fragment_html, lms_options, plain_text, preview_markdown, question_of, shape_spellings,
+    BLANKS,
+    blanks_of,
+    build_export,
+    fragment_html,
+    lms_options,
+    plain_text,
+    preview_markdown,
+    question_of,
+    shape_spellings,
     text_html,
 )
 from problemgen.model.core import AnswerPart, Mistake, Problem
@@ -273,9 +281,9 @@ def test_the_xml_writers_never_write_a_character_xml_forbids(field):
     """Bank validation refuses control characters; a model from elsewhere is refused by the writer
     instead of becoming a file no reader parses."""
     from problemgen.errors import ProblemgenError
+    from problemgen.exports.lms import Blank, LmsExport, Pool, Question
     from problemgen.exports.moodle import render_moodle
     from problemgen.exports.qti12 import render_qti12
-    from problemgen.exports.lms import Blank, LmsExport, Pool, Question
     from problemgen.exports.qti21 import render_qti21
 
     text = {"title": "T", "prompt": "<p>P</p>"}
@@ -299,7 +307,7 @@ def test_a_bank_with_a_control_character_is_refused_before_anything_is_written(t
                     'title = "Item \\u0000 nul"\n', encoding="utf-8")
     out = tmp_path / "out"
     result = subprocess.run([sys.executable, "-m", "problemgen", "export", export, "--bank", str(bank), "-o", str(out)],
-                            capture_output=True, text=True, timeout=120)
+                            capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode != 0 and not out.exists(), result.stderr
     assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
     assert "line 1, key 'title': contains the control character U+0001" in result.stderr

@@ -69,6 +69,17 @@ def test_the_same_variant_in_two_bank_places_is_an_item_per_place_and_blank(tmp_
         (blanks, 1.0), (blanks, 4.0), (blanks, 4.0)]
 
 
+def test_manifest_identifiers_are_xml_ids_when_the_bank_id_starts_with_a_digit(tmp_path):
+    """A content package's identifiers are xsd:ID (an NCName: no digit first); bank ids may start with one."""
+    bank = tmp_path / "2024_exam.toml"
+    bank.write_text('title = "Exam"\n[[problems]]\nkind = "attention.scores"\n', encoding="utf-8")
+    data = export_zip(tmp_path, bank, n=1)
+    manifest = ET.fromstring(zipfile.ZipFile(io.BytesIO(data)).read("imsmanifest.xml"))
+    identifiers = [e.get("identifier") for e in manifest.iter() if e.get("identifier")]
+    assert len(identifiers) == 2 and all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", i) for i in identifiers), identifiers
+    assert read_qti12(data)
+
+
 def test_each_pool_is_a_group_drawing_one_item_worth_the_pool_points(tmp_path):
     data = export_zip(tmp_path, FAST_BANKS[0], n=3)
     export = build_export(FAST_BANKS[0], 3)

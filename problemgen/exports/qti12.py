@@ -34,8 +34,17 @@ from dataclasses import replace
 
 from problemgen.exports import Export
 from problemgen.exports.bundle import ZIP_DATE
-from problemgen.exports.lms import (Blank, LmsExport, Pool, Question, lms_build, lms_options, one_per_blank_note,
-                                    slots, xml_document)
+from problemgen.exports.lms import (
+    Blank,
+    LmsExport,
+    Pool,
+    Question,
+    lms_build,
+    lms_options,
+    one_per_blank_note,
+    slots,
+    xml_document,
+)
 from problemgen.exports.moodle import number
 
 QTI_NS = "http://www.imsglobal.org/xsd/ims_qtiasiv1p2"
@@ -47,6 +56,13 @@ _QUESTION_TYPES = {"numerical": "numerical_question", "short": "short_answer_que
 
 def _ident(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", text)
+
+
+def xml_id(text: str) -> str:
+    """An identifier that is a valid ``xsd:ID`` (an NCName: letters, digits, ``_ . -``, not starting with a
+    digit, dot or hyphen): ``I`` and the text with anything else replaced, as QTI 2.1 names everything.
+    The content package manifest needs it: a bank file ``2024_exam.toml`` has the id ``2024_exam``."""
+    return "I" + _ident(text)
 
 
 def sub_element(parent: ET.Element, tag: str, attrib: dict | None = None, text: str | None = None) -> ET.Element:
@@ -200,10 +216,10 @@ def assessment_xml(export: LmsExport) -> bytes:
 
 
 def manifest_xml(export: LmsExport) -> bytes:
-    ident = _ident(export.bank_id)
-    return (f'<?xml version="1.0" encoding="UTF-8"?>\n<manifest identifier="{ident}_manifest" xmlns="{CP_NS}">'
+    ident, xid = _ident(export.bank_id), xml_id(export.bank_id)
+    return (f'<?xml version="1.0" encoding="UTF-8"?>\n<manifest identifier="{xid}_manifest" xmlns="{CP_NS}">'
             f'<metadata><schema>IMS Content</schema><schemaversion>1.1.3</schemaversion></metadata>'
-            f'<organizations/><resources><resource identifier="{ident}" type="imsqti_xmlv1p2" '
+            f'<organizations/><resources><resource identifier="{xid}" type="imsqti_xmlv1p2" '
             f'href="{ident}/{ident}.xml"><file href="{ident}/{ident}.xml"/></resource></resources>'
             f'</manifest>\n').encode("utf-8")
 
@@ -215,8 +231,8 @@ def left_out_hints_note(export: LmsExport) -> list[str]:
     count = sum(len(b.mistakes) for b in typed)
     if not count:
         return []
-    return [f"{count} known-mistake hints of numerical and short-answer items left out: Canvas would import "
-            "them as correct answers (the moodle, gift and qti21 exports keep them)"]
+    return [(f"{count} known-mistake hints of numerical and short-answer items left out: Canvas would import "
+             "them as correct answers (the moodle, gift and qti21 exports keep them)")]
 
 
 def without_typed_mistakes(export: LmsExport) -> LmsExport:

@@ -25,7 +25,6 @@ credit is per blank. The prompt's HTML is placed in the item body as XHTML in th
 from __future__ import annotations
 
 import io
-import re
 import xml.etree.ElementTree as ET
 import zipfile
 
@@ -34,16 +33,12 @@ from problemgen.exports.bundle import ZIP_DATE
 from problemgen.exports.lms import Blank, LmsExport, Question, lms_build, lms_options, slots, xml_document
 from problemgen.exports.moodle import number
 from problemgen.exports.qti12 import sub_element as _sub
+from problemgen.exports.qti12 import xml_id as _ident  # a QTI identifier: letters, digits, _ . -, not a digit first
 
 QTI_NS = "http://www.imsglobal.org/xsd/imsqti_v2p1"
 CP_NS = "http://www.imsglobal.org/xsd/imscp_v1p1"
 QTI_INT_MAX = 2**31 - 1
 """QTI's ``integer`` is 32-bit (the XSD's ``xs:int``)."""
-
-
-def _ident(text: str) -> str:
-    """A QTI identifier (letters, digits, ``_ . -``, not starting with a digit)."""
-    return "I" + re.sub(r"[^A-Za-z0-9_.-]", "_", text)
 
 
 def _xhtml(parent: ET.Element, html: str) -> None:
