@@ -2,6 +2,7 @@
 
 import re
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -253,7 +254,8 @@ def test_worksheet_markdown_escapes_the_instructions_as_it_escapes_titles(tmp_pa
                     '[click](javascript:alert(1)) **bold** $\\\\sqrt{d_k}$\n\n# Heading injected"""\n'
                     '[[problems]]\nkind = "attention.weights"\n', encoding="utf-8")
     loaded = load_bank(bank)
-    files = DocumentRenderer().documents(build_variant(loaded, 1), ("md",), instructions=loaded.instructions)
+    checkout = Path(__file__).parents[1] / "templates"  # this checkout's, whatever an editable install maps
+    files = DocumentRenderer(checkout).documents(build_variant(loaded, 1), ("md",), instructions=loaded.instructions)
     sheet = files["worksheet.md"].decode("utf-8")
     assert ("Line one \\<img src=x onerror=alert(1)\\> \\[click\\](javascript:alert(1)) \\*\\*bold\\*\\* "
             "$\\sqrt{d_k}$\n\n\\# Heading injected") in sheet
