@@ -368,6 +368,24 @@ class QtiItem:
                 found.append(Answer(0.0, equal.text, margin, self.feedback[shown[0]]))
         return found
 
+    def canvas_correct(self) -> set[str]:
+        """The values Canvas's importer takes as correct answers, by the rule of its public source: in a
+        numerical or short-answer question every condition that compares the response with a value is
+        a full-credit answer (those questions have no 0-credit answers); in a choice question an option
+        is correct when a condition choosing it sets a score above 0."""
+        if self.kind == "choice":
+            return self._required_options()
+        found = set()
+        for condition in self.conditions:
+            tests = {}
+            for test in condition.find(f"{QTI12}conditionvar").iter():
+                tests.setdefault(_local(test), []).append(test.text)
+            if "varequal" in tests:
+                found |= set(tests["varequal"])
+            elif "vargte" in tests or "varlte" in tests:  # a range answer
+                found.add(f"[{tests.get('vargte', ['-inf'])[0]}, {tests.get('varlte', ['inf'])[0]}]")
+        return found
+
     def _required_options(self) -> set[str]:
         """The options the full-marks condition requires chosen (its ``varequal`` outside any ``not``)."""
         (scoring,) = [c for c in self.conditions if any(_local(a) == "setvar" and a.text == "100" for a in c)]

@@ -43,7 +43,7 @@ def _responses_per_part(problem) -> list[int]:
     return [sizes.get(p.type, lambda p: 1)(p) for p in problem.parts]
 
 
-def check_numerical(response, part, key: float, mistakes: list) -> None:
+def check_numerical(response, part, key: float, mistakes: list, mistake_feedback: bool = True) -> None:
     tol = tolerance(part, key)
     assert response.score(key) == 100, (part.key, key)
     for inside in (key + 0.99 * tol, key - 0.99 * tol):  # a dropped tolerance fails here
@@ -53,18 +53,20 @@ def check_numerical(response, part, key: float, mistakes: list) -> None:
     for name, value in mistakes:
         if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value - key) > tol:
             assert response.score(value) == 0, name
-            assert any(a.feedback for a in response.answers if abs(float(a.text) - value) <= a.tolerance), name
+            assert not mistake_feedback or any(a.feedback for a in response.answers if abs(float(a.text) - value) <= a.tolerance), name
 
 
-def check_part(responses, part) -> None:
-    """Every response of one part scores as problemgen would: key full, outside 0, mistakes 0."""
+def check_part(responses, part, mistake_feedback: bool = True) -> None:
+    """Every response of one part scores as problemgen would: key full, outside 0, mistakes 0 (and, with
+    ``mistake_feedback``, each numerical mistake shows a hint)."""
     if part.type in ("number", "integer"):
-        check_numerical(responses[0], part, float(part.value), [(m.name, m.value) for m in part.mistakes])
+        check_numerical(responses[0], part, float(part.value), [(m.name, m.value) for m in part.mistakes],
+                        mistake_feedback)
     elif part.type == "matrix":
         for index, (response, key) in enumerate(zip(responses, _flat(part.value))):
             mistakes = [(m.name, _flat(m.value)[index]) for m in part.mistakes
                         if len(_flat(m.value)) == len(responses)]
-            check_numerical(response, part, float(key), mistakes)
+            check_numerical(response, part, float(key), mistakes, mistake_feedback)
     elif part.type == "choice":
         (response,) = responses
         assert len(response.correct_options()) == len(part.value)
@@ -92,8 +94,9 @@ def check_part(responses, part) -> None:
         raise AssertionError(f"part type {part.type} exported as an automatically graded question")
 
 
-def check_variant(variant_id: str, responses: list, essay: bool = False) -> None:
-    """All responses of one exported variant, in part order, against the rebuilt problem."""
+def check_variant(variant_id: str, responses: list, essay: bool = False, mistake_feedback: bool = True) -> None:
+    """All responses of one exported variant, in part order, against the rebuilt problem
+    (``mistake_feedback`` False for a format that cannot show a numerical mistake's hint: Canvas)."""
     problem = problem_of(variant_id)
     if essay:
         assert any(p.type == "expression" for p in problem.parts), variant_id
@@ -102,7 +105,7 @@ def check_variant(variant_id: str, responses: list, essay: bool = False) -> None
     assert len(responses) == sum(sizes), variant_id
     start = 0
     for part, size in zip(problem.parts, sizes):
-        check_part(responses[start:start + size], part)
+        check_part(responses[start:start + size], part, mistake_feedback)
         start += size
 
 
@@ -129,14 +132,16 @@ def hostile_export(several_blanks: bool):
     return LmsExport("hostile", f"H {HOSTILE}", (Pool("p1", f"P {HOSTILE}", 1.0, questions),), ())
 
 
-def check_hostile_responses(responses, blanks) -> None:
-    """What a reader got back from the hostile export: every value, spelling and feedback intact."""
+def check_hostile_responses(responses, blanks, mistake_feedback: bool = True) -> None:
+    """What a reader got back from the hostile export: every value, spelling and feedback intact (the
+    hints of numerical and short-answer mistakes only with ``mistake_feedback``; else none at all)."""
     assert len(responses) == len(blanks)
     for response, blank in zip(responses, blanks):
+        hints = [blank.mistakes[0].feedback] if mistake_feedback else []
         if blank.kind == "numerical":
             assert response.score(-2.5) == 100 and response.score(-2.5 + 0.0099) == 100
             assert response.score(2.5) == 0 and response.score(-2.52) == 0
-            assert [a.feedback for a in response.answers if a.fraction == 0] == [blank.mistakes[0].feedback]
+            assert [a.feedback for a in response.answers if a.fraction == 0] == hints
         elif blank.kind == "choice":
             texts = [a.text.strip() for a in response.answers]  # a separator-hiding end gets a space
             assert texts == [o.html for o in blank.options]
@@ -148,4 +153,18 @@ def check_hostile_responses(responses, blanks) -> None:
                 assert response.score(spelling) == 100, spelling
             assert response.score("hxd_k") == 0  # the * is literal, not a wildcard
             assert response.score("w}~#") == 0
-            assert [a.feedback for a in response.answers if a.fraction == 0] == [blank.mistakes[0].feedback]
+            assert [a.feedback for a in response.answers if a.fraction == 0] == hints
+
+
+DUPLICATE_BANK = """title = "Dup"
+seed = 1
+[[problems]]
+kind = "attention.weights"
+seeds = [5]
+points = 1
+[[problems]]
+kind = "attention.weights"
+seeds = [5, 5]
+points = 4
+"""
+"""One variant in three bank places worth 1, 4 and 4 points: a format must keep three questions."""

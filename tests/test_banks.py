@@ -128,6 +128,33 @@ def test_bad_entry_values_are_reported_by_key(tmp_path, line, key, message):
     assert f"line 4, key {key!r}: {message}" in found
 
 
+@pytest.mark.parametrize("where, key, text, code", [
+    ("top", "title", "Ctrl \\u0001 esc", "U+0001"),
+    ("top", "title", "colour \\u001b[31m red", "U+001B"),
+    ("top", "title", "two\\nlines", "U+000A"),
+    ("top", "instructions", "a C1 CSI \\u009b here", "U+009B"),
+    ("item", "title", "Item \\u0000 nul", "U+0000"),
+    ("item", "title", "vertical \\u000b tab", "U+000B"),
+], ids=["SOH in a title", "ESC in a title", "newline in a title", "C1 in instructions", "NUL in an item title",
+        "VT in an item title"])
+def test_control_characters_in_bank_text_are_refused_naming_the_key(tmp_path, where, key, text, code):
+    """They would reach XML (which cannot hold most of them), LaTeX, Markdown and terminals."""
+    line = f'{key} = "{text}"\n'
+    head = line if (where, key) == ("top", "title") else 'title = "T"\n' + (line if where == "top" else "")
+    path = write_bank(tmp_path, f'{head}[[problems]]\nkind = "{KIND}"\n' + (line if where == "item" else ""))
+    [message] = issues_of(path)
+    line = {"top": 1 if key == "title" else 2, "item": 4}[where]
+    assert f"line {line}, key {key!r}: contains the control character {code}; remove it" in message
+    assert "\n" not in message and not any(ord(c) < 32 for c in message)
+
+
+def test_tabs_and_newlines_stay_allowed_where_text_allows_them(tmp_path):
+    path = write_bank(tmp_path, f'title = "A\\tB"\ninstructions = """Line one\n\tline two"""\n'
+                                f'[[problems]]\nkind = "{KIND}"\ntitle = "x\\ty"\n')
+    bank = banks.load_bank(path)
+    assert (bank.title, bank.instructions, bank.items[0].title) == ("A\tB", "Line one\n\tline two", "x\ty")
+
+
 def test_count_and_seeds_together_are_ambiguous(tmp_path):
     path = write_bank(tmp_path, f'title = "T"\n[[problems]]\nkind = "{KIND}"\ncount = 2\nseeds = [1]\n')
     assert any("give either count or seeds" in m for m in issues_of(path))

@@ -123,3 +123,30 @@ def test_the_problemgen_command_starts_with_nothing_beyond_a_bare_python(argv):
     script = Path(__file__).resolve().parents[1] / "bin" / "problemgen"
     extra = _imported(str(script), *argv) - _imported("-c", "import site")
     assert {m for m in extra if m.split(".")[0] not in ("problemgen", "__future__")} == set()
+
+
+def _export_required_cases():
+    from problemgen.exports import all_exports
+
+    return [(name, option) for name, export in all_exports().items() for option in export.options if option.required]
+
+
+def _valid_value(option, tmp_path) -> str:
+    """A value click accepts for ``option`` (the export itself is never reached)."""
+    return {"file": str(tmp_path / "f.txt"), "dir": str(tmp_path), "choice": (option.choices or ("",))[0],
+            "float": "5"}.get(option.kind, str(tmp_path / "out"))
+
+
+@pytest.mark.parametrize("name, missing", _export_required_cases(), ids=lambda c: getattr(c, "name", c))
+def test_every_required_export_option_is_enforced_as_a_usage_error(tmp_path, name, missing):
+    """Every export subcommand refuses a missing required option with click's usage error (exit 2)
+    before building anything: `export moodle --bank masking` without -o built the pool, then crashed."""
+    from problemgen.exports import all_exports
+
+    (tmp_path / "f.txt").write_text("x", encoding="utf-8")
+    args = [a for o in all_exports()[name].options if o.required and o is not missing
+            for a in (o.name, _valid_value(o, tmp_path))]
+    result = CliRunner().invoke(cli, ["export", name, *args])
+    assert result.exit_code == 2, result.output
+    assert f"Missing option '{missing.name}'" in result.output, result.output
+    assert "Traceback" not in result.output and not (tmp_path / "out").exists()

@@ -2,13 +2,23 @@
 
 import re
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from problemgen.answers import types
 from problemgen.documents.markdown_html import markdown_html
+from problemgen.documents.rendering import md_text
 from problemgen.exports.lms import (
-    BLANKS, blanks_of, build_export, fragment_html, lms_options, plain_text, preview_markdown, question_of, shape_spellings,
+    BLANKS,
+    blanks_of,
+    build_export,
+    fragment_html,
+    lms_options,
+    plain_text,
+    preview_markdown,
+    question_of,
+    shape_spellings,
     text_html,
 )
 from problemgen.model.core import AnswerPart, Mistake, Problem
@@ -127,6 +137,32 @@ def test_prompts_are_html_with_mathjax_delimiters_and_nothing_else_unescaped():
     assert text_html("<b>$x$</b>") == "&lt;b&gt;\\(x\\)&lt;/b&gt;"
 
 
+def test_plain_text_stays_literal_but_for_its_maths():
+    """Labels, options and hints are plain text, not Markdown: "2**x or 10**x" is not bold between its stars."""
+    assert text_html("exp(x), not 2**x or 10**x") == "exp(x), not 2**x or 10**x"
+    assert text_html("a `b` \\* _c_ $x^2$ <i>") == "a `b` \\* _c_ \\(x^2\\) &lt;i&gt;"
+
+
+@pytest.mark.parametrize("export", ["moodle", "gift", "qti21"])
+def test_a_hint_with_stars_reads_back_literally_in_every_format_that_carries_it(tmp_path, export):
+    """The softmax-base hint ("exp(x), not 2**x or 10**x") of attention weights, as each file holds it;
+    Canvas QTI 1.2 carries no numerical hints (see its export)."""
+    import html
+    import zipfile
+
+    from problemgen.exports import all_exports
+
+    bank = tmp_path / "w.toml"
+    bank.write_text('title = "W"\n[[problems]]\nkind = "attention.weights"\nseeds = [2]\n', encoding="utf-8")
+    out = tmp_path / "out"
+    all_exports()[export].build(bank=str(bank), n="1", output=out, seed="0")
+    if export == "qti21":
+        text = "".join(zipfile.ZipFile(out).read(n).decode() for n in zipfile.ZipFile(out).namelist())
+    else:
+        text = out.read_text(encoding="utf-8")
+    assert "not 2**x or 10**x" in html.unescape(text) and "<strong>x" not in html.unescape(text)
+
+
 def test_a_markdown_table_becomes_an_html_table():
     html = markdown_html("| query \\ key | 1 |\n|---|---:|\n| 1 | ░ 0.5 |\n\nShading: $x$", lambda t, d: f"[{t}]")
     assert html == ('<table><thead><tr><th scope="col">query \\ key</th><th scope="col">1</th></tr></thead>'
@@ -191,9 +227,39 @@ def test_the_preview_shows_every_variant_its_keys_and_known_mistakes():
         for question in pool.questions:
             assert f"[{question.variant_id}]" in text
     first = export.pools[1].questions[0].blanks[0]
-    assert f"{plain_text(first.label)} [numerical" in text and "**Solution.**" in text
+    assert f"{md_text(plain_text(first.label))} [numerical" in text and "**Solution.**" in text
     mistaken = next(b for p in export.pools for q in p.questions for b in q.blanks if b.mistakes)
     assert f"({mistaken.mistakes[0].name}): " in text
+
+
+def test_the_preview_escapes_bank_and_plain_text_but_keeps_maths(tmp_path):
+    """Titles, labels, options and hints are plain text: in the Markdown preview nothing in them is
+    markup (no tag, heading, link or emphasis), as the worksheet escapes them; maths stay maths."""
+    bank = tmp_path / "evil.toml"
+    bank.write_text('title = "Evil <img src=x onerror=alert(1)> [x](javascript:alert(1)) $x_1$"\n[[problems]]\n'
+                    'kind = "attention.weights"\nseeds = [2]\ntitle = "# T1 **b** <b>bold</b>"\n', encoding="utf-8")
+    text = preview_markdown(build_export(str(bank), 1))
+    assert "# Evil \\<img src=x onerror=alert(1)\\> \\[x\\](javascript:alert(1)) $x_1$ (evil)" in text
+    assert "## p1: \\# T1 \\*\\*b\\*\\* \\<b\\>bold\\</b\\> (1 point, 1 variant)" in text
+    assert "### \\# T1 \\*\\*b\\*\\* \\<b\\>bold\\</b\\> [attention.weights/" in text
+    assert "not 2\\*\\*x or 10\\*\\*x" in text and not re.search(r"(?<!\\)<(img|b)\b", text)
+
+
+def test_worksheet_markdown_escapes_the_instructions_as_it_escapes_titles(tmp_path):
+    from problemgen.documents.banks import load_bank
+    from problemgen.documents.worksheet import DocumentRenderer, build_variant
+
+    bank = tmp_path / "evil.toml"
+    bank.write_text('title = "Evil <b>"\ninstructions = """Line one <img src=x onerror=alert(1)> '
+                    '[click](javascript:alert(1)) **bold** $\\\\sqrt{d_k}$\n\n# Heading injected"""\n'
+                    '[[problems]]\nkind = "attention.weights"\n', encoding="utf-8")
+    loaded = load_bank(bank)
+    checkout = Path(__file__).parents[1] / "templates"  # this checkout's, whatever an editable install maps
+    files = DocumentRenderer(checkout).documents(build_variant(loaded, 1), ("md",), instructions=loaded.instructions)
+    sheet = files["worksheet.md"].decode("utf-8")
+    assert ("Line one \\<img src=x onerror=alert(1)\\> \\[click\\](javascript:alert(1)) \\*\\*bold\\*\\* "
+            "$\\sqrt{d_k}$\n\n\\# Heading injected") in sheet
+    assert "# Evil \\<b\\>" in sheet
 
 
 def test_an_unwritable_output_or_a_missing_bank_is_a_one_line_error(tmp_path):
@@ -202,11 +268,85 @@ def test_an_unwritable_output_or_a_missing_bank_is_a_one_line_error(tmp_path):
 
     for export, args in (("moodle", ["--bank", "masking", "-o", str(tmp_path / "no" / "such" / "dir.xml")]),
                          ("gift", ["--bank", str(tmp_path / "missing.toml"), "-o", str(tmp_path / "x.txt")]),
-                         ("gift", ["--bank", "masking", "-o", str(tmp_path / "y.txt"), "--seed", "1e3"])):
+                         ("gift", ["--bank", "masking", "-o", str(tmp_path / "y.txt"), "--seed", "1e3"]),
+                         ("qti21", ["--bank", "masking", "-o", str(tmp_path / "q.zip"), "--seed", "-5"]),
+                         ("qti21", ["--bank", "masking", "-o", str(tmp_path / "q.zip"), "--preview", "/nonexistent/p.md"])):
         result = subprocess.run([sys.executable, "-m", "problemgen", "export", export, *args],
                                 capture_output=True, text=True, timeout=120)
         assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
         assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
+        assert result.returncode == 2 and not list(tmp_path.iterdir()), result.stderr
+
+
+@pytest.mark.parametrize("field", ["title", "prompt"])
+def test_the_xml_writers_never_write_a_character_xml_forbids(field):
+    """Bank validation refuses control characters; a model from elsewhere is refused by the writer
+    instead of becoming a file no reader parses."""
+    from problemgen.errors import ProblemgenError
+    from problemgen.exports.lms import Blank, LmsExport, Pool, Question
+    from problemgen.exports.moodle import render_moodle
+    from problemgen.exports.qti12 import render_qti12
+    from problemgen.exports.qti21 import render_qti21
+
+    text = {"title": "T", "prompt": "<p>P</p>"}
+    text[field] = text[field].replace("P", "P nul \x00 esc \x1b[31m").replace("T", "T nul \x00 esc \x1b[31m")
+    blank = Blank("n", "n", "numerical", value=2.5, tolerance=0.01)
+    question = Question("attention.scores/d1/s1", text["title"], text["prompt"], "", (blank,), 1.0)
+    export = LmsExport("b", "B", (Pool("p1", "P", 1.0, (question,)),), ())
+    for render in (render_moodle, render_qti12, render_qti21):
+        with pytest.raises(ProblemgenError, match=r"U\+0000 is a character XML 1\.0 forbids") as caught:
+            render(export)
+        assert "\n" not in str(caught.value) and "\x00" not in str(caught.value)
+
+
+@pytest.mark.parametrize("export", ["moodle", "gift", "qti12", "qti21"])
+def test_a_bank_with_a_control_character_is_refused_before_anything_is_written(tmp_path, export):
+    import subprocess
+    import sys
+
+    bank = tmp_path / "ctrl.toml"
+    bank.write_text('title = "Ctrl \\u0001 esc \\u001b[31m"\n[[problems]]\nkind = "attention.weights"\n'
+                    'title = "Item \\u0000 nul"\n', encoding="utf-8")
+    out = tmp_path / "out"
+    result = subprocess.run([sys.executable, "-m", "problemgen", "export", export, "--bank", str(bank), "-o", str(out)],
+                            capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode != 0 and not out.exists(), result.stderr
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
+    assert "line 1, key 'title': contains the control character U+0001" in result.stderr
+
+
+@pytest.mark.parametrize("seed", ["-5", str(2**64), "99999999999999999999999999"])
+def test_a_seed_outside_the_worksheet_range_is_refused_by_every_lms_export(tmp_path, seed):
+    """`worksheet --seed` takes 0 to 2**64-1; the exports draw their variants from worksheet seeds."""
+    from problemgen.errors import ProblemgenError
+    from problemgen.exports import all_exports
+
+    for name in ("moodle", "gift", "qti12", "qti21"):
+        with pytest.raises(ProblemgenError, match=r"--seed must be a worksheet seed from 0 to 18446744073709551615"):
+            all_exports()[name].build(bank=BANK, n="1", output=tmp_path / name, seed=seed)
+        assert not (tmp_path / name).exists()
+
+
+def test_the_last_worksheet_seed_is_accepted_and_drawn_from_worksheet_seeds_only():
+    from problemgen.documents.worksheet import MAX_SEED
+
+    export = build_export(BANK, 3, seed=MAX_SEED)
+    assert all(len(pool.questions) == 1 for pool in export.pools)  # one worksheet seed left to draw from
+
+
+@pytest.mark.parametrize("export", ["moodle", "gift", "qti12", "qti21"])
+def test_a_bad_preview_path_is_refused_before_the_export_is_written(tmp_path, export):
+    from problemgen.errors import ProblemgenError
+    from problemgen.exports import all_exports
+
+    out = tmp_path / "q.out"
+    out.write_bytes(b"an earlier export")
+    for preview, reason in ((tmp_path / "no" / "p.md", "no directory"), (tmp_path, "it is a directory"),
+                            (out, "is the --output file")):
+        with pytest.raises(ProblemgenError, match=reason):
+            all_exports()[export].build(bank=BANK, n="1", output=out, seed="0", preview=preview)
+        assert out.read_bytes() == b"an earlier export"
+    assert not (tmp_path / "no").exists()
 
 
 def test_problemgen_show_rebuilds_an_exported_variant_from_its_id():

@@ -2,6 +2,7 @@
 that draw one variant, and a package whose manifest, test and items agree."""
 
 import io
+import xml.etree.ElementTree as ET
 import zipfile
 
 import pytest
@@ -9,8 +10,8 @@ import pytest
 from problemgen.documents.banks import shipped_banks
 from problemgen.exports.lms import Blank, LmsExport, Option, Pool, Question, WrongAnswer, build_export
 from problemgen.exports.qti21 import EXPORT, render_qti21
-from tests.lms_readers import QTI21, read_qti21
-from tests.lms_roundtrip import check_variant
+from tests.lms_readers import QTI21, Qti21Item, read_qti21
+from tests.lms_roundtrip import DUPLICATE_BANK, check_variant
 
 FAST_BANKS = ("question_banks/params_memory.toml", "question_banks/masking.toml",
               "question_banks/multihead_shapes.toml")
@@ -45,6 +46,49 @@ def test_every_shipped_bank_round_trips_and_is_valid(tmp_path, schema, bank):
     data = export_zip(tmp_path, bank, n=3, with_solutions=True)
     assert round_trip(data) > 0
     assert all(schema.is_valid(text) for text in _documents(data).values())
+    assert all(abs(v) <= 2**31 - 1 for v in _integers(data))
+
+
+def _integers(data: bytes) -> list[int]:
+    """Every QTI ``integer`` the package's items declare a key or a mistake with."""
+    return [int(v.text) for text in _documents(data).values() for v in ET.fromstring(text).iter(f"{QTI21}baseValue")
+            if v.get("baseType") == "integer"]
+
+
+@pytest.mark.parametrize("bank, n", [("question_banks/multihead_shapes.toml", 20), ("flops", 1)],
+                         ids=["multihead_shapes n=20", "complexity.flops d2 s3"])
+def test_integer_answers_beyond_32_bits_are_exact_floats(tmp_path, bank, n):
+    """QTI's integer is 32-bit (TAO's qtism and QTIWorks refuse 3221225472): a larger key or mistake
+    makes the blank a float compared with a zero tolerance, and it still scores as problemgen does."""
+    if bank == "flops":
+        bank = tmp_path / "flops.toml"
+        bank.write_text('title = "FLOPs"\n[[problems]]\nkind = "complexity.flops"\ndifficulty = 2\nseeds = [3]\n')
+    export = build_export(str(bank), n)
+    big = [b for p in export.pools for q in p.questions for b in q.blanks
+           if b.integer and any(abs(v) > 2**31 - 1 for v in (b.value, *(m.value for m in b.mistakes)))]
+    assert big  # the bank does reach beyond 32 bits
+    data = export_zip(tmp_path, bank, n=n)
+    assert all(abs(v) <= 2**31 - 1 for v in _integers(data))
+    assert round_trip(data) > 0
+    if n > 1:
+        assert _integers(data)  # integers that fit stay integers
+
+
+def test_the_same_variant_in_two_bank_places_is_an_item_per_place_with_its_points(tmp_path):
+    bank = tmp_path / "dup.toml"
+    bank.write_text(DUPLICATE_BANK, encoding="utf-8")
+    data = export_zip(tmp_path, bank, n=3)
+    test, items = read_qti21(data)
+    refs = [r.get("identifier") for r in test.iter(f"{QTI21}assessmentItemRef")]
+    manifest = ET.fromstring(zipfile.ZipFile(io.BytesIO(data)).read("imsmanifest.xml"))
+    resources = [r.get("identifier") for r in manifest.iter("{http://www.imsglobal.org/xsd/imscp_v1p1}resource")]
+    assert len(items) == len(refs) == len(set(refs)) == 3 and len(resources) == len(set(resources)) == 4
+    archive = zipfile.ZipFile(io.BytesIO(data))
+    pools = build_export(str(bank), 3).pools
+    assert [p.points for p in pools] == [1.0, 4.0, 4.0]
+    for section, pool in zip(test.iter(f"{QTI21}assessmentSection"), pools):
+        (ref,) = section.findall(f"{QTI21}assessmentItemRef")
+        assert Qti21Item(ET.fromstring(archive.read(ref.get("href")))).maxscore == pool.points
 
 
 def test_each_pool_is_a_section_selecting_one_of_its_items(tmp_path):

@@ -102,6 +102,14 @@ def test_prose_is_escaped_so_no_markup_can_be_injected():
     assert "<math" in html
 
 
+def test_a_plain_label_or_title_stays_literal_but_for_its_maths():
+    """Labels, options and mistake titles are plain text: stars and backticks are not Markdown there."""
+    from problemgen.practice.web.mathml import text_html
+
+    html = str(text_html("exp(x), not 2**x or 10**x; `k` \\* <b> $x^2$"))
+    assert html.startswith("exp(x), not 2**x or 10**x; `k` \\* &lt;b&gt; <math") and "<strong>" not in html
+
+
 # ------------------------------------------------------------------------------------------ pages
 
 

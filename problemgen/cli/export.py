@@ -21,11 +21,15 @@ _TYPES = {
 
 
 def _option(spec) -> click.Option:
+    """The click option of an export's declared option.
+
+    A default is passed only when there is one: click treats an explicit ``default=None`` as a value
+    given, and would then skip the ``required`` check (a missing ``-o`` reached the export as None)."""
     names = [spec.name, spec.dest] + ([spec.short] if spec.short else [])
     if spec.kind == "flag":
         return click.Option(names, is_flag=True, default=bool(spec.default), help=spec.help)
-    return click.Option(names, type=_TYPES[spec.kind](spec), required=spec.required, default=spec.default,
-                        show_default=spec.default is not None, help=spec.help)
+    default = {} if spec.default is None else {"default": spec.default, "show_default": True}
+    return click.Option(names, type=_TYPES[spec.kind](spec), required=spec.required, help=spec.help, **default)
 
 
 def _command(export) -> click.Command:

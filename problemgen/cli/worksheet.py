@@ -12,7 +12,7 @@ from problemgen.documents import banks, worksheet
 @click.command("worksheet")
 @click.argument("bank")
 @click.option("-o", "--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Output directory.")
-@click.option("--seed", type=click.IntRange(0, 2**64 - 1), help="Worksheet seed (default: the bank's seed).")
+@click.option("--seed", type=click.IntRange(0, worksheet.MAX_SEED), help="Worksheet seed (default: the bank's seed).")
 @click.option("--format", "formats", default="md", show_default=True, help="Comma-separated: md, tex, pdf.")
 @click.option("--roster", type=click.Path(dir_okay=False),
               help="CSV (, or ; separated) with an id/student_id/student/SID column and optionally a name column.")

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -179,6 +180,18 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def control_problem(text: str, allowed: str = "\t") -> str:
+    """A one-line explanation when ``text`` holds a control character other than ``allowed``, else "".
+
+    Why: bank text reaches XML (Moodle, QTI), LaTeX, Markdown and terminals; XML 1.0 cannot hold most
+    control characters at all, and the rest (escape sequences, NUL) only garble what a reader sees."""
+    for char in text:
+        if char not in allowed and (unicodedata.category(char) == "Cc" or char in "\ufffe\uffff"):
+            where = "tabs and newlines only" if "\n" in allowed else "tabs only; a title is one line"
+            return f"contains the control character U+{ord(char):04X}; remove it ({where})"
+    return ""
+
+
 class _Checker:
     """Collects issues while turning the parsed TOML into a Bank."""
 
@@ -219,9 +232,9 @@ def _check_top(data: dict, check: _Checker, default_id: str) -> tuple[str, str, 
     if not isinstance(instructions, str):
         check.top_issue("instructions", "instructions must be a string")
         instructions = ""
-    for key, text in (("title", title), ("instructions", instructions)):
-        if texmath.problem(text):
-            check.top_issue(key, texmath.problem(text))
+    for key, text, allowed in (("title", title.strip(), "\t"), ("instructions", instructions.strip(), "\t\n")):
+        if problem := control_problem(text, allowed) or texmath.problem(text):
+            check.top_issue(key, problem)
     return bank_id, title.strip(), seed, instructions.strip()
 
 
@@ -273,8 +286,8 @@ def _check_item(index: int, raw: Any, check: _Checker) -> BankItem | None:
     if title is not None and (not isinstance(title, str) or not title.strip()):
         check.item_issue(index, "title", "title must be a non-empty string")
         title = None
-    if title and texmath.problem(title):
-        check.item_issue(index, "title", texmath.problem(title))
+    if title and (problem := control_problem(title.strip()) or texmath.problem(title)):
+        check.item_issue(index, "title", problem)
     overrides = raw.get("overrides", {})
     if not isinstance(overrides, dict):
         check.item_issue(index, "overrides", "overrides must be a table, e.g. overrides = { L = 3 }")

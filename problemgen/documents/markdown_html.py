@@ -6,6 +6,8 @@ ends show them as HTML and differ only in the maths: the practice page converts 
 exports keep LaTeX between ``\\( … \\)`` / ``\\[ … \\]`` for MathJax. So this module owns the prose
 and takes ``math(latex, display) -> html`` from the caller. Everything that is not one of those few
 constructs is HTML-escaped: nothing a template, a bank title or a student wrote can inject markup.
+Plain one-line strings (labels, options, hints, titles) are not Markdown: :func:`text_html` keeps
+everything but their maths literal.
 """
 
 from __future__ import annotations
@@ -31,16 +33,27 @@ def prose_html(text: str) -> str:
     return _STRONG.sub(r"<strong>\1</strong>", html)
 
 
-def inline_html(text: str, math: MathRenderer) -> str:
-    """One paragraph's content (or one line: a title, a hint): prose and maths."""
+def _with_math(text: str, math: MathRenderer, prose: Callable[[str], str]) -> str:
     out, last = [], 0
     for match in MATH.finditer(text):
-        out.append(prose_html(text[last:match.start()]))
+        out.append(prose(text[last:match.start()]))
         display = match.group(1) is not None
         out.append(math((match.group(1) if display else match.group(2)).strip(), display))
         last = match.end()
-    out.append(prose_html(text[last:]))
+    out.append(prose(text[last:]))
     return "".join(out)
+
+
+def inline_html(text: str, math: MathRenderer) -> str:
+    """One paragraph's content of a rendered fragment: the little Markdown and maths."""
+    return _with_math(text, math, prose_html)
+
+
+def text_html(text: str, math: MathRenderer) -> str:
+    """One line of plain text with ``$…$`` maths (a label, an option, a hint, a title): everything but
+    the maths literal. Why not :func:`inline_html`: these strings are not Markdown, and a hint such as
+    ``exp(x), not 2**x or 10**x`` must not turn bold between its stars."""
+    return _with_math(text, math, lambda prose: escape(prose, quote=False))
 
 
 def _is_table(lines: list[str]) -> bool:

@@ -49,6 +49,8 @@ MIN_SECRET_CHARS = 16
 HANDOUTS, KEYS = "handouts", "keys"
 KEY_FILE_PREFIXES = ("answer_key.", "key.toml", "variant.json")
 """Files of a worksheet directory that hold answers: never among the handouts."""
+MAX_SEED = 2**64 - 1
+"""Worksheet seeds run from 0 to 2**64 - 1 (``worksheet --seed``; the LMS exports draw from the same range)."""
 MAX_ROSTER_BYTES = 4 * 1024 * 1024
 MAX_STUDENTS = 5000
 _RESERVED_NAMES = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))}

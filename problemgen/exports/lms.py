@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import math
+import os
 import re
 from dataclasses import dataclass, replace
 from html import escape, unescape
@@ -132,8 +133,26 @@ def fragment_html(markdown: str) -> str:
 
 
 def text_html(text: Any) -> str:
-    """One line (a label, an option, a hint) as HTML for an LMS."""
-    return md.inline_html(str(text), mathjax)
+    """One line of plain text (a label, an option, a hint) as HTML for an LMS: only its maths rendered."""
+    return md.text_html(str(text), mathjax)
+
+
+XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+"""The characters XML 1.0 cannot hold, escaped or not (its ``Char`` production)."""
+
+
+def xml_document(document: str | bytes, name: str) -> str | bytes:
+    """``document`` unchanged, or a one-line error when it would hold a character XML 1.0 forbids.
+
+    Why here: bank validation refuses control characters, but a model built by a library caller or a
+    generator could still carry one, and ElementTree writes it raw into a file no reader accepts."""
+    text = document.decode("utf-8") if isinstance(document, bytes) else document
+    found = XML_FORBIDDEN.search(text)
+    if found:
+        near = text[max(0, found.start() - 40):found.start()]
+        raise ProblemgenError(f"{name}: U+{ord(found.group()):04X} is a character XML 1.0 forbids "
+                              f"(after {near!r}); remove it from the bank")
+    return document
 
 
 def plain_text(html: str) -> str:
@@ -349,17 +368,28 @@ def question_of(problem: Problem, points: float, renderer, with_solutions: bool)
                     prompt_md=prompt_md, solution_md=solution_md)
 
 
+def slots(export: LmsExport) -> list[tuple[Pool, Question, str]]:
+    """Each question with a name unique in the export, ``POOL.K_VARIANT`` (its pool, its place there).
+
+    Why not the variant id alone: the same variant can sit in two bank places (pinned seeds, or a kind
+    with few variants), and a format whose identifiers must be unique (QTI) would then share one item,
+    with one place's points, between both places."""
+    return [(pool, question, f"{pool.id}.{k}_{question.variant_id}")
+            for pool in export.pools for k, question in enumerate(pool.questions, start=1)]
+
+
 def variant_pools(bank, n: int, seed: int) -> list[tuple[str, float, list[Problem]]]:
     """(pool id, points, up to ``n`` distinct problems) per bank place, drawn from worksheet seeds
     ``seed, seed+1, …`` exactly as worksheets draw them (so ``problemgen show`` rebuilds each one)."""
-    from problemgen.documents.worksheet import ProblemCache, problem_seed  # lazy: numpy only when exporting
+    from problemgen.documents.worksheet import MAX_SEED, ProblemCache, problem_seed  # lazy: numpy only when exporting
 
     cache, found = ProblemCache(), []
+    sheets = range(seed, min(seed + SEEDS_PER_VARIANT * n, MAX_SEED + 1))  # worksheet seeds only
     for index, item in enumerate(bank.items):
         for copy in range(item.size):
             distinct: dict[str, Problem] = {}
             seeds = [item.seeds[copy]] if item.seeds is not None else [
-                problem_seed(s, index, copy, item.kind) for s in range(seed, seed + SEEDS_PER_VARIANT * n)]
+                problem_seed(s, index, copy, item.kind) for s in sheets]
             for problem_seed_ in seeds:
                 problem = cache.get(item, problem_seed_)
                 distinct.setdefault(problem.variant_id, replace(problem, title=item.title) if item.title else problem)
@@ -372,10 +402,12 @@ def variant_pools(bank, n: int, seed: int) -> list[tuple[str, float, list[Proble
 def build_export(bank: str, n: int, seed: int = 0, with_solutions: bool = False) -> LmsExport:
     """The pools of ``n`` distinct variants per bank place, ready for any LMS format."""
     from problemgen.documents.banks import load_bank  # lazy: listing exports must not load banks
-    from problemgen.documents.worksheet import DocumentRenderer  # lazy: jinja2 only when exporting
+    from problemgen.documents.worksheet import MAX_SEED, DocumentRenderer  # lazy: jinja2 only when exporting
 
     if not 1 <= n <= MAX_VARIANTS:
         raise ProblemgenError(f"-n must be between 1 and {MAX_VARIANTS}, got {n}")
+    if not 0 <= seed <= MAX_SEED:
+        raise ProblemgenError(f"--seed must be a worksheet seed from 0 to {MAX_SEED}, got {seed}")
     bank_obj, renderer = load_bank(bank), DocumentRenderer()
     pools, notices = [], []
     for pool_id, points, problems in variant_pools(bank_obj, n, seed):
@@ -413,22 +445,24 @@ def _int(text: Any, name: str) -> int:
 
 
 def lms_build(render: Callable[[LmsExport], str | bytes],
-              note: Callable[[LmsExport], list[str]] | None = None) -> Callable[..., str]:
+              note: Callable[[LmsExport], list[str]] | None = None,
+              adapt: Callable[[LmsExport], LmsExport] | None = None) -> Callable[..., str]:
     """The ``build`` of an LMS :class:`~problemgen.exports.Export`: model, render, write, report.
 
-    ``render`` turns the model into the file's text (or bytes, e.g. a zip); the terminal gets the notices,
-    the format's own ``note`` lines, if any, and the files written."""
+    ``render`` turns the model into the file's text (or bytes, e.g. a zip); ``adapt``, if any, first
+    drops what the format cannot hold, so the preview shows what was written; the terminal gets the
+    notices, the format's own ``note`` lines about the whole model, if any, and the files written."""
 
     def build(bank: str, n: Any, output: Any, seed: Any = "0", with_solutions: bool = False,
               preview: Any = None) -> str:
+        targets = output_paths(output, preview)
         export = build_export(str(bank), _int(n, "-n"), _int(seed, "--seed"), bool(with_solutions))
-        _write(Path(output), render(export))
-        written = [str(output)]
-        if preview:
-            _write(Path(preview), preview_markdown(export))
-            written.append(str(preview))
+        written_model = adapt(export) if adapt else export
+        contents = [render(written_model), *([preview_markdown(written_model)] if preview else [])]
+        for path, content in zip(targets, contents):
+            _write(path, content)
         notes = note(export) if note else []
-        return "".join(f"{line}\n" for line in [*export.notices, *notes, *(f"wrote {w}" for w in written)])
+        return "".join(f"{line}\n" for line in [*export.notices, *notes, *(f"wrote {p}" for p in targets)])
 
     return build
 
@@ -443,6 +477,21 @@ def one_per_blank_note(noun: str) -> Callable[[LmsExport], list[str]]:
         return [f"{len(several)} variants with several blanks became {blanks} {noun}, one per blank"] if several else []
 
     return note
+
+
+def output_paths(output: Any, preview: Any) -> list[Path]:
+    """The files an export writes (``--output``, then ``--preview`` if given), each checked writable
+    before anything is built or written: a bad ``--preview`` must neither leave a new export behind
+    nor have replaced an old one."""
+    paths = [Path(output), *([Path(preview)] if preview else [])]
+    if len(paths) == 2 and paths[0].resolve() == paths[1].resolve():
+        raise ProblemgenError(f"--preview {preview} is the --output file; give it another name")
+    for path in paths:
+        reason = ("it is a directory" if path.is_dir() else f"no directory {path.parent}" if not path.parent.is_dir()
+                  else "permission denied" if not os.access(path if path.exists() else path.parent, os.W_OK) else "")
+        if reason:
+            raise ProblemgenError(f"cannot write {path}: {reason}")
+    return paths
 
 
 def _write(path: Path, content: str | bytes) -> None:
@@ -463,23 +512,38 @@ def _count(value: float, noun: str) -> str:
     return f"{_number(value)} {noun}" + ("" if value == 1 else "s")
 
 
+def _md(text: str) -> str:
+    """Plain text (a title, a notice) for the preview: Markdown specials escaped, ``$…$`` maths kept."""
+    from problemgen.documents.rendering import md_text  # lazy: jinja2 only when exporting
+
+    return md_text(text)
+
+
+def _md_of(html: str) -> str:
+    """Model HTML (a label, an option, a hint) for the preview, as :func:`_md` of its text."""
+    return _md(plain_text(html))
+
+
 def _blank_line(blank: Blank) -> str:
     """One blank of the preview: its key and what the LMS does with the known mistakes."""
     if blank.kind == "numerical":
         answer = _number(blank.value) + ("" if blank.integer else f" ± {_number(blank.tolerance)}")
     elif blank.kind == "choice":
-        answer = ", ".join(plain_text(o.html) for o in blank.options if o.correct)
-        answer += f" (of: {' / '.join(plain_text(o.html) for o in blank.options)})"
+        answer = ", ".join(_md_of(o.html) for o in blank.options if o.correct)
+        answer += f" (of: {' / '.join(_md_of(o.html) for o in blank.options)})"
     else:
         answer = " | ".join(f"`{s}`" for s in blank.spellings)
-    shown = {o.id: plain_text(o.html) for o in blank.options}  # a choice's mistake is an option id
-    mistakes = "".join(f"\n  - wrong: {_number(m.value) if isinstance(m.value, float) else shown.get(m.value, m.value)} "
-                       f"({m.name}): {plain_text(m.feedback)}" for m in blank.mistakes)
-    return f"- {plain_text(blank.label)} [{blank.kind}, {blank.points:.3g} of the points]: {answer}{mistakes}"
+    shown = {o.id: _md_of(o.html) for o in blank.options}  # a choice's mistake is an option id
+
+    def value(m: WrongAnswer) -> str:
+        return _number(m.value) if isinstance(m.value, float) else shown.get(m.value, _md(m.value))
+
+    mistakes = "".join(f"\n  - wrong: {value(m)} ({m.name}): {_md_of(m.feedback)}" for m in blank.mistakes)
+    return f"- {_md_of(blank.label)} [{blank.kind}, {blank.points:.3g} of the points]: {answer}{mistakes}"
 
 
 def _question_markdown(question: Question) -> str:
-    lines = [f"### {question.title} [{question.variant_id}]", "", question.prompt_md.strip(), ""]
+    lines = [f"### {_md(question.title)} [{question.variant_id}]", "", question.prompt_md.strip(), ""]
     if question.manual:
         lines += [f"*Manually graded essay: {question.manual}.* Key:", "", plain_text(question.key_html), ""]
     else:
@@ -491,11 +555,12 @@ def _question_markdown(question: Question) -> str:
 
 def preview_markdown(export: LmsExport) -> str:
     """What was exported, readable: each pool, each variant's prompt, its blanks with keys and mistakes."""
-    lines = [f"# {export.title} ({export.bank_id})", ""]
+    lines = [f"# {_md(export.title)} ({export.bank_id})", ""]
     if export.notices:
-        lines += ["Notices:", "", *(f"- {n}" for n in export.notices), ""]
+        lines += ["Notices:", "", *(f"- {_md(n)}" for n in export.notices), ""]
     for pool in export.pools:
-        heading = f"## {pool.id}: {pool.title} ({_count(pool.points, 'point')}, {_count(len(pool.questions), 'variant')})"
+        heading = (f"## {pool.id}: {_md(pool.title)} ({_count(pool.points, 'point')}, "
+                   f"{_count(len(pool.questions), 'variant')})")
         lines += [heading, ""]
         lines += [_question_markdown(q) for q in pool.questions]
     return "\n".join(lines).rstrip() + "\n"

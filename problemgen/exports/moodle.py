@@ -31,7 +31,7 @@ from fractions import Fraction
 from html import escape
 
 from problemgen.exports import Export
-from problemgen.exports.lms import Blank, LmsExport, Pool, Question, lms_build, lms_options
+from problemgen.exports.lms import Blank, LmsExport, Pool, Question, lms_build, lms_options, xml_document
 
 FRACTION_DIGITS = 7
 MAX_IDNUMBER = 100
@@ -217,7 +217,7 @@ def render_moodle(export: LmsExport) -> str:
                    f"{escape(category_name(pool))}</text></category></question>\n")
         out += [question_xml(q) for q in pool.questions]
     out.append("</quiz>\n")
-    return "".join(out)
+    return xml_document("".join(out), "Moodle XML")
 
 
 def long_ids_note(export: LmsExport) -> list[str]:

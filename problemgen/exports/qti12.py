@@ -10,7 +10,11 @@ Canvas reads IMS QTI 1.2 with its own metadata (``question_type``, ``points_poss
 - choice -> ``multiple_choice_question`` (or ``multiple_answers_question``), per-option feedback;
 - short answer -> ``short_answer_question`` with every accepted spelling (Canvas compares ignoring case);
 - a question no LMS can check -> ``essay_question`` (graded by hand);
-- each known mistake -> a condition before the key's that scores nothing and shows its hint;
+- a choice's known mistakes -> the wrong option's feedback; the known mistakes of numerical and
+  short-answer items are left out: Canvas's importer makes every condition of those items that
+  compares the response with a value a full-credit answer (its numerical and short-answer questions
+  have no 0-credit answers), so a mistake written there would be marked right. Only the key is
+  written, and the command says how many hints that leaves out;
 - the worked solution (``--with-solutions``) -> the item's general feedback.
 
 Several blanks (multi-part problems, matrices, masks): Canvas's fill-in-multiple-blanks compares text
@@ -26,10 +30,21 @@ import io
 import re
 import xml.etree.ElementTree as ET
 import zipfile
+from dataclasses import replace
 
 from problemgen.exports import Export
 from problemgen.exports.bundle import ZIP_DATE
-from problemgen.exports.lms import Blank, LmsExport, Pool, Question, lms_build, lms_options, one_per_blank_note
+from problemgen.exports.lms import (
+    Blank,
+    LmsExport,
+    Pool,
+    Question,
+    lms_build,
+    lms_options,
+    one_per_blank_note,
+    slots,
+    xml_document,
+)
 from problemgen.exports.moodle import number
 
 QTI_NS = "http://www.imsglobal.org/xsd/ims_qtiasiv1p2"
@@ -41,6 +56,13 @@ _QUESTION_TYPES = {"numerical": "numerical_question", "short": "short_answer_que
 
 def _ident(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", text)
+
+
+def xml_id(text: str) -> str:
+    """An identifier that is a valid ``xsd:ID`` (an NCName: letters, digits, ``_ . -``, not starting with a
+    digit, dot or hyphen): ``I`` and the text with anything else replaced, as QTI 2.1 names everything.
+    The content package manifest needs it: a bank file ``2024_exam.toml`` has the id ``2024_exam``."""
+    return "I" + _ident(text)
 
 
 def sub_element(parent: ET.Element, tag: str, attrib: dict | None = None, text: str | None = None) -> ET.Element:
@@ -96,11 +118,8 @@ def _typed_response(item: ET.Element, render: dict | None = None, label: dict | 
 
 
 def _numerical(item: ET.Element, processing: ET.Element, blank: Blank) -> None:
+    """Only the key: Canvas would import a mistake's condition as another correct answer."""
     _typed_response(item, {"fibtype": "Decimal"}, {"ident": "answer1"})
-    for k, mistake in enumerate(blank.mistakes, start=1):
-        _near(_condition(processing, score=None, feedback=f"mistake{k}_fb", last=False), float(mistake.value),
-              blank.tolerance)
-        _feedback(item, f"mistake{k}_fb", mistake.feedback)
     _near(_condition(processing, score="100", feedback=None, last=True), float(blank.value), blank.tolerance)
 
 
@@ -129,11 +148,8 @@ def _choice(item: ET.Element, processing: ET.Element, blank: Blank) -> None:
 
 
 def _short(item: ET.Element, processing: ET.Element, blank: Blank) -> None:
+    """Only the accepted spellings: Canvas would import a wrong spelling's condition as a right one."""
     _typed_response(item)
-    for k, mistake in enumerate(blank.mistakes, start=1):
-        sub_element(_condition(processing, score=None, feedback=f"mistake{k}_fb", last=False), "varequal",
-             {"respident": "response1"}, str(mistake.value))
-        _feedback(item, f"mistake{k}_fb", mistake.feedback)
     either = sub_element(_condition(processing, score="100", feedback=None, last=True), "or")  # explicit: any spelling
     for spelling in blank.spellings:
         sub_element(either, "varequal", {"respident": "response1"}, spelling)
@@ -144,10 +160,12 @@ def _essay(item: ET.Element, processing: ET.Element) -> None:
     sub_element(_condition(processing, score=None, feedback=None, last=True), "other")
 
 
-def _item(section: ET.Element, question: Question, blank: Blank | None, title: str, text: str, points: float) -> None:
-    """One Canvas item: a single blank of ``question`` (or the whole question as an essay)."""
-    item = sub_element(section, "item", {"ident": _ident(f"{question.variant_id}_{blank.id if blank else 'essay'}"),
-                                  "title": title})
+def _item(section: ET.Element, question: Question, blank: Blank | None, title: str, text: str, points: float,
+          slot: str) -> None:
+    """One Canvas item: a single blank of ``question`` (or the whole question as an essay), its ident
+    unique in the export (the ``slot`` name of ``lms.slots`` and the blank)."""
+    item = sub_element(section, "item", {"ident": _ident(f"{slot}_{blank.id if blank else 'essay'}"),
+                                         "title": title})
     choice = "multiple_answers_question" if blank and blank.multiple else "multiple_choice_question"
     kind = "essay_question" if blank is None else _QUESTION_TYPES.get(blank.kind, choice)
     _metadata(item, {"question_type": kind, "points_possible": number(points), VARIANT_FIELD: question.variant_id})
@@ -165,25 +183,25 @@ def _item(section: ET.Element, question: Question, blank: Blank | None, title: s
         {"numerical": _numerical, "choice": _choice, "short": _short}[blank.kind](item, processing, blank)
 
 
-def _items(section: ET.Element, question: Question, points: float) -> None:
+def _items(section: ET.Element, question: Question, points: float, slot: str) -> None:
     name = f"{question.title} [{question.variant_id}]"
     if question.manual or not question.blanks:
-        _item(section, question, None, name, question.prompt, points)
+        _item(section, question, None, name, question.prompt, points, slot)
         return
     total = len(question.blanks)
     for k, blank in enumerate(question.blanks, start=1):
         title = f"{name} part {k} of {total}: {re.sub(r'<[^>]+>', '', blank.label)}" if total > 1 else name
         heading = f"Part {k} of {total}: " if total > 1 else ""
-        _item(section, question, blank, title, f"{question.prompt}<p>{heading}{blank.label}</p>", points)
+        _item(section, question, blank, title, f"{question.prompt}<p>{heading}{blank.label}</p>", points, slot)
 
 
-def _group(root: ET.Element, pool: Pool) -> None:
+def _group(root: ET.Element, pool: Pool, questions: list[tuple[Question, str]]) -> None:
     section = sub_element(root, "section", {"ident": _ident(f"group_{pool.id}"), "title": pool.title})
     selection = sub_element(sub_element(section, "selection_ordering"), "selection")
     sub_element(selection, "selection_number", text="1")
     sub_element(sub_element(selection, "selection_extension"), "points_per_item", text=number(pool.points))
-    for question in pool.questions:
-        _items(section, question, pool.points)
+    for question, slot in questions:
+        _items(section, question, pool.points, slot)
 
 
 def assessment_xml(export: LmsExport) -> bytes:
@@ -191,18 +209,45 @@ def assessment_xml(export: LmsExport) -> bytes:
     root = ET.Element("questestinterop", {"xmlns": QTI_NS})
     assessment = sub_element(root, "assessment", {"ident": _ident(export.bank_id), "title": export.title})
     top = sub_element(assessment, "section", {"ident": "root_section"})
+    named = slots(export)
     for pool in export.pools:
-        _group(top, pool)
+        _group(top, pool, [(question, slot) for owner, question, slot in named if owner is pool])
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="utf-8", xml_declaration=False)
 
 
 def manifest_xml(export: LmsExport) -> bytes:
-    ident = _ident(export.bank_id)
-    return (f'<?xml version="1.0" encoding="UTF-8"?>\n<manifest identifier="{ident}_manifest" xmlns="{CP_NS}">'
+    ident, xid = _ident(export.bank_id), xml_id(export.bank_id)
+    return (f'<?xml version="1.0" encoding="UTF-8"?>\n<manifest identifier="{xid}_manifest" xmlns="{CP_NS}">'
             f'<metadata><schema>IMS Content</schema><schemaversion>1.1.3</schemaversion></metadata>'
-            f'<organizations/><resources><resource identifier="{ident}" type="imsqti_xmlv1p2" '
+            f'<organizations/><resources><resource identifier="{xid}" type="imsqti_xmlv1p2" '
             f'href="{ident}/{ident}.xml"><file href="{ident}/{ident}.xml"/></resource></resources>'
             f'</manifest>\n').encode("utf-8")
+
+
+def left_out_hints_note(export: LmsExport) -> list[str]:
+    """How many known mistakes of numerical and short-answer blanks Canvas cannot keep (see the module)."""
+    typed = [b for pool in export.pools for q in pool.questions if not q.manual for b in q.blanks
+             if b.kind in _QUESTION_TYPES]
+    count = sum(len(b.mistakes) for b in typed)
+    if not count:
+        return []
+    return [(f"{count} known-mistake hints of numerical and short-answer items left out: Canvas would import "
+             "them as correct answers (the moodle, gift and qti21 exports keep them)")]
+
+
+def without_typed_mistakes(export: LmsExport) -> LmsExport:
+    """The model as Canvas gets it: numerical and short-answer blanks without their known mistakes."""
+    def blank(b: Blank) -> Blank:
+        return replace(b, mistakes=()) if b.kind in _QUESTION_TYPES else b
+
+    def question(q: Question) -> Question:
+        return replace(q, blanks=tuple(map(blank, q.blanks)))
+
+    return replace(export, pools=tuple(replace(p, questions=tuple(map(question, p.questions))) for p in export.pools))
+
+
+def _notes(export: LmsExport) -> list[str]:
+    return one_per_blank_note("Canvas items")(export) + left_out_hints_note(export)
 
 
 def render_qti12(export: LmsExport) -> bytes:
@@ -211,7 +256,7 @@ def render_qti12(export: LmsExport) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for path, data in (("imsmanifest.xml", manifest_xml(export)), (f"{ident}/{ident}.xml", assessment_xml(export))):
-            archive.writestr(zipfile.ZipInfo(path, ZIP_DATE), data, zipfile.ZIP_DEFLATED)
+            archive.writestr(zipfile.ZipInfo(path, ZIP_DATE), xml_document(data, path), zipfile.ZIP_DEFLATED)
     return buffer.getvalue()
 
 
@@ -220,10 +265,12 @@ EXPORT = Export(
     summary="Canvas QTI 1.2 zip of question groups (one per bank item).",
     help="""Write a Canvas QTI 1.2 zip: one question group per bank item, drawing 1 of N distinct variants.
 
-    Numbers become numerical questions with the part's tolerance (known mistakes show their hint);
-    choices multiple choice with per-option feedback; words and shapes short answer. Canvas's
-    fill-in-multiple-blanks cannot keep tolerances, so a problem with several blanks becomes one item
-    per blank ("part k of K"). Import it in Canvas: Settings > Import Course Content > QTI .zip file.
+    Numbers become numerical questions with the part's tolerance; choices multiple choice with
+    per-option feedback (a known mistake's hint on its option); words and shapes short answer. Canvas
+    has no wrong answers with feedback for numbers and words, so their known mistakes are left out
+    (the command says how many). Canvas's fill-in-multiple-blanks cannot keep tolerances, so a problem
+    with several blanks becomes one item per blank ("part k of K"). Import it in Canvas: Settings >
+    Import Course Content > QTI .zip file.
 
     \b
     Example:
@@ -231,5 +278,5 @@ EXPORT = Export(
       problemgen export qti12 --bank masking -n 3 -o masking.zip --with-solutions --preview masking.md
     """,
     options=lms_options(),
-    build=lms_build(render_qti12, one_per_blank_note("Canvas items")),
+    build=lms_build(render_qti12, _notes, without_typed_mistakes),
 )

@@ -2,12 +2,16 @@
 variant per bank item.
 
 QTI 2.1 is what most other platforms import (Blackboard, Inspera, TAO, ONYX, Sakai…). The zip holds
-``imsmanifest.xml``, ``items/<id>.xml`` (one ``assessmentItem`` each) and ``test.xml``, whose
-``assessmentSection`` per pool selects 1 of its items. Unlike Canvas and GIFT, an item can hold several
-interactions, so a multi-part problem stays one item. It renders the model of ``exports.lms``:
+``imsmanifest.xml``, ``items/<id>.xml`` (one ``assessmentItem`` per variant and bank place, named by
+``lms.slots``) and ``test.xml``, whose ``assessmentSection`` per pool selects 1 of its items. Unlike
+Canvas and GIFT, an item can hold several interactions, so a multi-part problem stays one item. It
+renders the model of ``exports.lms``:
 
 - numerical blank -> ``textEntryInteraction`` (``float``), scored with ``equal`` and an absolute
-  ``tolerance``; integers exactly (``integer`` and ``match``);
+  ``tolerance``; integers exactly (``integer`` and ``match``), unless the key or a known mistake lies
+  outside QTI's 32-bit integers (or is not whole): then ``float`` and ``equal`` with a zero tolerance,
+  exact for every integer a double holds (players such as TAO's qtism and QTIWorks refuse a larger
+  ``integer``);
 - choice -> ``choiceInteraction`` scored against its ``correctResponse``; a mask cell is a choice of two;
 - short answer -> ``textEntryInteraction`` (``string``) with a ``mapping`` of every spelling (ignoring case);
 - each known mistake and each option's explanation -> a ``modalFeedback`` its condition shows;
@@ -21,28 +25,25 @@ credit is per blank. The prompt's HTML is placed in the item body as XHTML in th
 from __future__ import annotations
 
 import io
-import re
 import xml.etree.ElementTree as ET
 import zipfile
 
 from problemgen.exports import Export
 from problemgen.exports.bundle import ZIP_DATE
-from problemgen.exports.lms import Blank, LmsExport, Question, lms_build, lms_options
+from problemgen.exports.lms import Blank, LmsExport, Question, lms_build, lms_options, slots, xml_document
 from problemgen.exports.moodle import number
 from problemgen.exports.qti12 import sub_element as _sub
+from problemgen.exports.qti12 import xml_id as _ident  # a QTI identifier: letters, digits, _ . -, not a digit first
 
 QTI_NS = "http://www.imsglobal.org/xsd/imsqti_v2p1"
 CP_NS = "http://www.imsglobal.org/xsd/imscp_v1p1"
-
-
-def _ident(text: str) -> str:
-    """A QTI identifier (letters, digits, ``_ . -``, not starting with a digit)."""
-    return "I" + re.sub(r"[^A-Za-z0-9_.-]", "_", text)
+QTI_INT_MAX = 2**31 - 1
+"""QTI's ``integer`` is 32-bit (the XSD's ``xs:int``)."""
 
 
 def _xhtml(parent: ET.Element, html: str) -> None:
     """HTML fragments (well-formed: the fragments write closed tags) appended as elements of ``parent``."""
-    holder = ET.fromstring(f"<div>{html}</div>")
+    holder = ET.fromstring(f"<div>{xml_document(html, 'QTI 2.1 item text')}</div>")  # a forbidden character: one line
     if holder.text:
         if len(parent):
             parent[-1].tail = (parent[-1].tail or "") + holder.text
@@ -62,10 +63,16 @@ def _add(parent: ET.Element, outcome: str, base_type: str, value: str, container
     _value(setter, base_type, value)
 
 
+def qti_integer(blank: Blank) -> bool:
+    """Whether an integer blank can be a QTI ``integer``: its key and every mistake whole and 32-bit."""
+    values = (blank.value, *(m.value for m in blank.mistakes))
+    return blank.integer and all(float(v).is_integer() and abs(v) <= QTI_INT_MAX for v in values)
+
+
 def _declare(item: ET.Element, blank: Blank, response: str) -> None:
     if blank.kind == "numerical":
         _sub(item, "responseDeclaration", {"identifier": response, "cardinality": "single",
-                                           "baseType": "integer" if blank.integer else "float"})
+                                           "baseType": "integer" if qti_integer(blank) else "float"})
         return
     if blank.kind == "choice":
         declaration = _sub(item, "responseDeclaration", {"identifier": response, "baseType": "identifier",
@@ -98,7 +105,7 @@ def _interaction(body: ET.Element, blank: Blank, response: str) -> None:
 
 def _matches(parent: ET.Element, blank: Blank, response: str, value) -> None:
     """The condition "the response is ``value``" for this blank's kind."""
-    if blank.kind == "numerical" and not blank.integer:
+    if blank.kind == "numerical" and not qti_integer(blank):  # an integer's tolerance is 0: exact
         test = _sub(parent, "equal", {"toleranceMode": "absolute", "tolerance": f"{number(blank.tolerance)} "
                                                                                 f"{number(blank.tolerance)}"})
         _sub(test, "variable", {"identifier": response})
@@ -173,9 +180,10 @@ def _outcomes(item: ET.Element, points: float) -> None:
     _sub(item, "outcomeDeclaration", {"identifier": "FEEDBACK", "cardinality": "multiple", "baseType": "identifier"})
 
 
-def item_xml(question: Question, points: float) -> bytes:
-    """One ``assessmentItem``: the prompt, one interaction per blank (or an essay), scoring and feedback."""
-    item = ET.Element("assessmentItem", {"xmlns": QTI_NS, "identifier": _ident(question.variant_id),
+def item_xml(question: Question, points: float, slot: str | None = None) -> bytes:
+    """One ``assessmentItem``: the prompt, one interaction per blank (or an essay), scoring and feedback;
+    its identifier is the ``slot`` name (see ``lms.slots``), or the variant id."""
+    item = ET.Element("assessmentItem", {"xmlns": QTI_NS, "identifier": _ident(slot or question.variant_id),
                                          "title": f"{question.title} [{question.variant_id}]",
                                          "adaptive": "false", "timeDependent": "false"})
     blanks = () if question.manual else question.blanks
@@ -212,13 +220,13 @@ def test_xml(export: LmsExport, hrefs: dict[str, str]) -> bytes:
     test = ET.Element("assessmentTest", {"xmlns": QTI_NS, "identifier": _ident(export.bank_id), "title": export.title})
     part = _sub(test, "testPart", {"identifier": "part1", "navigationMode": "nonlinear",
                                    "submissionMode": "individual"})
-    for pool in export.pools:
-        section = _sub(part, "assessmentSection", {"identifier": _ident(pool.id), "title": pool.title,
-                                                   "visible": "true"})
-        _sub(section, "selection", {"select": "1"})
-        for question in pool.questions:
-            _sub(section, "assessmentItemRef", {"identifier": _ident(question.variant_id),
-                                                "href": hrefs[question.variant_id]})
+    sections = {}
+    for pool, _, slot in slots(export):
+        if pool.id not in sections:
+            sections[pool.id] = _sub(part, "assessmentSection", {"identifier": _ident(pool.id), "title": pool.title,
+                                                                 "visible": "true"})
+            _sub(sections[pool.id], "selection", {"select": "1"})
+        _sub(sections[pool.id], "assessmentItemRef", {"identifier": _ident(slot), "href": hrefs[slot]})
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(test, encoding="utf-8")
 
 
@@ -228,9 +236,9 @@ def manifest_xml(export: LmsExport, hrefs: dict[str, str]) -> bytes:
     resources = _sub(manifest, "resources")
     test = _sub(resources, "resource", {"identifier": "TEST", "type": "imsqti_test_xmlv2p1", "href": "test.xml"})
     _sub(test, "file", {"href": "test.xml"})
-    for variant_id, href in hrefs.items():
-        _sub(test, "dependency", {"identifierref": _ident(variant_id)})
-        resource = _sub(resources, "resource", {"identifier": _ident(variant_id), "type": "imsqti_item_xmlv2p1",
+    for slot, href in hrefs.items():
+        _sub(test, "dependency", {"identifierref": _ident(slot)})
+        resource = _sub(resources, "resource", {"identifier": _ident(slot), "type": "imsqti_item_xmlv2p1",
                                                 "href": href})
         _sub(resource, "file", {"href": href})
     return b'<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(manifest, encoding="utf-8")
@@ -239,17 +247,15 @@ def manifest_xml(export: LmsExport, hrefs: dict[str, str]) -> bytes:
 def render_qti21(export: LmsExport) -> bytes:
     """The content package zip: manifest, test and items, fixed timestamps (same bank, same bytes)."""
     files, hrefs = {}, {}
-    for pool in export.pools:
-        for question in pool.questions:
-            href = f"items/{_ident(question.variant_id)}.xml"
-            hrefs[question.variant_id] = href
-            files[href] = item_xml(question, pool.points)
+    for pool, question, slot in slots(export):
+        hrefs[slot] = f"items/{_ident(slot)}.xml"
+        files[hrefs[slot]] = item_xml(question, pool.points, slot)
     files["test.xml"] = test_xml(export, hrefs)
     files["imsmanifest.xml"] = manifest_xml(export, hrefs)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for path in sorted(files):
-            archive.writestr(zipfile.ZipInfo(path, ZIP_DATE), files[path], zipfile.ZIP_DEFLATED)
+            archive.writestr(zipfile.ZipInfo(path, ZIP_DATE), xml_document(files[path], path), zipfile.ZIP_DEFLATED)
     return buffer.getvalue()
 
 

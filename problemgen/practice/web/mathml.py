@@ -16,7 +16,7 @@ from html import escape
 from latex2mathml.converter import convert
 from markupsafe import Markup
 
-from problemgen.documents.markdown_html import inline_html, markdown_html
+from problemgen.documents import markdown_html as md
 
 
 @functools.lru_cache(maxsize=4096)
@@ -35,9 +35,9 @@ def latex_to_mathml(latex: str, display: bool = False) -> str:
 @functools.lru_cache(maxsize=1024)
 def fragment_html(markdown: str) -> Markup:
     """Markdown-with-maths (one rendered block) as HTML paragraphs; display maths get their own block."""
-    return Markup(markdown_html(markdown, latex_to_mathml))
+    return Markup(md.markdown_html(markdown, latex_to_mathml))
 
 
 def text_html(text: str) -> Markup:
-    """One line of prose that may hold ``$…$`` maths (titles, hints, feedback)."""
-    return Markup(inline_html(str(text), latex_to_mathml))
+    """One line of plain text that may hold ``$…$`` maths (labels, options, titles): only the maths rendered."""
+    return Markup(md.text_html(str(text), latex_to_mathml))
