@@ -141,3 +141,11 @@ def test_a_64_kib_run_of_digits_is_read_in_linear_time():
     start = time.process_time()
     result = grade_text(part, "9" * (MAX_TEXT_ANSWER - 10))
     assert time.process_time() - start < 2.0 and result.status in ("wrong", "invalid")
+
+
+def test_a_lone_carriage_return_in_a_sheet_string_ends_a_row():
+    """``"0.5 0.5\\r0.25 0.75"`` (an old Mac line end, escaped in the sheet) glued the rows into ``0.50.25``."""
+    from answer_channels import from_sheet
+
+    assert from_sheet(KEY, '"0.5 0.5\\r0.25 0.75"').status == "correct"
+    assert from_sheet(KEY, '"0.5 0.5\\r\\n0.25 0.75"').status == "correct"

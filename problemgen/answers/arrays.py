@@ -33,7 +33,8 @@ _OPEN, _CLOSE = "([", ")]"
 
 def read_array_text(text: str, what: str = "answer") -> list:
     """Nested lists of entry texts from any notation in the module doc; InvalidAnswer when ambiguous."""
-    lines = [clean(line, what) for line in text.replace("\r", "").split("\n")]
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # a lone CR (old Mac line end) ends a row too
+    lines = [clean(line, what) for line in text.split("\n")]
     body = "\n".join(lines).strip()
     wrapper = _WRAPPER.fullmatch(body)
     if wrapper:
