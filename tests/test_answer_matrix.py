@@ -15,6 +15,7 @@ from problemgen.model.core import AnswerPart  # noqa: E402
 KEY = AnswerPart(key="w", type="matrix", value=[[0.5, 0.5], [0.25, 0.75]], atol=0.005)
 ROW = AnswerPart(key="r", type="matrix", value=[[0.1, 0.2, 0.7]], atol=0.005)
 WIDE = AnswerPart(key="m", type="matrix", value=[[1, -1, 0], [2, 0, 3]], atol=0.0)
+VECTOR = AnswerPart(key="v", type="matrix", value=[0.5, 0.25], atol=0.005)
 SOFT = AnswerPart(key="s", type="matrix", value=[[0.8807970779778823, 0.11920292202211755]], atol=0.005)
 
 ACCEPTED = [
@@ -46,6 +47,10 @@ INVALID = [
     (KEY, "[[0.5, 0.5], [0.25, 0.75, 1]]", "different lengths"),
     (KEY, "[[0.5, x], [0.25, 0.75]]", "entry (1, 2)"),
     (KEY, "[[0,5, 0,5], [0,25, 0,75]]", "decimal point"),  # decimal commas would make more entries
+    (KEY, "see attached", "not read as a 2x2 matrix"),      # words are no matrix, not a shape error
+    (KEY, "tril(ones(2))", "not read as a 2x2 matrix"),
+    (VECTOR, "hello", "not read as a vector of 2"),
+    (KEY, "[[0.5, 0.5, 0.5], [0.25, 0.75, x]]", "entry (2, 3)"),  # a wrong shape with an unreadable entry
 ]
 
 WRONG = [
@@ -97,7 +102,6 @@ def test_matrices_of_plain_numbers_are_read_without_sympy():
     assert out.stdout.strip() == "False", out.stderr
 
 
-VECTOR = AnswerPart(key="v", type="matrix", value=[0.5, 0.25], atol=0.005)
 IDENTITY = AnswerPart(key="i", type="matrix", value=[[1, 0], [0, 1]], atol=0.0)
 
 DECIMAL_COMMAS = [  # (part, text, status): one verdict and one message in every channel

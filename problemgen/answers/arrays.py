@@ -290,6 +290,18 @@ def convert_entries(flat: list[Any], shape: tuple[int, ...], convert) -> list[An
     return values
 
 
+def misshapen_entries(flat: list[Any], shape: tuple[int, ...], key_shape: tuple[int, ...], noun: str,
+                      convert) -> list[Any]:
+    """The entries of an answer read in another shape than the key's, converted (a transposed matrix may
+    still be a known mistake). An entry that cannot be read makes the answer unreadable, not a wrong shape:
+    text that is no array at all (``see attached``, ``tril(ones(3))``) reads as a vector of words."""
+    try:
+        return convert_entries(flat, shape, convert)
+    except InvalidAnswer as exc:
+        asked = shape_text(key_shape) if len(key_shape) == 1 else f"a {shape_text(key_shape)} {noun}"
+        raise InvalidAnswer(f"not read as {asked}: {exc}") from None
+
+
 def nested_text(value: Any, entry) -> str:
     """``[[a, b], [c, d]]`` with each entry written by ``entry`` (how an answer was read)."""
     if isinstance(value, list):

@@ -28,7 +28,8 @@ Rules, per answer type (these are the ones printed on the sheets; tests pin each
   exactly; a 1xN/Nx1/vector mix-up or a flat list of as many entries as a 2-D key is invalid with the
   layout to write; so is a row of twice the key's entries written with ``0,5`` (decimal commas: a
   bare ``[[0,5, 0,5]]`` in a sheet is valid TOML integers, and the sheet line is checked for them);
-  any other shape is wrong. With the right shape, **partial credit = the fraction of
+  any other shape is wrong once every entry is read (text that is no matrix at all, ``see attached``,
+  is invalid). With the right shape, **partial credit = the fraction of
   entries within tolerance**; feedback names the wrong entries 1-based as (row, column).
 - **shape**: dimensions in order: ``(B, h, L, d_k)``, ``[B, L, d]``, ``B x L x d``, ``B × L × d``,
   ``torch.Size([4, 12, 1024])`` or an array; a product as ``h*d_k``, ``d_k*h``, ``h·d_k`` or ``h×d_k``.
@@ -42,7 +43,8 @@ Rules, per answer type (these are the ones printed on the sheets; tests pin each
   (otherwise it is invalid, unless it is exactly the key, like ``0.5`` for ``1/2``).
 - **mask**: ``bool`` reads true/false, True/False, T/F and 1/0; ``01`` reads 1/0 and true/false;
   ``additive`` reads 0 and -inf (``-inf``, ``-∞``, ``−∞``); a large negative number such as ``-1e9`` is
-  invalid with its own message (it is not −∞). All or nothing; feedback names the wrong entries.
+  invalid with its own message (it is not −∞); text that is no mask at all is invalid, not a wrong shape.
+  All or nothing; feedback names the wrong entries.
 - **choice**: ``b``, ``B``, ``(b)``, ``b)``, ``b.``, ``option b``, ``b, d``, ``["b", "d"]``. Single: exactly one
   id, all or nothing. Multiple: **score = max(0, right picks − wrong picks) / number of correct options**.
 - **term**: compared ignoring case, spaces, hyphens, underscores and a plural ``s``.

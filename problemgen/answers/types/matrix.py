@@ -5,7 +5,8 @@ notation :mod:`problemgen.answers.arrays` reads (lists, tuples, numpy's printed 
 MATLAB ``[1 -1; 2 0]``, rows on separate lines); entries may be fractions, ``.5``, ``−0.5`` or exact
 expressions (``exp(2)/(1+exp(2))``). A 1xN / Nx1 / vector mix-up, or a flat list of as many entries
 as a 2-D key, is invalid with the layout to write; so are decimal commas that double each row
-(``[[0,5, 0,5]]``, typed or bare in a sheet, where TOML reads integers); any other shape is wrong. With the right shape,
+(``[[0,5, 0,5]]``, typed or bare in a sheet, where TOML reads integers); any other shape is wrong, once
+every entry is read: text that is no matrix at all (``see attached``) is invalid. With the right shape,
 partial credit is the fraction of entries within tolerance; feedback names them as (row, column).
 """
 
@@ -51,7 +52,8 @@ class MatrixType(AnswerType):
         shown = arrays.nested_text(items, entry_text) if isinstance(raw, str) else ""
         if message:
             _refuse_decimal_commas(raw, shape, key_shape)
-            return Reading((shape, _numbers_or_none(flat), message), shown)
+            values = arrays.misshapen_entries(flat, shape, key_shape, "matrix", as_number)
+            return Reading((shape, values, message), shown)
         return Reading((shape, arrays.convert_entries(flat, shape, as_number), None), shown)
 
     def same(self, part: AnswerPart, candidate: Any, reference: Any) -> bool:
@@ -66,8 +68,7 @@ class MatrixType(AnswerType):
     def check(self, part: AnswerPart, reading: Reading) -> PartResult:
         shape, values, shape_message = reading.value
         if shape_message:
-            matcher = (lambda m: self._same(values, shape, m, part)) if values is not None else None
-            return wrong(part, shape_message, matcher)
+            return wrong(part, shape_message, lambda m: self._same(values, shape, m, part))
         _, key_flat = part.layout
         bad = misses(values, key_flat, part.rtol, part.atol)
         if not bad:
@@ -136,14 +137,6 @@ def _refuse_decimal_commas(raw: Any, shape: tuple[int, ...], key_shape: tuple[in
         raise InvalidAnswer(f"read {comma.group(0)!r} as two entries, which gives {arrays.shape_text(shape)} "
                             f"where {arrays.shape_text(key_shape)} is asked: write the decimal point as '.', "
                             f"e.g. {comma.group(0).replace(',', '.')}")
-
-
-def _numbers_or_none(flat: list[Any]) -> list[float] | None:
-    """Entries of a wrong-shaped answer as floats (to recognise e.g. a transposed matrix), or None."""
-    try:
-        return [as_number(x) for x in flat]
-    except InvalidAnswer:
-        return None
 
 
 def map_first(value: Any, change) -> Any:
