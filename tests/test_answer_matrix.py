@@ -109,14 +109,22 @@ DECIMAL_COMMAS = [  # (part, text, status): one verdict and one message in every
     (KEY, "[[0,5, 0,5],\n [0,25, 0,75]]", "invalid"),    # over two lines (the sheet's tomllib path)
     (KEY, "[[0,5, 0,5,], [0,25, 0,75,],]", "invalid"),   # trailing commas
     (VECTOR, "[0,5, 0,25]", "invalid"),
+    (KEY, "0,5\t0,5\n0,25\t0,75", "invalid"),            # a tab-separated paste from a decimal-comma spreadsheet
+    (KEY, "0,5 0,5\n0,25 0,75", "invalid"),
+    (KEY, "[0,5 0,5; 0,25 0,75]", "invalid"),            # MATLAB rows
+    (KEY, "[[0,5 0,5] [0,25 0,75]]", "invalid"),         # numpy's printed form
+    (VECTOR, "0,5; 0,25", "invalid"),                    # MATLAB's rule reads two rows of two integers
+    (VECTOR, "-0,5\n0,25", "invalid"),
     (KEY, "[[1,0,1], [0,1,0]]", "wrong"),                # 3 per row is not twice 2: a shape error
     (KEY, "[[0, 5, 0, 5], [0, 25, 0, 75]]", "wrong"),    # spaced commas separate entries
+    (KEY, "[1, 2; 3, 4]", "wrong"),                      # MATLAB rows with commas between entries
     (IDENTITY, "[[1,0],[0,1]]", "correct"),              # commas without spaces between integers are fine
+    (IDENTITY, "[1,0;0,1]", "correct"),
 ]
 
 
 @pytest.mark.parametrize("part, text, status", DECIMAL_COMMAS)
-def test_decimal_commas_that_double_each_row_are_invalid_in_every_channel(part, text, status):
+def test_decimal_commas_are_invalid_in_every_channel(part, text, status):
     results = verdicts(part, text)
     assert {r.status for r in results.values()} == {status}, {k: (r.status, r.feedback) for k, r in results.items()}
     assert len({r.feedback for r in results.values()}) == 1, {k: r.feedback for k, r in results.items()}

@@ -26,8 +26,9 @@ Rules, per answer type (these are the ones printed on the sheets; tests pin each
 - **matrix**: lists, tuples, numpy's printed form and ``array(...)``, MATLAB ``[1 -1; 2 0]``, rows on
   separate lines; entries may be fractions, ``.5``, ``−0.5`` or exact expressions. The shape must match
   exactly; a 1xN/Nx1/vector mix-up or a flat list of as many entries as a 2-D key is invalid with the
-  layout to write; so is a row of twice the key's entries written with ``0,5`` (decimal commas: a
-  bare ``[[0,5, 0,5]]`` in a sheet is valid TOML integers, and the sheet line is checked for them);
+  layout to write; so are decimal commas (``0,5``) between entries separated by spaces or tabs, in a row
+  of twice the key's entries (a bare ``[[0,5, 0,5]]`` in a sheet is valid TOML integers, and the sheet
+  line is checked for them), or where reading them as decimal points gives the key's layout;
   any other shape is wrong once every entry is read (text that is no matrix at all, ``see attached``,
   is invalid). With the right shape, **partial credit = the fraction of
   entries within tolerance**; feedback names the wrong entries 1-based as (row, column).
