@@ -195,6 +195,8 @@ def everyday_notations(part: AnswerPart):
             yield f"{value!r} {part.spec['unit']}"
     elif kind == "integer":
         yield f"{value:,}"
+        if part.spec.get("unit"):
+            yield f"{value} {part.spec['unit']}"
     elif kind == "shape":
         yield " x ".join(map(str, value))
     elif kind == "choice":

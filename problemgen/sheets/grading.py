@@ -22,7 +22,10 @@ Rules, per answer type (these are the ones printed on the sheets; tests pin each
   ``inf`` are invalid.
 - **integer**: exact. ``124439808``, ``124,439,808`` / ``124_439_808`` / ``124 439 808`` (groups of three)
   and exact integer expressions (``2^20*4``) are read; a float only when it is integral and below 2^53
-  (so it denotes exactly one integer: ``1.2e8`` is 120000000); ``3.5`` is invalid.
+  (so it denotes exactly one integer: ``1.2e8`` is 120000000); ``3.5`` is invalid. A unit may follow the
+  number only where it is the quantity the part asks (``spec["unit"]``): ``bytes`` or ``B`` (and ``bits``,
+  ``KiB``, ``MB`` …, converted exactly) for bytes, ``params`` for parameters, ``FLOPs`` for FLOPs; another
+  unit, a unit on a plain count, or ``b`` (bits or bytes?) is invalid, naming what the part asks.
 - **matrix**: lists, tuples, numpy's printed form and ``array(...)``, MATLAB ``[1 -1; 2 0]``, rows on
   separate lines; entries may be fractions, ``.5``, ``−0.5`` or exact expressions. The shape must match
   exactly; a 1xN/Nx1/vector mix-up or a flat list of as many entries as a 2-D key is invalid with the
