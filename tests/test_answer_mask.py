@@ -49,3 +49,19 @@ def test_other_representations_are_invalid_naming_the_asked_one(representation, 
                                                   ("additive", "[[0, 0], [0, 0]]")])
 def test_a_wrong_entry_is_wrong(representation, text):
     assert {r.status for r in verdicts(mask(representation), text).values()} == {"wrong"}
+
+
+@pytest.mark.parametrize("representation, text", [("bool", "see attached"), ("bool", "hello"), ("01", "tril(ones(2))"),
+                                                  ("additive", "[[0, -inf, 0], [0, 0, x]]")])
+def test_text_that_is_no_mask_is_unreadable_not_a_wrong_shape(representation, text):
+    """Read as a vector of words, such text was a shape error ("wrong"), which class statistics counted as a
+    wrong answer rather than an unreadable one."""
+    for channel, result in verdicts(mask(representation), text).items():
+        assert result.status == "invalid" and "not read as a 2x2 mask" in result.feedback, (channel, result)
+
+
+@pytest.mark.parametrize("representation, text", [("bool", "[[true, false, false], [true, true, false]]"),
+                                                  ("01", "[[1, 0, 0]]")])
+def test_a_mask_of_the_wrong_shape_is_still_wrong(representation, text):
+    for channel, result in verdicts(mask(representation), text).items():
+        assert result.status == "wrong" and "shape error" in result.feedback, (channel, result)

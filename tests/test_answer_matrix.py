@@ -15,6 +15,7 @@ from problemgen.model.core import AnswerPart  # noqa: E402
 KEY = AnswerPart(key="w", type="matrix", value=[[0.5, 0.5], [0.25, 0.75]], atol=0.005)
 ROW = AnswerPart(key="r", type="matrix", value=[[0.1, 0.2, 0.7]], atol=0.005)
 WIDE = AnswerPart(key="m", type="matrix", value=[[1, -1, 0], [2, 0, 3]], atol=0.0)
+VECTOR = AnswerPart(key="v", type="matrix", value=[0.5, 0.25], atol=0.005)
 SOFT = AnswerPart(key="s", type="matrix", value=[[0.8807970779778823, 0.11920292202211755]], atol=0.005)
 
 ACCEPTED = [
@@ -46,6 +47,10 @@ INVALID = [
     (KEY, "[[0.5, 0.5], [0.25, 0.75, 1]]", "different lengths"),
     (KEY, "[[0.5, x], [0.25, 0.75]]", "entry (1, 2)"),
     (KEY, "[[0,5, 0,5], [0,25, 0,75]]", "decimal point"),  # decimal commas would make more entries
+    (KEY, "see attached", "not read as a 2x2 matrix"),      # words are no matrix, not a shape error
+    (KEY, "tril(ones(2))", "not read as a 2x2 matrix"),
+    (VECTOR, "hello", "not read as a vector of 2"),
+    (KEY, "[[0.5, 0.5, 0.5], [0.25, 0.75, x]]", "entry (2, 3)"),  # a wrong shape with an unreadable entry
 ]
 
 WRONG = [
@@ -97,7 +102,6 @@ def test_matrices_of_plain_numbers_are_read_without_sympy():
     assert out.stdout.strip() == "False", out.stderr
 
 
-VECTOR = AnswerPart(key="v", type="matrix", value=[0.5, 0.25], atol=0.005)
 IDENTITY = AnswerPart(key="i", type="matrix", value=[[1, 0], [0, 1]], atol=0.0)
 
 DECIMAL_COMMAS = [  # (part, text, status): one verdict and one message in every channel
@@ -105,14 +109,22 @@ DECIMAL_COMMAS = [  # (part, text, status): one verdict and one message in every
     (KEY, "[[0,5, 0,5],\n [0,25, 0,75]]", "invalid"),    # over two lines (the sheet's tomllib path)
     (KEY, "[[0,5, 0,5,], [0,25, 0,75,],]", "invalid"),   # trailing commas
     (VECTOR, "[0,5, 0,25]", "invalid"),
+    (KEY, "0,5\t0,5\n0,25\t0,75", "invalid"),            # a tab-separated paste from a decimal-comma spreadsheet
+    (KEY, "0,5 0,5\n0,25 0,75", "invalid"),
+    (KEY, "[0,5 0,5; 0,25 0,75]", "invalid"),            # MATLAB rows
+    (KEY, "[[0,5 0,5] [0,25 0,75]]", "invalid"),         # numpy's printed form
+    (VECTOR, "0,5; 0,25", "invalid"),                    # MATLAB's rule reads two rows of two integers
+    (VECTOR, "-0,5\n0,25", "invalid"),
     (KEY, "[[1,0,1], [0,1,0]]", "wrong"),                # 3 per row is not twice 2: a shape error
     (KEY, "[[0, 5, 0, 5], [0, 25, 0, 75]]", "wrong"),    # spaced commas separate entries
+    (KEY, "[1, 2; 3, 4]", "wrong"),                      # MATLAB rows with commas between entries
     (IDENTITY, "[[1,0],[0,1]]", "correct"),              # commas without spaces between integers are fine
+    (IDENTITY, "[1,0;0,1]", "correct"),
 ]
 
 
 @pytest.mark.parametrize("part, text, status", DECIMAL_COMMAS)
-def test_decimal_commas_that_double_each_row_are_invalid_in_every_channel(part, text, status):
+def test_decimal_commas_are_invalid_in_every_channel(part, text, status):
     results = verdicts(part, text)
     assert {r.status for r in results.values()} == {status}, {k: (r.status, r.feedback) for k, r in results.items()}
     assert len({r.feedback for r in results.values()}) == 1, {k: r.feedback for k, r in results.items()}
@@ -141,3 +153,11 @@ def test_a_64_kib_run_of_digits_is_read_in_linear_time():
     start = time.process_time()
     result = grade_text(part, "9" * (MAX_TEXT_ANSWER - 10))
     assert time.process_time() - start < 2.0 and result.status in ("wrong", "invalid")
+
+
+def test_a_lone_carriage_return_in_a_sheet_string_ends_a_row():
+    """``"0.5 0.5\\r0.25 0.75"`` (an old Mac line end, escaped in the sheet) glued the rows into ``0.50.25``."""
+    from answer_channels import from_sheet
+
+    assert from_sheet(KEY, '"0.5 0.5\\r0.25 0.75"').status == "correct"
+    assert from_sheet(KEY, '"0.5 0.5\\r\\n0.25 0.75"').status == "correct"

@@ -94,6 +94,21 @@ def test_any_notation_of_a_matrix_key_is_correct_and_of_a_perturbed_key_wrong(m,
     assert verdict_set(part, layout(moved, entry)) == {"wrong"}, layout(moved, entry)
 
 
+def tab_rows(m, e):
+    """Rows on separate lines, entries separated by tabs: a paste from a spreadsheet."""
+    return "\n".join("\t".join(e(x) for x in row) for row in m)
+
+
+@settings(max_examples=80, deadline=None)
+@given(MATRICES, st.sampled_from([*MATRIX_FORMATS, tab_rows]))
+def test_any_notation_of_a_matrix_with_decimal_commas_is_invalid(m, layout):
+    """``0,5`` never splits into entries that make a false shape error (or a wrong value): in every
+    notation and channel the answer is unreadable, and the message says so."""
+    part = AnswerPart(key="w", type="matrix", value=m, atol=0.005)
+    text = layout(m, lambda x: repr(x).replace(".", ","))
+    assert verdict_set(part, text) == {"invalid"}, text
+
+
 def number_plain(x: float) -> str:
     return repr(x)
 
@@ -180,6 +195,8 @@ def everyday_notations(part: AnswerPart):
             yield f"{value!r} {part.spec['unit']}"
     elif kind == "integer":
         yield f"{value:,}"
+        if part.spec.get("unit"):
+            yield f"{value} {part.spec['unit']}"
     elif kind == "shape":
         yield " x ".join(map(str, value))
     elif kind == "choice":

@@ -16,12 +16,18 @@ DIMS = {"B": 4, "L": 12, "h": 8, "d_k": 128, "d_v": 128, "d_model": 1024}
 MERGED = AnswerPart(key="s", type="shape", value=["B", "L", "h*d_v"],
                     spec={"dims": DIMS, "equal": {"d_v": "d_k", "d_model": "h*d_k"}})
 PLAIN = AnswerPart(key="s", type="shape", value=["B", "L", "h*d_k"], spec={"dims": DIMS})
+HEADS = AnswerPart(key="q_heads", type="shape", value=["B", "h", "L", "d_k"],  # as a worksheet asks it (h = 3)
+                   spec={"dims": {"B": 2, "L": 7, "d_k": 64, "d_model": 192, "d_v": 64, "h": 3},
+                         "equal": {"d_model": "h*d_k", "d_v": "d_k"}})
 
 ACCEPTED = [
     (MERGED, "(B, L, h*d_v)"), (MERGED, "(B, L, d_model)"), (MERGED, "(B, L, h*d_k)"), (MERGED, "(4, 12, 1024)"),
     (MERGED, "[B, L, d_v*h]"), (MERGED, "B x L x h*d_v"), (MERGED, "B \u00d7 L \u00d7 h\u00b7d_v"),
     (MERGED, "(B, L, h\u00d7d_v)"), (MERGED, "torch.Size([4, 12, 1024])"), (MERGED, "4x12x1024"),
     (MERGED, "(B, L, 8*d_k)"), (PLAIN, "(B, L, d_k*h)"), (PLAIN, "(B,L,h*d_k)"), (PLAIN, "(4, 12, 1024)"),
+    (HEADS, "(B, h, L, d_model/h)"), (HEADS, "(B, h, L, 192/3)"),
+    (HEADS, "(B, h, L, d_model/3)"), (HEADS, "(B, h, L, (d_model)/3)"),  # the number given for h
+    (HEADS, "(B, d_model/64, L, d_k)"),
 ]
 
 WRONG = [
@@ -29,6 +35,9 @@ WRONG = [
     (PLAIN, "(B, L, d_model)"),    # this part does not define d_model = h*d_k
     (MERGED, "(B, h, L, d_v)"),
     (MERGED, "(L, B, h*d_v)"),
+    (HEADS, "(B, h, L, d_model/2)"),
+    (HEADS, "(d_model/96, h, L, d_k)"),  # B = 2 = 192/96: the size of the batch axis, not its name
+    (HEADS, "(B, h, d_model/(3*d_k)*7, d_k)"),  # 7 = L, written without L
 ]
 
 

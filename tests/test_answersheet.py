@@ -135,6 +135,24 @@ def test_a_leading_byte_order_mark_is_tolerated_with_a_warning(tmp_path):
     assert any("byte-order mark" in w for w in report.meta["warnings"])
 
 
+@pytest.mark.parametrize("ending", ["\r", "\r\n"])
+def test_a_sheet_saved_with_other_line_endings_reads_as_written_with_newlines(tmp_path, ending):
+    """An old Mac editor ends lines with a lone CR, which TOML does not take as a line break: such a
+    sheet was refused whole ("invalid character '\\r'")."""
+    text = key_sheet(VARIANT)
+    path = write(tmp_path, text.replace("\n", ending))
+    assert read_sheet(path) == read_sheet(write(tmp_path, text, "unix.toml"))
+    report = grade_sheet(VARIANT, path)
+    assert report.score == 1.0 and report.meta["warnings"] == []
+
+
+def test_a_cr_only_sheet_toml_refuses_is_recovered_line_by_line_with_its_line_numbers():
+    sheet = parse_sheet_text("[p1]\rtop = 1\rtop = 2\rw = [[.5 .5]\r [.25 .75]]\r")
+    assert sheet.error is None
+    assert sheet.tables["p1"]["top"] == BadValue("answered more than once (lines 2 and 3); keep one")
+    assert sheet.tables["p1"]["w"] == "[[.5 .5]\n [.25 .75]]"
+
+
 def test_text_that_is_not_toml_at_all_is_malformed():
     sheet = parse_sheet_text("this is not an answer sheet\nat all\n")
     assert sheet.error and "not a valid answer sheet" in sheet.error

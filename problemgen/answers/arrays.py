@@ -9,6 +9,9 @@ type to read (a number, ``1/sqrt(2)``, ``T``, ``-inf``):
 - MATLAB rows ``[1 -1; 2 0]`` (a space before a sign starts a new entry, as in MATLAB and numpy);
 - bare rows on separate lines ``0.5 0.5\\n0.25 0.75`` (or separated by ``;``).
 
+Where spaces or tabs separate the entries, a comma between two digits (``0,5 0,25``) can only be a
+decimal comma: the answer is invalid, with the fix.
+
 Inside an entry, parentheses group (``exp(2)/(1+exp(2))``); a parenthesis opens a tuple only when a
 comma sits directly inside it. Nothing is evaluated here.
 """
@@ -33,7 +36,8 @@ _OPEN, _CLOSE = "([", ")]"
 
 def read_array_text(text: str, what: str = "answer") -> list:
     """Nested lists of entry texts from any notation in the module doc; InvalidAnswer when ambiguous."""
-    lines = [clean(line, what) for line in text.replace("\r", "").split("\n")]
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # a lone CR (old Mac line end) ends a row too
+    lines = [clean(line, what) for line in text.split("\n")]
     body = "\n".join(lines).strip()
     wrapper = _WRAPPER.fullmatch(body)
     if wrapper:
@@ -120,9 +124,30 @@ def _group(body: str, depth: int) -> list:
             items.pop()  # a trailing comma: [1, 2,]
         if any(not item.strip() for item in items):
             raise InvalidAnswer("two commas with nothing between them; write one entry between commas")
+        _refuse_spaced_decimal_commas(items)
     else:
         items = _spaced_items(body)
     return [_item(item.strip(), depth) for item in items]
+
+
+def _refuse_spaced_decimal_commas(items: list[str]) -> None:
+    """Raise InvalidAnswer for ``0,5 0,25``: a comma between two digits where spaces (or tabs) separate entries.
+
+    Split at its commas, such a row holds items like ``5 0``, and was read as more entries than were written
+    (a false shape error for a tab-separated paste from a decimal-comma spreadsheet, or MATLAB
+    ``[0,5 0,25; 0,1 0,2]``). With spaces separating the entries, such a comma can only be a decimal comma.
+    """
+    pairs = [i for i in range(len(items) - 1) if items[i][-1:].isdigit() and items[i + 1][:1].isdigit()]
+    if pairs and any(len(_spaced_items(item)) > 1 for item in items):
+        left, right = items[pairs[0]], items[pairs[0] + 1]
+        raise decimal_comma_error(f"{_spaced_items(left)[-1]},{_spaced_items(right)[0]}",
+                                  "where spaces or tabs separate the entries")
+
+
+def decimal_comma_error(token: str, reading: str) -> InvalidAnswer:
+    """The one message for a decimal comma in an array (``token`` as written, e.g. ``0,5``): how it was read
+    and the fix."""
+    return InvalidAnswer(f"read {token!r} {reading}: write the decimal point as '.', e.g. {token.replace(',', '.')}")
 
 
 def _item(text: str, depth: int) -> Any:
@@ -242,11 +267,17 @@ def check_shape(answer: tuple[int, ...], key: tuple[int, ...], noun: str) -> str
     """
     if answer == key:
         return None
-    squeeze = lambda s: tuple(n for n in s if n != 1)  # noqa: E731 - tiny local helper
-    if squeeze(answer) == squeeze(key) or (len(answer) == 1 and len(key) == 2 and answer[0] == key[0] * key[1]):
+    if same_layout(answer, key):
         raise InvalidAnswer(f"the {noun} is {shape_text(key)} but your answer is {shape_text(answer)}: "
                             f"{_layout_fix(key)}")
     return f"shape error: the {noun} is {shape_text(key)} but your answer is {shape_text(answer)}"
+
+
+def same_layout(answer: tuple[int, ...], key: tuple[int, ...]) -> bool:
+    """Whether an answer of shape ``answer`` holds the key's entries in its order: the same shape, a 1xN / Nx1 /
+    vector mix-up, or a flat list of as many entries as a 2-D key."""
+    squeeze = lambda s: tuple(n for n in s if n != 1)  # noqa: E731 - tiny local helper
+    return squeeze(answer) == squeeze(key) or (len(answer) == 1 and len(key) == 2 and answer[0] == key[0] * key[1])
 
 
 def _layout_fix(key: tuple[int, ...]) -> str:
@@ -287,6 +318,18 @@ def convert_entries(flat: list[Any], shape: tuple[int, ...], convert) -> list[An
             convert(x, f"entry {index_text(i, shape)}")  # raise again, naming the entry
             raise
     return values
+
+
+def misshapen_entries(flat: list[Any], shape: tuple[int, ...], key_shape: tuple[int, ...], noun: str,
+                      convert) -> list[Any]:
+    """The entries of an answer read in another shape than the key's, converted (a transposed matrix may
+    still be a known mistake). An entry that cannot be read makes the answer unreadable, not a wrong shape:
+    text that is no array at all (``see attached``, ``tril(ones(3))``) reads as a vector of words."""
+    try:
+        return convert_entries(flat, shape, convert)
+    except InvalidAnswer as exc:
+        asked = shape_text(key_shape) if len(key_shape) == 1 else f"a {shape_text(key_shape)} {noun}"
+        raise InvalidAnswer(f"not read as {asked}: {exc}") from None
 
 
 def nested_text(value: Any, entry) -> str:

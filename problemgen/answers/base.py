@@ -87,6 +87,13 @@ def wrong(part: AnswerPart, feedback: str, matches: Callable[[Any], bool] | None
     return PartResult("wrong", score, None, feedback)
 
 
+def named_wrong(part: AnswerPart, tag: str | None, fallback: str) -> PartResult:
+    """A wrong answer that shows the misconception ``tag`` in how it was written (a unit mix-up: the byte
+    count labelled bits), with the part's hint for it when the part lists it, else ``fallback``."""
+    hint = next((m.hint for m in part.mistakes if m.name == tag), "")
+    return PartResult("wrong", 0.0, tag, hint or fallback)
+
+
 ECHO_DEPTH = 8
 """Nesting shown by :func:`echo`; deeper lists are written ``[…]`` (a sheet may nest hundreds of levels)."""
 

@@ -8,8 +8,10 @@ else (powers, brackets, sums, spaces, function names), which the SymPy path then
 It follows the SymPy rule of :func:`problemgen.answers.types.shape.same_dim` step by step, so both
 paths give the same verdict (``tests/test_answer_products.py`` compares them on generated dimensions):
 the problem's definitions (``equal``, e.g. ``d_model = h*d_k``) are substituted in their order; a name
-in the answer that the key does not hold makes the answer wrong; the key's other names may be given
-as the numbers the problem stated; then the two must be the same product.
+in the answer that the key does not hold makes the answer wrong, unless the student did not write it (a
+definition brought it in: ``h`` in ``d_model/3`` for ``d_k``), the problem gave its value, and the answer
+keeps one of the key's names: then it is that number; the key's other names may be given as the numbers
+the problem stated; then the two must be the same product.
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ def same_product_dim(answer: Any, key: Any, numbers: dict[str, int], equal: dict
     a, k = read_product(str(answer)), read_product(str(key))
     if a is None or k is None:
         return None
+    written = a.names
     for name, definition in equal.items():
         value = read_product(definition)
         if value is None and (name in a.names or name in k.names):
@@ -78,8 +81,12 @@ def same_product_dim(answer: Any, key: Any, numbers: dict[str, int], equal: dict
         if value is not None:
             a = a.substitute(name, value) if name in a.names else a
             k = k.substitute(name, value) if name in k.names else k
-    if not a.names <= k.names:
-        return False  # a name the key does not hold: wrong whatever its value
+    extra = a.names - k.names
+    if extra:  # a name the key does not hold: wrong whatever its value, unless a definition brought it in
+        if not a.names & k.names or extra & written or not extra <= numbers.keys():
+            return False
+        for name in sorted(extra):
+            a = a.substitute(name, Product(Fraction(int(numbers[name])), ()))
     for name in sorted(k.names - a.names):
         if name in numbers:
             k = k.substitute(name, Product(Fraction(int(numbers[name])), ()))

@@ -30,7 +30,8 @@ ANSWER_TYPES = _answer_type_names()
 """The checkable answer types: one module each in ``problemgen.answers.types`` (the file list is the list).
 
 - number: a real value; ``rtol``/``atol`` apply; ``exact`` may hold the exact form (a SymPy-readable string).
-- integer: an exact integer (parameter counts, bytes); no tolerance.
+- integer: an exact integer (parameter counts, bytes); no tolerance. ``spec["unit"]`` names what it counts
+  (``bytes``, ``parameters`` or ``FLOPs``; none for a plain count): the only unit read after the number.
 - matrix: nested lists of reals (a vector is a 1-D list); exact shape first, then entry-wise tolerance.
 - shape: a list of dims, each a symbol name (``"d_k"``) or an int; ``spec["dims"]`` maps symbols to the
   numbers the problem gave, so numeric answers can be accepted where the problem gave numbers.

@@ -45,6 +45,13 @@ TOKENS = (
 """Short sentences (at most 6 tokens) used to label positions in mask problems."""
 
 
+def counted(unit: str) -> dict:
+    """The ``spec`` of a whole-number answer that counts ``unit`` (``parameters``, ``bytes`` or ``FLOPs``): the
+    grader reads that unit after the number (bits and MiB converted where bytes are asked) and refuses
+    any other, so 2097152 bits is no parameter count. A plain count (entries, heads) has no unit."""
+    return {"unit": unit}
+
+
 def int_matrix(rng: np.random.Generator, shape: tuple[int, ...], low: int, high: int) -> np.ndarray:
     """Integers drawn uniformly from ``low..high`` inclusive."""
     return rng.integers(low, high + 1, size=shape)  # shape

@@ -16,7 +16,7 @@ import numpy as np
 import reference
 from problemgen.model.core import AnswerPart, Draft
 from problemgen.misconceptions.catalogue import mistake
-from problemgen.problems._common import override, pick
+from problemgen.problems._common import counted, override, pick
 from problemgen.problems.concepts import Option, choice_part, option_texts
 from problemgen.problems.memory import DTYPES, OTHER_BASE, UNITS, three_figures
 from problemgen.problems.params import config_params
@@ -54,7 +54,7 @@ def score_matrix(rng: np.random.Generator, difficulty: int, *, dtype: str | None
     other_width = reference.attention_memory(cfg, L, S, batch, 2 if width == 4 else 4)["score_bytes"]
     if difficulty == 1:
         unit = "bytes"
-        parts.append(AnswerPart("bytes", "integer", n_bytes, label="the bytes they occupy",
+        parts.append(AnswerPart("bytes", "integer", n_bytes, label="the bytes they occupy", spec=counted("bytes"),
                                 mistakes=(mistake("wrong_dtype_bytes", other_width),
                                           mistake("bits_not_bytes", n_bytes * 8))))
     else:
@@ -99,7 +99,8 @@ def flops(rng: np.random.Generator, difficulty: int) -> Draft:
         qk_mistakes += [mistake("heads_not_counted", one_head["qk"]),
                         mistake("dk_equals_d_model", reference.attention_flops(
                             replace(cfg, head_dim=cfg.d_model), L, S, batch)["qk"])]
-    parts = [AnswerPart("qk", "integer", f["qk"], label="the FLOPs of the score product", mistakes=tuple(qk_mistakes))]
+    parts = [AnswerPart("qk", "integer", f["qk"], label="the FLOPs of the score product", spec=counted("FLOPs"),
+                        mistakes=tuple(qk_mistakes))]
     if difficulty >= 2:
         key_name = "q_proj" if difficulty == 2 else "projections"
         proj_mistakes = [mistake("flops_no_factor_two", f[key_name] // 2)]
@@ -108,7 +109,7 @@ def flops(rng: np.random.Generator, difficulty: int) -> Draft:
                 replace(cfg, n_kv_heads=None), L, S, batch)[key_name]))
         parts.append(AnswerPart(key_name, "integer", f[key_name],
                                 label="the FLOPs of the Q projection" if difficulty == 2 else "the FLOPs of all four projections",
-                                mistakes=tuple(proj_mistakes)))
+                                spec=counted("FLOPs"), mistakes=tuple(proj_mistakes)))
     return Draft(params={"config": config_params(cfg), "L": L, "S": S, "batch": batch, "cross": S != L},
                  parts=parts, solution={"flops": f})
 

@@ -16,7 +16,7 @@ import numpy as np
 import reference
 from problemgen.model.core import AnswerPart, Draft
 from problemgen.misconceptions.catalogue import mistake
-from problemgen.problems._common import override, pick
+from problemgen.problems._common import counted, override, pick
 from problemgen.problems.params import config_params, preset_params
 from problemgen.model.registry import register
 
@@ -109,7 +109,7 @@ def kv_cache(rng: np.random.Generator, difficulty: int, *, preset: str | None = 
 
     if difficulty == 1:
         unit = "bytes"
-        part = AnswerPart("size", "integer", size, label="the KV-cache size in bytes",
+        part = AnswerPart("size", "integer", size, label="the KV-cache size in bytes", spec=counted("bytes"),
                           mistakes=tuple(_cache_mistakes(cfg, seq_len, batch, dtype, int)))
     else:
         unit = _unit_for(size, rng)

@@ -13,7 +13,7 @@ import numpy as np
 import reference
 from problemgen.model.core import AnswerPart, Draft, ProblemgenError
 from problemgen.misconceptions.catalogue import mistake
-from problemgen.problems._common import int_matrix, override, pick, require
+from problemgen.problems._common import counted, int_matrix, override, pick, require
 from problemgen.model.registry import register
 from reference import shapes as ref_shapes
 from reference.params import TransformerConfig, attention_parameters
@@ -51,12 +51,12 @@ def head_dim(rng, difficulty, *, d_model=None, heads=None):
                         mistakes=(mistake("dk_equals_d_model", d_model),))]
     if difficulty >= 2:
         parts.append(AnswerPart(key="head_wq", type="integer", value=d_model * d_k,
-                                label="the number of entries of one head's W_Q",
+                                label="the number of entries of one head's W_Q", spec=counted("parameters"),
                                 mistakes=(mistake("dk_equals_d_model", d_model * d_model),)))
     if difficulty == 3:
         total = _params(d_model, heads) // 4  # one of the four equal-sized projections
         parts.append(AnswerPart(key="all_wq", type="integer", value=total,
-                                label="the number of W_Q entries over all heads",
+                                label="the number of W_Q entries over all heads", spec=counted("parameters"),
                                 mistakes=(mistake("heads_multiply_params", heads * d_model * d_model),)))
     return Draft(params={"d_model": d_model, "heads": heads}, parts=parts,
                  solution={"d_k": d_k, "head_wq": d_model * d_k, "all_wq": heads * d_model * d_k})
@@ -182,7 +182,7 @@ def params(rng, difficulty, *, d_model=None, heads=None):
     if bias:
         wrong.append(mistake("forgot_biases", no_bias))
     part = AnswerPart(key="count", type="integer", value=total, label="the number of parameters",
-                      mistakes=tuple(wrong))
+                      spec=counted("parameters"), mistakes=tuple(wrong))
     return Draft(
         params={"d_model": d_model, "heads": heads, "bias": bias, "head_dim": head_width},
         parts=[part],
@@ -226,11 +226,12 @@ def gqa(rng, difficulty, *, multi_query=None):
     if difficulty >= 2:
         parts.append(AnswerPart(
             key="count", type="integer", value=grouped, label="the parameters of the attention layer (no biases)",
-            mistakes=(mistake("kv_projection_all_heads", full),),
+            spec=counted("parameters"), mistakes=(mistake("kv_projection_all_heads", full),),
         ))
     if difficulty == 3:
         parts.append(AnswerPart(key="saved", type="integer", value=full - grouped,
-                                label="the parameters saved compared with full multi-head attention"))
+                                label="the parameters saved compared with full multi-head attention",
+                                spec=counted("parameters")))
     group = heads // kv_heads
     # a query head whose group differs from the head a tiled layout gives it (1-based numbers)
     readers = [r for r in range(1, heads + 1) if (r - 1) // group != (r - 1) % kv_heads]

@@ -16,7 +16,7 @@ import numpy as np
 import reference
 from problemgen.model.core import AnswerPart, Draft
 from problemgen.misconceptions.catalogue import mistake
-from problemgen.problems._common import override, pick
+from problemgen.problems._common import counted, override, pick
 from problemgen.model.registry import register
 
 TransformerConfig = reference.TransformerConfig
@@ -114,7 +114,8 @@ def matrix(rng: np.random.Generator, difficulty: int, *, bias: bool | None = Non
         ]
         if bias:
             mistakes.append(mistake("forgot_biases", n_layers * n_heads * linear_parameters(d_model, d_k, False)))
-    part = AnswerPart("count", "integer", key, label="the number of parameters", mistakes=tuple(mistakes))
+    part = AnswerPart("count", "integer", key, label="the number of parameters", spec=counted("parameters"),
+                      mistakes=tuple(mistakes))
     return Draft(
         params={"what": what, "d_model": d_model, "d_ff": d_ff, "n_heads": n_heads, "n_layers": n_layers,
                 "bias": bias, "rows": rows, "cols": cols, "d_k": d_k},
@@ -158,7 +159,8 @@ def attention_layer(rng: np.random.Generator, difficulty: int, *, bias: bool | N
         mistakes.append(mistake("biases_counted_when_none", reference.attention_parameters(_with_biases(cfg))))
     if cfg.kv_heads < n_heads:
         mistakes.append(mistake("kv_projection_all_heads", reference.attention_parameters(replace(cfg, n_kv_heads=None))))
-    part = AnswerPart("count", "integer", key, label="the parameters of the attention layer", mistakes=tuple(mistakes))
+    part = AnswerPart("count", "integer", key, label="the parameters of the attention layer",
+                      spec=counted("parameters"), mistakes=tuple(mistakes))
     return Draft(params={"config": config_params(cfg)}, parts=[part],
                  solution=_attention_breakdown(cfg) | {"count": key})
 
@@ -202,7 +204,8 @@ def ffn_layer(rng: np.random.Generator, difficulty: int, *, kind: str | None = N
         mistakes.append(mistake("forgot_biases", n_layers * reference.ffn_parameters(_without_biases(cfg))))
     if n_layers > 1:
         mistakes.append(mistake("layers_forgotten", one))
-    part = AnswerPart("count", "integer", key, label="the feed-forward parameters", mistakes=tuple(mistakes))
+    part = AnswerPart("count", "integer", key, label="the feed-forward parameters", spec=counted("parameters"),
+                      mistakes=tuple(mistakes))
     n_mat = 3 if kind == "swiglu" else 2
     return Draft(
         params={"kind": kind, "d_model": d_model, "d_ff": d_ff, "bias": bias, "n_layers": n_layers},
@@ -236,7 +239,8 @@ def norms(rng: np.random.Generator, difficulty: int, *, norm: str | None = None)
     if difficulty >= 2:
         single = replace(cfg, n_encoder_layers=min(cfg.n_encoder_layers, 1), n_decoder_layers=1)
         mistakes.append(mistake("layers_forgotten", reference.count_parameters(single)["norms"]))
-    part = AnswerPart("count", "integer", key, label="the normalisation parameters", mistakes=tuple(mistakes))
+    part = AnswerPart("count", "integer", key, label="the normalisation parameters", spec=counted("parameters"),
+                      mistakes=tuple(mistakes))
     n_norms = key // one
     return Draft(
         params={"norm": norm, "d_model": d_model, "n_layers": n_layers, "enc_dec": enc_dec, "difficulty": difficulty},
@@ -277,7 +281,8 @@ def embeddings(rng: np.random.Generator, difficulty: int, *, tied: bool | None =
         mistakes.append(mistake("untied_counted_once", key - counts["head"]))
     if counts["position_embeddings"]:
         mistakes.append(mistake("forgot_position_embeddings", key - counts["position_embeddings"]))
-    part = AnswerPart("count", "integer", key, label="the embedding and head parameters", mistakes=tuple(mistakes))
+    part = AnswerPart("count", "integer", key, label="the embedding and head parameters", spec=counted("parameters"),
+                      mistakes=tuple(mistakes))
     return Draft(params={"config": config_params(cfg)} | preset_params(cfg),
                  parts=[part], solution={k: counts[k] for k in ("token_embeddings", "position_embeddings",
                                                                "token_type_embeddings", "head")} | {"count": key})
@@ -375,9 +380,9 @@ def model(rng: np.random.Generator, difficulty: int, *, preset: str | None = Non
         if cfg.qkv_bias or cfg.ffn_bias:
             layer_mistakes.append(mistake("forgot_biases", _per_layer(_without_biases(cfg))))
         parts.append(AnswerPart("per_layer", "integer", per_layer, label="the parameters of one layer",
-                                mistakes=tuple(layer_mistakes)))
+                                spec=counted("parameters"), mistakes=tuple(layer_mistakes)))
     parts.append(AnswerPart("total", "integer", counts["total"], label="the total parameter count",
-                            mistakes=tuple(_model_mistakes(cfg, counts))))
+                            spec=counted("parameters"), mistakes=tuple(_model_mistakes(cfg, counts))))
     per_layer_solution = _per_layer(cfg) if decoder_only else None
     return Draft(
         params={"config": config_params(cfg)} | preset_params(cfg),

@@ -22,27 +22,34 @@ Rules, per answer type (these are the ones printed on the sheets; tests pin each
   ``inf`` are invalid.
 - **integer**: exact. ``124439808``, ``124,439,808`` / ``124_439_808`` / ``124 439 808`` (groups of three)
   and exact integer expressions (``2^20*4``) are read; a float only when it is integral and below 2^53
-  (so it denotes exactly one integer: ``1.2e8`` is 120000000); ``3.5`` is invalid.
+  (so it denotes exactly one integer: ``1.2e8`` is 120000000); ``3.5`` is invalid. A unit may follow the
+  number only where it is the quantity the part asks (``spec["unit"]``): ``bytes`` or ``B`` (and ``bits``,
+  ``KiB``, ``MB`` …, converted exactly) for bytes, ``params`` for parameters, ``FLOPs`` for FLOPs; another
+  unit, a unit on a plain count, or ``b`` (bits or bytes?) is invalid, naming what the part asks.
 - **matrix**: lists, tuples, numpy's printed form and ``array(...)``, MATLAB ``[1 -1; 2 0]``, rows on
   separate lines; entries may be fractions, ``.5``, ``−0.5`` or exact expressions. The shape must match
   exactly; a 1xN/Nx1/vector mix-up or a flat list of as many entries as a 2-D key is invalid with the
-  layout to write; so is a row of twice the key's entries written with ``0,5`` (decimal commas: a
-  bare ``[[0,5, 0,5]]`` in a sheet is valid TOML integers, and the sheet line is checked for them);
-  any other shape is wrong. With the right shape, **partial credit = the fraction of
+  layout to write; so are decimal commas (``0,5``) between entries separated by spaces or tabs, in a row
+  of twice the key's entries (a bare ``[[0,5, 0,5]]`` in a sheet is valid TOML integers, and the sheet
+  line is checked for them), or where reading them as decimal points gives the key's layout;
+  any other shape is wrong once every entry is read (text that is no matrix at all, ``see attached``,
+  is invalid). With the right shape, **partial credit = the fraction of
   entries within tolerance**; feedback names the wrong entries 1-based as (row, column).
 - **shape**: dimensions in order: ``(B, h, L, d_k)``, ``[B, L, d]``, ``B x L x d``, ``B × L × d``,
   ``torch.Size([4, 12, 1024])`` or an array; a product as ``h*d_k``, ``d_k*h``, ``h·d_k`` or ``h×d_k``.
   Names match by name and are case-sensitive; products compare as products. A number is accepted for a
   name wherever the problem gave that name's value (``spec["dims"]``), alone or in a product: for
   ``h*d_k`` with h = 8 and d_k = 64 given, ``512``, ``8*64`` and ``8*d_k`` are all right. Names the problem
-  defines as equal (``spec["equal"]``, e.g. d_model = h*d_k) are the same dimension; a different name is
-  wrong even when its value is equal (``d_v`` for ``d_k``). All or nothing.
+  defines as equal (``spec["equal"]``, e.g. d_model = h*d_k) are the same dimension, and a number may
+  stand for a name such a definition brings in (with h = 3 given, ``d_model/3`` is ``d_k``); a different
+  name is wrong even when its value is equal (``d_v`` for ``d_k``). All or nothing.
 - **expression**: exact expressions are compared by value (``sqrt(2)/2`` = ``1/sqrt(2)`` = ``√2/2``); an
   answer containing a decimal is accepted within tolerance only when ``spec["allow_decimal"]``
   (otherwise it is invalid, unless it is exactly the key, like ``0.5`` for ``1/2``).
 - **mask**: ``bool`` reads true/false, True/False, T/F and 1/0; ``01`` reads 1/0 and true/false;
   ``additive`` reads 0 and -inf (``-inf``, ``-∞``, ``−∞``); a large negative number such as ``-1e9`` is
-  invalid with its own message (it is not −∞). All or nothing; feedback names the wrong entries.
+  invalid with its own message (it is not −∞); text that is no mask at all is invalid, not a wrong shape.
+  All or nothing; feedback names the wrong entries.
 - **choice**: ``b``, ``B``, ``(b)``, ``b)``, ``b.``, ``option b``, ``b, d``, ``["b", "d"]``. Single: exactly one
   id, all or nothing. Multiple: **score = max(0, right picks − wrong picks) / number of correct options**.
 - **term**: compared ignoring case, spaces, hyphens, underscores and a plural ``s``.

@@ -1,8 +1,16 @@
-"""An exact whole number (parameter counts, bytes): no tolerance.
+"""An exact whole number (parameter counts, bytes, FLOPs): no tolerance.
 
 Read: a TOML integer; an integral float below 2^53 (it names exactly one integer: ``1.2e8``); text in
-groups of three (``124,439,808``, ``124_439_808``, ``124 439 808``), with a trailing ``bytes`` when
-bytes are asked; an exact integer expression (``2^20*4``, ``4×2^20``). ``3.5`` and ``124,43`` are invalid.
+groups of three (``124,439,808``, ``124_439_808``, ``124 439 808``); an exact integer expression (``2^20*4``,
+``4×2^20``). ``3.5`` and ``124,43`` are invalid.
+
+A unit may follow the number only when it is the quantity the part asks (:func:`asked_unit`): ``bytes``,
+``byte`` or ``B`` for bytes, ``params`` or ``parameters`` for a parameter count, ``FLOPs`` for FLOPs (words
+in any case). Where bytes are asked, ``bit``/``bits`` and memory units (``KiB``, ``MB``, ``GiB`` …) are
+converted exactly and graded (``12 MiB`` is 12582912 bytes); the byte count labelled bits names
+``bits_not_bytes``, and an amount in the other unit of a MB/MiB pair names ``decimal_vs_binary_units``. A
+unit of another quantity (bits for a parameter count, ``params`` for bytes, any unit for a plain count) is
+invalid, naming what the part asks; so is ``b``, which may mean bits or bytes.
 """
 
 from __future__ import annotations
@@ -13,18 +21,40 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from problemgen.answers.base import AnswerType, PartResult, Reading, correct, wrong
+from problemgen.answers.base import AnswerType, PartResult, Reading, correct, named_wrong, wrong
 from problemgen.answers.fastmath import exact_integer
 from problemgen.answers.scalars import grouped_integer, mathparse
 from problemgen.answers.text import InvalidAnswer, NonFinite, clean, kind_of
+from problemgen.answers.types.number import OTHER_UNIT, UNIT_BYTES
 from problemgen.model.core import AnswerPart
 
 LARGEST_FLOAT_INTEGER = 2**53
 MAX_INTEGER_DIGITS = 400
 _PLAIN = re.compile(r"[+-]?\d{1,400}")
 _GROUPS_IN_EXPRESSION = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d.,])")
-_BITS = re.compile(r"(.*?\d)\s*bits?", re.IGNORECASE)
-_UNIT = re.compile(r"(.*?\d)\s*(bytes|byte|B|params|parameters)", re.IGNORECASE)
+_UNIT_SUFFIX = re.compile(r"(.*?[\d)])\s*([A-Za-z]+)")
+_DECIMAL = re.compile(r"[+-]?(?:\d{1,30}\.\d{0,30}|\.\d{1,30})")
+_UNIT_WORDS = {"byte": "bytes", "bytes": "bytes", "bit": "bits", "bits": "bits", "param": "parameters",
+               "params": "parameters", "parameter": "parameters", "parameters": "parameters", "flop": "FLOPs",
+               "flops": "FLOPs"}
+"""Units written as words, in any case; the abbreviations (``B``, ``MiB``) are :data:`UNIT_BYTES`' keys, as written."""
+_ASKED = {"bytes": "a number of bytes, e.g. 124439808 or 124439808 bytes",
+          "parameters": "a number of parameters, e.g. 124439808 or 124439808 params",
+          "FLOPs": "a number of FLOPs, e.g. 124439808 or 124439808 FLOPs",
+          None: "a plain whole number without a unit, e.g. 124439808"}
+_LABEL_UNIT = re.compile(r"\b(bytes|parameters?|flops)\b", re.IGNORECASE)
+
+
+def asked_unit(part: AnswerPart) -> str | None:
+    """The quantity a whole-number part asks: ``spec["unit"]`` (``bytes``, ``parameters`` or ``FLOPs``), None
+    for a plain count. Generators set it; a variant file written before parts carried it is read by its
+    label's word ("the KV-cache size in bytes", "the number of parameters", "the FLOPs of the score product")."""
+    if "unit" in part.spec:
+        return part.spec["unit"]
+    word = _LABEL_UNIT.search(part.label)
+    if word is None:
+        return None
+    return {"bytes": "bytes", "flops": "FLOPs"}.get(word.group(1).lower(), "parameters")
 
 
 def as_integer(raw: Any, what: str = "answer") -> int:
@@ -46,9 +76,6 @@ def as_integer(raw: Any, what: str = "answer") -> int:
 
 def integer_from_text(raw: str, what: str = "answer") -> int:
     text = clean(raw, what).strip()
-    unit = _UNIT.fullmatch(text)
-    if unit:
-        text = unit.group(1)
     if _PLAIN.fullmatch(text):
         return int(text)
     grouped = grouped_integer(text)
@@ -83,18 +110,26 @@ class IntegerType(AnswerType):
     name = "integer"
 
     def read(self, part: AnswerPart, raw: Any) -> Reading:
-        bits = _BITS.fullmatch(raw.strip()) if isinstance(raw, str) else None
-        if bits:  # a count of bits where bytes are asked: converted (8 bits a byte) and graded
-            count = integer_from_text(bits.group(1))
-            value = count // 8 if count % 8 == 0 else Fraction(count, 8)  # exact: never equal to a whole key
-            return Reading(value, f"{bits.group(1)} bits = {value} bytes")
+        """Reading.value is (the value, the number as written, its unit) for :meth:`check`."""
+        if isinstance(raw, str):
+            suffix = _UNIT_SUFFIX.fullmatch(clean(raw).strip())
+            if suffix:
+                return _with_unit(part, suffix.group(1).strip(), suffix.group(2))
         value = as_integer(raw)
-        return Reading(value, str(value) if isinstance(raw, str) and not _PLAIN.fullmatch(raw.strip()) else "")
+        shown = str(value) if isinstance(raw, str) and not _PLAIN.fullmatch(raw.strip()) else ""
+        return Reading((value, value, None), shown)
 
     def check(self, part: AnswerPart, reading: Reading) -> PartResult:
-        if reading.value == int(part.value):
+        value, written, unit = reading.value
+        key = int(part.value)
+        if value == key:
             return correct()
-        return wrong(part, "not the expected whole number", lambda m: reading.value == as_integer(m))
+        if unit == "bits" and written == key:
+            return named_wrong(part, "bits_not_bytes", f"{key} is the number of bytes, not of bits")
+        other = OTHER_UNIT.get(unit) if unit not in ("bytes", "bits") else None
+        if other and written * Fraction(UNIT_BYTES[other]) == key:
+            return named_wrong(part, "decimal_vs_binary_units", f"that is the size in {other}, not in {unit}")
+        return wrong(part, "not the expected whole number", lambda m: value == as_integer(m))
 
     def key_value(self, part: AnswerPart) -> Any:
         return int(part.value)
@@ -107,6 +142,29 @@ class IntegerType(AnswerType):
 
     def perturb(self, part: AnswerPart) -> AnswerPart:
         return replace(part, value=part.value + 1, exact=None)
+
+
+def _with_unit(part: AnswerPart, number: str, written_unit: str) -> Reading:
+    """A number followed by a unit: read as bytes, parameters or FLOPs when that is what the part asks (bits
+    and memory units converted exactly to bytes); InvalidAnswer naming what the part asks otherwise."""
+    asked = asked_unit(part)
+    unit = _UNIT_WORDS.get(written_unit.lower(), written_unit if written_unit in UNIT_BYTES else None)
+    shown = number if len(number) <= 40 else number[:39] + "…"
+    if unit is None:
+        unsure = f" ({written_unit[:20]!r} may mean bits or bytes: write B or bytes, or bits)" \
+            if written_unit.endswith("b") else ""
+        raise InvalidAnswer(f"read {shown} and {written_unit[:20]!r}, which is not a unit{unsure}: "
+                            f"this part asks for {_ASKED[asked]}")
+    if ("bytes" if unit in UNIT_BYTES else unit) != asked:
+        raise InvalidAnswer(f"read {shown} {written_unit}, but this part asks for {_ASKED[asked]}")
+    factor = Fraction(UNIT_BYTES.get(unit, 1))
+    if factor == 1:  # bytes, B, parameters, FLOPs: the number is the answer
+        value = integer_from_text(number)
+        return Reading((value, value, None), str(value))
+    written = Fraction(number) if _DECIMAL.fullmatch(number) else Fraction(integer_from_text(number))
+    value = written * factor
+    value = value.numerator if value.denominator == 1 else value  # exact: a fraction never equals a whole key
+    return Reading((value, written, unit), f"{number} {written_unit} = {value} bytes")
 
 
 TYPE = IntegerType()

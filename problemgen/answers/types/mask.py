@@ -3,8 +3,9 @@
 ``spec["representation"]``: ``bool`` reads true/false, True/False, T/F (as the statement prints them)
 and 1/0; ``01`` reads 1/0 and true/false; ``additive`` reads 0 and -inf (``-inf``, ``-∞``, ``−∞``,
 ``-infinity``), and a large negative number such as ``-1e9`` is invalid with its own message (it
-is not −∞). The array may be written in any notation :mod:`problemgen.answers.arrays` reads. All or
-nothing; feedback names the wrong entries.
+is not −∞). The array may be written in any notation :mod:`problemgen.answers.arrays` reads. A wrong
+shape is wrong once every entry is read; text that is no mask at all (``tril(ones(3))``) is invalid. All
+or nothing; feedback names the wrong entries.
 """
 
 from __future__ import annotations
@@ -112,13 +113,10 @@ class MaskType(AnswerType):
         shape, flat = arrays.structure(items if isinstance(items, list) else [items])
         key_shape, _ = part.layout
         message = arrays.check_shape(shape, key_shape, "mask")
+        convert = lambda x, what: as_mask_entry(x, representation, what)  # noqa: E731
         if message:  # a wrong-shaped mask may still be a known mistake (one built for the new tokens only)
-            try:  # anything unreadable here just means no mistake can match
-                entries = [as_mask_entry(x, representation, "an entry") for x in flat]
-            except (InvalidAnswer, ValueError, TypeError, ArithmeticError):
-                entries = None
-            return Reading((shape, entries, message), "")
-        values = arrays.convert_entries(flat, shape, lambda x, what: as_mask_entry(x, representation, what))
+            return Reading((shape, arrays.misshapen_entries(flat, shape, key_shape, "mask", convert), message), "")
+        values = arrays.convert_entries(flat, shape, convert)
         shown = ""
         if isinstance(raw, str):
             written = mask_in(_unflatten(values, shape), representation)
@@ -127,15 +125,15 @@ class MaskType(AnswerType):
 
     def check(self, part: AnswerPart, reading: Reading) -> PartResult:
         shape, values, message = reading.value
+        same = lambda m: _flatten(m)[0] == shape and _lenient(m) == values  # noqa: E731
         if message:
-            same = (lambda m: _flatten(m)[0] == shape and _lenient(m) == values) if values is not None else None
             return wrong(part, message, same)
         _, key_flat = part.layout
         bad = [i for i, (v, k) in enumerate(zip(values, key_flat)) if v != bool(k)]
         if not bad:
             return correct()
         feedback = f"{len(bad)} of {len(key_flat)} entries are wrong: {arrays.entries_text(bad, shape)}"
-        return wrong(part, feedback, lambda m: _flatten(m)[0] == shape and _lenient(m) == values)
+        return wrong(part, feedback, same)
 
     def key_value(self, part: AnswerPart) -> Any:
         return mask_in(part.value, part.spec.get("representation", "bool"))

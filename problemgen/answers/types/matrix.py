@@ -4,8 +4,11 @@ Read: a TOML array of numbers (entries may be text: ``"1/2"``), or the whole mat
 notation :mod:`problemgen.answers.arrays` reads (lists, tuples, numpy's printed form, ``array(...)``,
 MATLAB ``[1 -1; 2 0]``, rows on separate lines); entries may be fractions, ``.5``, ``−0.5`` or exact
 expressions (``exp(2)/(1+exp(2))``). A 1xN / Nx1 / vector mix-up, or a flat list of as many entries
-as a 2-D key, is invalid with the layout to write; so are decimal commas that double each row
-(``[[0,5, 0,5]]``, typed or bare in a sheet, where TOML reads integers); any other shape is wrong. With the right shape,
+as a 2-D key, is invalid with the layout to write; so are decimal commas: between entries separated by
+spaces or tabs (``[0,5 0,25; 0,1 0,2]``, a paste from a spreadsheet), doubling each row (``[[0,5, 0,5]]``,
+typed or bare in a sheet, where TOML reads integers), or giving the key's layout when read as decimal
+points (``0,5; 0,25`` for a vector of two); any other shape is wrong, once
+every entry is read: text that is no matrix at all (``see attached``) is invalid. With the right shape,
 partial credit is the fraction of entries within tolerance; feedback names them as (row, column).
 """
 
@@ -24,9 +27,9 @@ from problemgen.answers.text import InvalidAnswer
 from problemgen.model.core import AnswerPart, _flatten, misses, numbers_close
 
 
-_DECIMAL_COMMA = re.compile(r"(?<!\d)\d++,\d++")
-r"""``0,5`` in an answer. A match starts only where a run of digits starts, and no run is read twice: a
-search through 64 KiB of digits stays linear (``\d+,\d+`` retried every position of the run, 8 s)."""
+_DECIMAL_COMMA = re.compile(r"(?<!\d)-?\d++,\d++")
+r"""``0,5`` or ``-1,66`` in an answer. A match starts only where a run of digits starts, and no run is read
+twice: a search through 64 KiB of digits stays linear (``\d+,\d+`` retried every position of the run, 8 s)."""
 
 
 def entry_text(x: Any) -> str:
@@ -51,7 +54,8 @@ class MatrixType(AnswerType):
         shown = arrays.nested_text(items, entry_text) if isinstance(raw, str) else ""
         if message:
             _refuse_decimal_commas(raw, shape, key_shape)
-            return Reading((shape, _numbers_or_none(flat), message), shown)
+            values = arrays.misshapen_entries(flat, shape, key_shape, "matrix", as_number)
+            return Reading((shape, values, message), shown)
         return Reading((shape, arrays.convert_entries(flat, shape, as_number), None), shown)
 
     def same(self, part: AnswerPart, candidate: Any, reference: Any) -> bool:
@@ -66,8 +70,7 @@ class MatrixType(AnswerType):
     def check(self, part: AnswerPart, reading: Reading) -> PartResult:
         shape, values, shape_message = reading.value
         if shape_message:
-            matcher = (lambda m: self._same(values, shape, m, part)) if values is not None else None
-            return wrong(part, shape_message, matcher)
+            return wrong(part, shape_message, lambda m: self._same(values, shape, m, part))
         _, key_flat = part.layout
         bad = misses(values, key_flat, part.rtol, part.atol)
         if not bad:
@@ -122,28 +125,40 @@ def _plain_reading(part: AnswerPart, raw: Any) -> Reading | None:
 
 
 def _refuse_decimal_commas(raw: Any, shape: tuple[int, ...], key_shape: tuple[int, ...]) -> None:
-    """Raise InvalidAnswer when a wrong shape looks like decimal commas split every entry in two.
+    """Raise InvalidAnswer when a wrong shape is what decimal commas make of the key's shape.
 
-    That is: the text (typed, or the sheet line TOML read as integers, see ``SheetArray``) holds a
-    digit, a comma and a digit without a space (``0,5``), and each row has twice the key's entries.
-    Both channels give this one message; any other wrong shape stays a shape error.
+    That is: the text (typed, or the sheet line TOML read as integers, see ``SheetArray``) holds a digit,
+    a comma and a digit without a space (``0,5``), and either each row has twice the key's entries, or
+    reading every such comma as a decimal point gives the key's layout (``-1,66; 0,21`` for a vector of
+    two, which MATLAB's rule reads as two rows of two integers). Both channels give this one message;
+    any other wrong shape stays a shape error.
     """
     text = raw if isinstance(raw, str) else getattr(raw, "source", "")
     comma = _DECIMAL_COMMA.search(text)
+    if comma is None:
+        return
     doubled = bool(shape) and len(shape) == len(key_shape) and shape[:-1] == key_shape[:-1] \
         and shape[-1] == 2 * key_shape[-1]
-    if comma and doubled:
-        raise InvalidAnswer(f"read {comma.group(0)!r} as two entries, which gives {arrays.shape_text(shape)} "
-                            f"where {arrays.shape_text(key_shape)} is asked: write the decimal point as '.', "
-                            f"e.g. {comma.group(0).replace(',', '.')}")
+    if doubled or _fits_with_decimal_points(text, key_shape):
+        raise arrays.decimal_comma_error(comma.group(0), f"as two entries, which gives {arrays.shape_text(shape)} "
+                                                         f"where {arrays.shape_text(key_shape)} is asked")
 
 
-def _numbers_or_none(flat: list[Any]) -> list[float] | None:
-    """Entries of a wrong-shaped answer as floats (to recognise e.g. a transposed matrix), or None."""
+_COMMA_CHAIN = re.compile(r"\d,\d++,\d")
+"""``1,0,1``: digits joined by two commas in a row are a list, never decimals."""
+
+
+def _fits_with_decimal_points(text: str, key_shape: tuple[int, ...]) -> bool:
+    """Whether ``text`` read with each ``digit,digit`` as a decimal point has the key's layout (or the
+    1xN / Nx1 / flat mix-up of it). Never for a chain such as ``1,0,1``."""
+    if _COMMA_CHAIN.search(text):
+        return False
     try:
-        return [as_number(x) for x in flat]
+        items = arrays.read_array_text(_DECIMAL_COMMA.sub(lambda m: m.group(0).replace(",", "."), text))
+        shape, _ = arrays.structure(items)
     except InvalidAnswer:
-        return None
+        return False
+    return arrays.same_layout(shape, key_shape)
 
 
 def map_first(value: Any, change) -> Any:

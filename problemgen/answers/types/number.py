@@ -13,7 +13,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from problemgen.answers.base import AnswerType, PartResult, Reading, correct, wrong
+from problemgen.answers.base import AnswerType, PartResult, Reading, correct, named_wrong, wrong
 from problemgen.answers.formatting import format_number, tolerance_text
 from problemgen.answers.scalars import as_number, mathparse
 from problemgen.answers.text import InvalidAnswer, clean
@@ -84,9 +84,7 @@ class NumberType(AnswerType):
         if numbers_close(converted, part.value, part.rtol, part.atol):
             return correct(f"read {format_number(value, 6)} {unit} = {format_number(converted, 6)} {asked}")
         if numbers_close(value, part.value, part.rtol, part.atol):
-            tag = UNIT_MISTAKE.get(unit)
-            hint = next((m.hint for m in part.mistakes if m.name == tag), "")
-            return PartResult("wrong", 0.0, tag, hint or f"{value:g} is the value in {asked}, not in {unit}")
+            return named_wrong(part, UNIT_MISTAKE.get(unit), f"{value:g} is the value in {asked}, not in {unit}")
         return wrong(part, f"{format_number(converted, 6)} {asked} is not {tolerance_text(part)} of the expected value",
                      lambda m: numbers_close(converted, m, part.rtol, part.atol))
 

@@ -6,8 +6,11 @@ dimensions only when there are no commas).
 
 Checked: names match by name (case-sensitive) and products as products. A number may stand for a
 name wherever the problem gave that name's value (``spec["dims"]``), alone or in a product. Names the
-problem defines as equal (``spec["equal"]``, e.g. ``{"d_model": "h*d_k"}``) are the same dimension; a
-different name is wrong even when its value is equal (``d_v`` for ``d_k``). All or nothing.
+problem defines as equal (``spec["equal"]``, e.g. ``{"d_model": "h*d_k"}``) are the same dimension, and
+a number may stand for a name such a definition brings in: with h = 3 given, ``d_model/3`` is ``d_k``
+(as ``d_model/h`` and ``192/3`` are), provided the answer keeps one of the key's names. A different
+name is wrong even when its value is equal (``d_v`` for ``d_k``, ``d_model/96`` for a batch of 2). All
+or nothing.
 """
 
 from __future__ import annotations
@@ -91,13 +94,23 @@ def _closes_at_end(text: str) -> bool:
 
 def _expression(dim: Any, equal: dict[str, str]):
     """A dimension as a SymPy expression, names the problem defines replaced by their definitions."""
+    return _defined(_parsed(dim), equal)
+
+
+def _parsed(dim: Any):
+    """A dimension as a SymPy expression, as written."""
     mp = mathparse()
     text = str(dim)
     names = set(_IDENTIFIER.findall(text)) - _FUNCTIONS
     try:
-        expr = mp.parse_expression(text, names).expr
+        return mp.parse_expression(text, names).expr
     except mp.MathParseError as exc:
         raise InvalidAnswer(f"dimension {text!r}: {exc}") from None
+
+
+def _defined(expr, equal: dict[str, str]):
+    """``expr`` with the names the problem defines replaced by their definitions, in their order."""
+    mp = mathparse()
     for name, definition in equal.items():
         symbol = next((s for s in expr.free_symbols if s.name == name), None)
         if symbol is not None:
@@ -123,9 +136,14 @@ def same_dim(answer: Any, key: Any, numbers: dict[str, int], equal: dict[str, st
 def same_dim_sympy(answer: Any, key: Any, numbers: dict[str, int], equal: dict[str, str]) -> bool:
     """The rule for any dimensions, in SymPy: what :mod:`problemgen.answers.products` must agree with."""
     mp = mathparse()
-    a, k = _expression(answer, equal), _expression(key, equal)
-    if not a.free_symbols <= k.free_symbols:  # a name that is not the key's: wrong whatever its value
-        return False
+    written = _parsed(answer)
+    a, k = _defined(written, equal), _expression(key, equal)
+    extra = a.free_symbols - k.free_symbols
+    if extra:  # a name that is not the key's: wrong whatever its value, unless a definition brought it in
+        if not a.free_symbols & k.free_symbols or extra & written.free_symbols \
+                or any(s.name not in numbers for s in extra):
+            return False
+        a = a.subs({s: numbers[s.name] for s in extra})
     given = {s: numbers[s.name] for s in k.free_symbols - a.free_symbols if s.name in numbers}
     return mp.equivalent(a, k.subs(given))
 
