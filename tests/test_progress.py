@@ -16,6 +16,7 @@ from problemgen.model.core import ProblemgenError
 from problemgen.practice.progress import (
     MAX_ANSWER_CHARS,
     SCHEMA_VERSION,
+    ItemConflict,
     ProgressStore,
     default_db_path,
     from_text,
@@ -23,6 +24,8 @@ from problemgen.practice.progress import (
 )
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+PARTS = ("scores",)
+"""The answer parts of the items these tests store."""
 
 
 @pytest.fixture
@@ -64,7 +67,7 @@ def test_a_file_that_is_not_sqlite_is_refused_not_overwritten(tmp_path):
 def test_each_answer_is_visible_to_another_connection_as_soon_as_it_is_recorded(store):
     """Committed per answer: a second reader (or a crash right after) sees it."""
     item = _item(store)
-    store.record_answer(item, "scores", "[[1, 2]]", "wrong", 0.0, "transpose_scores", T0, outcome="wrong")
+    store.record_answer(item, "scores", "[[1, 2]]", "wrong", 0.0, "transpose_scores", T0, parts=PARTS)
     other = sqlite3.connect(store.path)
     rows = other.execute("SELECT part, text, status, mistake FROM answers").fetchall()
     outcome = other.execute("SELECT outcome, mistake FROM items").fetchone()
@@ -80,7 +83,7 @@ def _open_and_record(path: str, which: int, start, results) -> None:
         with ProgressStore(path) as store:
             store.base_seed()
             item = _item(store, kind=f"attention.k{which}")
-            store.record_answer(item, "scores", "1", "correct", 1.0, None, T0, outcome="correct")
+            store.record_answer(item, "scores", "1", "correct", 1.0, None, T0, parts=PARTS)
         results.put("ok")
     except Exception as exc:  # noqa: BLE001 - the parent reports whatever went wrong
         results.put(f"{type(exc).__name__}: {exc}")
@@ -130,10 +133,25 @@ def test_a_store_another_process_keeps_busy_is_called_busy_not_foreign(tmp_path,
 
 def test_a_wrong_item_stays_wrong_when_it_is_later_finished_otherwise(store):
     item = _item(store)
-    store.record_answer(item, "scores", "1", "wrong", 0.0, None, T0, outcome="wrong")
-    store.record_answer(item, "scores", "2", "correct", 1.0, None, T0, outcome="correct")
+    store.record_answer(item, "scores", "1", "wrong", 0.0, None, T0, parts=PARTS)
+    store.record_answer(item, "scores", "2", "correct", 1.0, None, T0, parts=PARTS)
     store.finish_item(item, "revealed", T0)
     assert store.items()[0].outcome == "wrong"
+
+
+def test_a_part_answered_right_takes_no_second_answer(store):
+    item = _item(store)
+    store.record_answer(item, "scores", "1", "correct", 1.0, None, T0, parts=PARTS)
+    with pytest.raises(ItemConflict, match="part 'scores' is already answered"):
+        store.record_answer(item, "scores", "1", "correct", 1.0, None, T0, parts=PARTS)
+    assert len(store.answers(item)) == 1
+
+
+def test_the_answer_that_leaves_no_part_open_decides_the_item_in_any_order(store):
+    item = _item(store)
+    parts = ("a", "b", "c")
+    decided = [store.record_answer(item, part, "1", "correct", 1.0, None, T0, parts=parts) for part in "cab"]
+    assert decided == [None, None, "correct"] and store.items()[0].outcome == "correct"
 
 
 def test_hints_record_the_highest_level_used(store):
@@ -153,7 +171,7 @@ def test_the_same_variant_cannot_be_shown_twice(store):
 
 def test_very_long_answers_are_truncated_before_storing(store):
     item = _item(store)
-    store.record_answer(item, "scores", "9" * (MAX_ANSWER_CHARS * 3), "invalid", 0.0, None, T0)
+    store.record_answer(item, "scores", "9" * (MAX_ANSWER_CHARS * 3), "invalid", 0.0, None, T0, parts=PARTS)
     assert len(store.answers(item)[0].text) == MAX_ANSWER_CHARS
 
 
@@ -168,7 +186,7 @@ def test_base_seed_is_chosen_once_and_kept_across_openings(tmp_path):
 
 def test_reset_forgets_history(store):
     item = _item(store)
-    store.record_answer(item, "scores", "1", "correct", 1.0, None, T0, outcome="correct")
+    store.record_answer(item, "scores", "1", "correct", 1.0, None, T0, parts=PARTS)
     store.reset()
     assert store.items() == [] and store.answers() == [] and store.session_count() == 0
 

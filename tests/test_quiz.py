@@ -154,6 +154,20 @@ def test_hints_are_progressive_recorded_and_a_hinted_answer_does_not_count(store
     assert "Sums: progress 0 of 2" in script.text
 
 
+def test_a_part_the_page_answered_first_is_not_recorded_twice_and_the_quiz_moves_on(store):
+    """The page on the same progress file answered the part a moment before the quiz did."""
+    def answered_on_the_page_first(problem: Problem, part: AnswerPart) -> str:
+        with ProgressStore(store.path) as page:
+            page.record_answer(page.items()[-1].id, part.key, str(part.value), "correct", 1.0, None, T0,
+                               parts=[p.key for p in problem.parts])
+        return right(problem, part)
+
+    code, script = run(store, answered_on_the_page_first, "quit")
+    assert "Not recorded: part 'total' is already answered" in script.text and code == 0
+    assert [a.status for a in store.answers(store.items()[0].id)] == ["correct"]
+    assert len(store.items()) == 2  # on to the next problem
+
+
 def test_hint_two_never_shows_a_value_that_is_an_answer():
     problem = toy_problem("toy.sum", 3, 1)
     assert "total" not in hint_text(problem, problem.parts[0], "", 2)

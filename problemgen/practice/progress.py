@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import Collection, Iterator, Mapping
 
 from problemgen.model.core import ProblemgenError
 
@@ -121,6 +121,25 @@ BUSY_SECONDS = 5.0
 QUERY_SECONDS = 2.0
 """Any statement (and the reading of its rows) is interrupted after this long: our queries take
 milliseconds, so a longer one means a damaged or hostile file."""
+
+
+class ItemConflict(ProblemgenError):
+    """An answer the item's stored history no longer takes: its part is already right, or the item is
+    gone (a reset). Another tab, the other front end or a second server changed the item first; the page
+    answers 409 Conflict, the quiz goes on to the next problem."""
+
+
+def answer_outcome(status: str, already_failed: bool, completes: bool) -> str | None:
+    """The item outcome a graded answer decides, or None when it decides nothing yet.
+
+    The first wrong answer makes the item wrong (a later correction does not undo it); a correct answer
+    that leaves no part unanswered makes it correct unless it already failed; invalid answers decide
+    nothing. Kept beside the store because the store applies it inside the answer's write transaction."""
+    if status == "wrong" and not already_failed:
+        return "wrong"
+    if status == "correct" and completes and not already_failed:
+        return "correct"
+    return None
 
 
 def storable(text: str) -> str:
@@ -359,16 +378,37 @@ class ProgressStore:
             raise ProblemgenError(f"variant {variant_id} was already shown ({exc})") from exc
 
     def record_answer(self, item_id: int, part: str, text: str, status: str, score: float,
-                      mistake: str | None, now: datetime, *, outcome: str | None = None) -> None:
-        """Store one graded line; when it decides the item (first wrong, last part right) set that too."""
+                      mistake: str | None, now: datetime, *, parts: Collection[str]) -> str | None:
+        """Store one graded line of an item whose answer parts are ``parts``, and the outcome it decides
+        (first wrong, or the last part right: :func:`answer_outcome`); return that outcome, or None.
+
+        Whether the part is already right and whether this answer leaves no part open are read in the
+        same write transaction as the insert, so two processes answering one item at once are taken one
+        after the other. Read before the transaction (as the front ends did), both stored a right answer
+        to one part, or each answered one of the last two parts and neither saw the item complete, which
+        then stayed open and uncredited for good."""
         with self._transaction():
+            outcome, right = self._item_state(item_id)
+            if part in right:
+                raise ItemConflict(f"part {part!r} is already answered")
             self._db.execute(
                 "INSERT INTO answers (item_id, part, text, status, score, mistake, at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (item_id, part, storable(text[:MAX_ANSWER_CHARS]), status, float(score), mistake, to_text(now)),
             )
-            if outcome is not None:
-                self._set_outcome(item_id, outcome, now, mistake)
+            completes = status == "correct" and right | {part} >= set(parts)
+            decided = answer_outcome(status, outcome == "wrong", completes)
+            if decided is not None:
+                self._set_outcome(item_id, decided, now, mistake)
+            return decided
+
+    def _item_state(self, item_id: int) -> tuple[str | None, set[str]]:
+        """The item's outcome and its parts answered right, as the open transaction sees them."""
+        row = self._db.execute("SELECT outcome FROM items WHERE id = ?", (item_id,)).fetchone()
+        if row is None:
+            raise ItemConflict(f"problem {item_id} is no longer in the progress store (was the progress reset?)")
+        rows = self._db.execute("SELECT part FROM answers WHERE item_id = ? AND status = 'correct'", (item_id,))
+        return row[0], {part for (part,) in rows.fetchall()}
 
     def record_hint(self, item_id: int, level: int) -> None:
         self._write("UPDATE items SET hints = MAX(hints, ?) WHERE id = ?", (level, item_id))

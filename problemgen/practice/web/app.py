@@ -20,7 +20,7 @@ from problemgen.documents.banks import load_bank, shipped_banks
 from problemgen.documents.worksheet import build_variant
 from problemgen.model import registry
 from problemgen.model.core import ProblemgenError
-from problemgen.practice.progress import ProgressStore
+from problemgen.practice.progress import ItemConflict, ProgressStore
 from problemgen.practice.services import clock_from_env, default_services
 from problemgen.practice.rules import load_curriculum, summary
 from problemgen.practice.web import security
@@ -138,6 +138,10 @@ def _register(app: Flask) -> None:
     @app.errorhandler(ProblemgenError)
     def bad_input(exc):
         return jsonify(error=str(exc)), 400
+
+    @app.errorhandler(ItemConflict)
+    def changed_elsewhere(exc):
+        return jsonify(error=str(exc)), 409
 
     @app.errorhandler(413)
     def too_large(_exc):

@@ -6,8 +6,9 @@ and whether the item already failed are read back from the stored answers. So a 
 server or a switch to ``problemgen quiz`` resumes exactly where the student was.
 
 Unlike the terminal, a page shows every part of a problem at once and the student may answer them in
-any order; the item is decided by ``rules.answer_outcome`` as in the quiz (the first wrong answer makes
-it wrong, the last remaining part answered right makes it correct).
+any order; the store decides the item as for the quiz (``progress.answer_outcome``: the first wrong
+answer makes it wrong, the last remaining part answered right makes it correct), inside the answer's
+write transaction, so a second tab or a second server answering at the same moment cannot undo it.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from problemgen.practice.rules import (
     Choice,
     Curriculum,
     all_states,
-    answer_outcome,
     apply_offer,
     choose_next,
     draw_variant,
@@ -151,17 +151,14 @@ class Practice:
     # -- acting on the current item --------------------------------------------------------------
 
     def answer(self, item_id: int, part_key: str, text: str) -> dict[str, Any]:
-        """Grade one answer with the shared reader, commit it, and say what it means for the unit."""
+        """Grade one answer with the shared reader, commit it, and say what it means for the unit. Whether
+        the part is already right, and what the answer decides, the store settles as it commits."""
         view = self.item(item_id)
         part = find_part(view.problem, part_key)
-        if part.key in view.done_parts:
-            raise ProblemgenError(f"part {part.key!r} is already answered")
         before = self.states()
         result = self.services.grade(part, text)
-        last = [p.key for p in view.remaining()] == [part.key]
-        decided = answer_outcome(result.status, view.failed, last)
         self.store.record_answer(item_id, part.key, text, result.status, result.score, result.mistake,
-                                 self.clock(), outcome=decided)
+                                 self.clock(), parts=[p.key for p in view.problem.parts])
         title = _title(result.mistake)
         reply = {"status": result.status, "feedback": _without_title(result.feedback, title),
                  "mistake": result.mistake, "mistake_title": title,
