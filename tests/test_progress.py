@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from problemgen.model.core import ProblemgenError
 from problemgen.practice.progress import (
     MAX_ANSWER_CHARS,
+    MIGRATIONS,
     SCHEMA_VERSION,
     ItemConflict,
     ProgressStore,
@@ -140,10 +141,10 @@ def test_a_wrong_item_stays_wrong_when_it_is_later_finished_otherwise(store):
 
 
 def test_a_part_answered_right_takes_no_second_answer(store):
-    item = _item(store)
-    store.record_answer(item, "scores", "1", "correct", 1.0, None, T0, parts=PARTS)
+    item, parts = _item(store), ("scores", "weights")
+    store.record_answer(item, "scores", "1", "correct", 1.0, None, T0, parts=parts)
     with pytest.raises(ItemConflict, match="part 'scores' is already answered"):
-        store.record_answer(item, "scores", "1", "correct", 1.0, None, T0, parts=PARTS)
+        store.record_answer(item, "scores", "1", "correct", 1.0, None, T0, parts=parts)
     assert len(store.answers(item)) == 1
 
 
@@ -152,6 +153,46 @@ def test_the_answer_that_leaves_no_part_open_decides_the_item_in_any_order(store
     parts = ("a", "b", "c")
     decided = [store.record_answer(item, part, "1", "correct", 1.0, None, T0, parts=parts) for part in "cab"]
     assert decided == [None, None, "correct"] and store.items()[0].outcome == "correct"
+
+
+@pytest.mark.parametrize("first", [[], [("1", "wrong")]], ids=["undecided", "already wrong"])
+@pytest.mark.parametrize("ending", ["revealed", "skipped", "another", "quit"])
+def test_a_closed_item_takes_no_answer(store, first, ending):
+    """The solution shown (or the item left) closes it, also when a wrong answer had decided it already:
+    answers sent after that (from a second tab) were stored, and their mistakes counted."""
+    item = _item(store)
+    for text, status in first:
+        store.record_answer(item, "scores", text, status, 0.0, None, T0, parts=PARTS)
+    store.finish_item(item, ending, T0)
+    for status in ("correct", "wrong", "invalid"):
+        with pytest.raises(ItemConflict, match="this problem is closed"):
+            store.record_answer(item, "scores", "1", status, 0.0, "transpose_scores", T0, parts=PARTS)
+    assert len(store.answers(item)) == len(first) and store.items()[0].closed_at == T0
+
+
+def test_an_item_closes_when_every_part_is_right_and_reopens_only_after_a_quit(store):
+    done, left = _item(store, seed=1), _item(store, seed=2)
+    store.record_answer(done, "scores", "1", "correct", 1.0, None, T0, parts=PARTS)
+    store.finish_item(left, "quit", T0)
+    for item in (done, left):
+        store.reopen_item(item)
+    assert [i.closed_at for i in store.items()] == [T0, None]
+
+
+def test_a_version_1_store_is_upgraded_with_its_decided_items_closed(tmp_path):
+    path = tmp_path / "v1.sqlite3"
+    db = sqlite3.connect(path)
+    db.executescript(MIGRATIONS[0] + f"""
+        PRAGMA user_version = 1;
+        INSERT INTO sessions VALUES (1, '{to_text(T0)}', 7, NULL);
+        INSERT INTO items (session_id, unit, kind, seed, difficulty, variant_id, outcome, started_at, finished_at)
+            VALUES (1, 'u', 'k', 1, 1, 'k/1', 'wrong', '2026-03-01T09:00:00Z', '2026-03-01T09:05:00Z'),
+                   (1, 'u', 'k', 2, 1, 'k/2', NULL, '2026-03-01T09:06:00Z', NULL);
+    """)
+    db.close()
+    with ProgressStore(path) as store:
+        assert store.schema_version() == SCHEMA_VERSION and store.integrity_ok()
+        assert [i.closed_at for i in store.items()] == [from_text("2026-03-01T09:05:00Z"), None]
 
 
 def test_hints_record_the_highest_level_used(store):

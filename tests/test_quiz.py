@@ -162,10 +162,10 @@ def test_a_part_the_page_answered_first_is_not_recorded_twice_and_the_quiz_moves
                                parts=[p.key for p in problem.parts])
         return right(problem, part)
 
-    code, script = run(store, answered_on_the_page_first, "quit")
+    code, script = run(store, right, answered_on_the_page_first, "quit")  # the second item has two parts
     assert "Not recorded: part 'total' is already answered" in script.text and code == 0
-    assert [a.status for a in store.answers(store.items()[0].id)] == ["correct"]
-    assert len(store.items()) == 2  # on to the next problem
+    assert [a.status for a in store.answers(store.items()[1].id)] == ["correct"]
+    assert len(store.items()) == 3  # on to the next problem
 
 
 def test_hint_two_never_shows_a_value_that_is_an_answer():

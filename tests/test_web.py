@@ -343,6 +343,9 @@ def test_a_student_stuck_on_a_skill_is_offered_a_worked_example(client):
     assert "Worked example" in taken["example"] and "<math" in taken["example"]
     assert taken["item"]["kind"] == item["kind"] and taken["item"]["complete"]
     assert client.post("/api/offer", {"offer": "nonsense"}).status_code == 400
+    example = problem_of(taken["item"]).parts[0]
+    late = client.post("/api/answer", {"item": taken["item"]["item"], "part": example.key, **key_payload(example)})
+    assert late.status_code == 409 and "this problem is closed" in late.get_json()["error"]
 
 
 def test_the_solution_after_a_wrong_answer_ends_the_item(client):
@@ -354,3 +357,22 @@ def test_the_solution_after_a_wrong_answer_ends_the_item(client):
     client.api("/api/solution", {"item": item["item"]})
     assert client.api("/api/current") is None
     assert client.api("/api/start")["item"] != item["item"]
+
+
+# ------------------------------------------------------------------------------- closed problems
+
+
+@pytest.mark.parametrize("wrong_first", [False, True], ids=["undecided", "already wrong"])
+def test_a_problem_whose_solution_was_shown_takes_no_answer(client, wrong_first):
+    """Answers sent after the solution (from a second tab) were graded and stored: the key came back
+    "correct", and wrong ones were counted as a misconception not yet overcome."""
+    item = client.api("/api/start")
+    part = problem_of(item).parts[0]
+    if wrong_first:
+        client.api("/api/answer", {"item": item["item"], "part": part.key, "text": "12345"})
+    client.api("/api/solution", {"item": item["item"]})
+    for payload in (key_payload(part), {"text": "12345"}, {"text": "@@"}):
+        reply = client.post("/api/answer", {"item": item["item"], "part": part.key, **payload})
+        assert reply.status_code == 409 and "this problem is closed" in reply.get_json()["error"]
+    with ProgressStore(client.db) as store:
+        assert len(store.answers()) == wrong_first

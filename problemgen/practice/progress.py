@@ -80,6 +80,13 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX answers_by_item ON answers (item_id, id);
     """,
+    # v2: when an item stopped taking answers and hints (its solution shown, left, or every part right).
+    # The outcome cannot say it: a wrong item stays open for corrections until the student leaves it.
+    # Items decided before v2 count as closed.
+    """
+    ALTER TABLE items ADD COLUMN closed_at TEXT;
+    UPDATE items SET closed_at = COALESCE(finished_at, started_at) WHERE outcome IS NOT NULL;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -96,6 +103,10 @@ def to_text(moment: datetime) -> str:
 
 def from_text(text: str) -> datetime:
     return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+
+
+def _moment(text: str | None) -> datetime | None:
+    return from_text(text) if text else None
 
 
 def default_db_path(env: Mapping[str, str] | None = None, platform: str | None = None,
@@ -124,9 +135,9 @@ milliseconds, so a longer one means a damaged or hostile file."""
 
 
 class ItemConflict(ProblemgenError):
-    """An answer the item's stored history no longer takes: its part is already right, or the item is
-    gone (a reset). Another tab, the other front end or a second server changed the item first; the page
-    answers 409 Conflict, the quiz goes on to the next problem."""
+    """An answer the item's stored history no longer takes: its part is already right, the item is closed,
+    or it is gone (a reset). Another tab, the other front end or a second server changed the item first;
+    the page answers 409 Conflict, the quiz goes on to the next problem."""
 
 
 def answer_outcome(status: str, already_failed: bool, completes: bool) -> str | None:
@@ -212,6 +223,7 @@ class ItemRecord:
     mistake: str | None
     started_at: datetime
     finished_at: datetime | None
+    closed_at: datetime | None = None  # None while the item takes answers
 
 
 @dataclass(frozen=True)
@@ -388,7 +400,7 @@ class ProgressStore:
         to one part, or each answered one of the last two parts and neither saw the item complete, which
         then stayed open and uncredited for good."""
         with self._transaction():
-            outcome, right = self._item_state(item_id)
+            outcome, right = self._open_item(item_id)
             if part in right:
                 raise ItemConflict(f"part {part!r} is already answered")
             self._db.execute(
@@ -400,13 +412,18 @@ class ProgressStore:
             decided = answer_outcome(status, outcome == "wrong", completes)
             if decided is not None:
                 self._set_outcome(item_id, decided, now, mistake)
+            if completes:
+                self._close(item_id, now)
             return decided
 
-    def _item_state(self, item_id: int) -> tuple[str | None, set[str]]:
-        """The item's outcome and its parts answered right, as the open transaction sees them."""
-        row = self._db.execute("SELECT outcome FROM items WHERE id = ?", (item_id,)).fetchone()
+    def _open_item(self, item_id: int) -> tuple[str | None, set[str]]:
+        """The outcome and the parts answered right of an item that still takes answers, as the open
+        transaction sees them; ItemConflict when it is closed or gone."""
+        row = self._db.execute("SELECT outcome, closed_at FROM items WHERE id = ?", (item_id,)).fetchone()
         if row is None:
             raise ItemConflict(f"problem {item_id} is no longer in the progress store (was the progress reset?)")
+        if row[1] is not None:
+            raise ItemConflict("this problem is closed (finished, its solution shown, or left)")
         rows = self._db.execute("SELECT part FROM answers WHERE item_id = ? AND status = 'correct'", (item_id,))
         return row[0], {part for (part,) in rows.fetchall()}
 
@@ -414,14 +431,19 @@ class ProgressStore:
         self._write("UPDATE items SET hints = MAX(hints, ?) WHERE id = ?", (level, item_id))
 
     def finish_item(self, item_id: int, outcome: str, now: datetime) -> None:
-        """Close an item unless an answer already decided it (a wrong answer stays wrong)."""
+        """Close an item: it takes no more answers. ``outcome`` is how it ended, unless an answer already
+        decided it (a wrong answer stays wrong)."""
         with self._transaction():
             self._set_outcome(item_id, outcome, now, None)
+            self._close(item_id, now)
 
     def reopen_item(self, item_id: int) -> None:
         """Open again an item the student quit (or that a dead process left open), to resume it."""
-        self._write("UPDATE items SET outcome = NULL, finished_at = NULL"
+        self._write("UPDATE items SET outcome = NULL, finished_at = NULL, closed_at = NULL"
                     " WHERE id = ? AND (outcome IS NULL OR outcome = 'quit')", (item_id,))
+
+    def _close(self, item_id: int, now: datetime) -> None:
+        self._db.execute("UPDATE items SET closed_at = ? WHERE id = ? AND closed_at IS NULL", (to_text(now), item_id))
 
     def _set_outcome(self, item_id: int, outcome: str, now: datetime, mistake: str | None) -> None:
         if outcome not in OUTCOMES:
@@ -442,12 +464,12 @@ class ProgressStore:
 
     def items(self, unit: str | None = None) -> list[ItemRecord]:
         sql = ("SELECT id, unit, kind, seed, difficulty, outcome, hints, review, target, mistake,"
-               " started_at, finished_at FROM items")
+               " started_at, finished_at, closed_at FROM items")
         rows = self._db.execute(sql + (" WHERE unit = ? ORDER BY id" if unit else " ORDER BY id"),
                                 (unit,) if unit else ()).fetchall()
         return [
             ItemRecord(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7]), r[8], r[9],
-                       from_text(r[10]), from_text(r[11]) if r[11] else None)
+                       from_text(r[10]), _moment(r[11]), _moment(r[12]))
             for r in rows
         ]
 

@@ -35,10 +35,6 @@ from problemgen.practice.rules import (
     unit_unlocked,
 )
 
-CLOSED = ("revealed", "skipped", "another", "quit")
-"""Outcomes that end an item at once; a correct or wrong item stays open until every part is right."""
-
-
 @dataclass
 class ItemView:
     """The item on screen: its record, problem, which parts are right, and what it cost so far."""
@@ -55,7 +51,8 @@ class ItemView:
 
     @property
     def complete(self) -> bool:
-        return self.record.outcome in CLOSED or self.done_parts >= {p.key for p in self.problem.parts}
+        """Closed: every part right, the solution shown, or left (the store refuses its answers)."""
+        return self.record.closed_at is not None
 
     def remaining(self) -> list[AnswerPart]:
         return [p for p in self.problem.parts if p.key not in self.done_parts]
