@@ -157,7 +157,7 @@ def test_the_answer_that_leaves_no_part_open_decides_the_item_in_any_order(store
 
 @pytest.mark.parametrize("first", [[], [("1", "wrong")]], ids=["undecided", "already wrong"])
 @pytest.mark.parametrize("ending", ["revealed", "skipped", "another", "quit"])
-def test_a_closed_item_takes_no_answer(store, first, ending):
+def test_a_closed_item_takes_no_answer_and_no_hint(store, first, ending):
     """The solution shown (or the item left) closes it, also when a wrong answer had decided it already:
     answers sent after that (from a second tab) were stored, and their mistakes counted."""
     item = _item(store)
@@ -167,7 +167,10 @@ def test_a_closed_item_takes_no_answer(store, first, ending):
     for status in ("correct", "wrong", "invalid"):
         with pytest.raises(ItemConflict, match="this problem is closed"):
             store.record_answer(item, "scores", "1", status, 0.0, "transpose_scores", T0, parts=PARTS)
+    with pytest.raises(ItemConflict, match="this problem is closed"):
+        store.record_hint(item, 1)
     assert len(store.answers(item)) == len(first) and store.items()[0].closed_at == T0
+    assert store.items()[0].hints == 0
 
 
 def test_an_item_closes_when_every_part_is_right_and_reopens_only_after_a_quit(store):

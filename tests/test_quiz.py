@@ -168,6 +168,20 @@ def test_a_part_the_page_answered_first_is_not_recorded_twice_and_the_quiz_moves
     assert len(store.items()) == 3  # on to the next problem
 
 
+def test_a_hint_after_the_page_finished_the_problem_is_not_recorded_and_the_credit_stays(store):
+    """The quiz only offers hints on the part it asks, but the page on the same file may finish the item first."""
+    def finished_on_the_page(problem: Problem, part: AnswerPart) -> str:
+        with ProgressStore(store.path) as page:
+            page.record_answer(page.items()[-1].id, part.key, str(part.value), "correct", 1.0, None, T0,
+                               parts=[p.key for p in problem.parts])
+        return "hint"
+
+    code, script = run(store, finished_on_the_page, "quit")
+    assert "Not recorded: this problem is closed" in script.text and "Hint 1" not in script.text
+    first = store.items()[0]
+    assert (first.outcome, first.hints, code) == ("correct", 0, 0)
+
+
 def test_hint_two_never_shows_a_value_that_is_an_answer():
     problem = toy_problem("toy.sum", 3, 1)
     assert "total" not in hint_text(problem, problem.parts[0], "", 2)

@@ -376,3 +376,21 @@ def test_a_problem_whose_solution_was_shown_takes_no_answer(client, wrong_first)
         assert reply.status_code == 409 and "this problem is closed" in reply.get_json()["error"]
     with ProgressStore(client.db) as store:
         assert len(store.answers()) == wrong_first
+
+
+@pytest.mark.parametrize("how", ["answered", "solution shown"])
+def test_a_hint_on_a_closed_problem_is_refused_and_takes_no_credit_back(client, how):
+    """The Hint button of a second tab took back the credit of a problem answered right: the unit went
+    from 1 toward mastery back to 0."""
+    item = client.api("/api/start")
+    if how == "answered":
+        assert answer_all(client, item)[-1]["item_complete"]
+    else:
+        client.api("/api/solution", {"item": item["item"]})
+    before = client.api("/api/progress")["units"]
+    late = client.post("/api/hint", {"item": item["item"]})
+    assert late.status_code == 409 and "this problem is closed" in late.get_json()["error"]
+    assert client.api("/api/progress")["units"] == before
+    assert before[0]["progress"] == (how == "answered")
+    with ProgressStore(client.db) as store:
+        assert store.items()[-1].hints == 0

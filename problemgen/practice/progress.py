@@ -135,8 +135,8 @@ milliseconds, so a longer one means a damaged or hostile file."""
 
 
 class ItemConflict(ProblemgenError):
-    """An answer the item's stored history no longer takes: its part is already right, the item is closed,
-    or it is gone (a reset). Another tab, the other front end or a second server changed the item first;
+    """An answer or a hint the item's stored history no longer takes: its part is already right, the item
+    is closed, or it is gone (a reset). Another tab, the other front end or a second server changed the item first;
     the page answers 409 Conflict, the quiz goes on to the next problem."""
 
 
@@ -417,8 +417,8 @@ class ProgressStore:
             return decided
 
     def _open_item(self, item_id: int) -> tuple[str | None, set[str]]:
-        """The outcome and the parts answered right of an item that still takes answers, as the open
-        transaction sees them; ItemConflict when it is closed or gone."""
+        """The outcome and the parts answered right of an item that still takes answers and hints, as the
+        open transaction sees them; ItemConflict when it is closed or gone."""
         row = self._db.execute("SELECT outcome, closed_at FROM items WHERE id = ?", (item_id,)).fetchone()
         if row is None:
             raise ItemConflict(f"problem {item_id} is no longer in the progress store (was the progress reset?)")
@@ -428,7 +428,11 @@ class ProgressStore:
         return row[0], {part for (part,) in rows.fetchall()}
 
     def record_hint(self, item_id: int, level: int) -> None:
-        self._write("UPDATE items SET hints = MAX(hints, ?) WHERE id = ?", (level, item_id))
+        """Count a hint on an item that still takes answers; ItemConflict once it is closed. A hint
+        counted after every part was right took back the credit the item had earned unaided."""
+        with self._transaction():
+            self._open_item(item_id)
+            self._db.execute("UPDATE items SET hints = MAX(hints, ?) WHERE id = ?", (level, item_id))
 
     def finish_item(self, item_id: int, outcome: str, now: datetime) -> None:
         """Close an item: it takes no more answers. ``outcome`` is how it ended, unless an answer already

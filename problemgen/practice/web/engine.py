@@ -168,7 +168,9 @@ class Practice:
         return reply
 
     def hint(self, item_id: int) -> dict[str, Any]:
-        """The next hint level (the item then no longer counts toward mastery, as in the quiz)."""
+        """The next hint level (the item then no longer counts toward mastery, as in the quiz). A closed
+        item takes none (the store refuses it): a second tab still showing the Hint button of a finished
+        item took back the credit it had earned."""
         view = self.item(item_id)
         level = view.record.hints + 1
         self.store.record_hint(item_id, level)
