@@ -17,7 +17,7 @@ from problemgen.model.core import ProblemgenError
 from problemgen.practice.progress import ProgressStore
 from problemgen.practice.rules import load_curriculum
 from problemgen.practice.services import default_services
-from problemgen.practice.web.engine import Practice
+from problemgen.practice.web.engine import Practice, ServerSession
 from problemgen.sheets.answersheet import key_value, toml_value
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="starts the racing processes by fork")
@@ -29,7 +29,7 @@ KIND = "attention.projection"
 
 
 def practice(store: ProgressStore, session: int) -> Practice:
-    return Practice(store, CURRICULUM, SERVICES, lambda: NOW, session)
+    return Practice(store, CURRICULUM, SERVICES, lambda: NOW, ServerSession(session))
 
 
 def key_text(part) -> str:

@@ -19,6 +19,7 @@ from problemgen.practice.progress import (
     SCHEMA_VERSION,
     ItemConflict,
     ProgressStore,
+    SessionGone,
     default_db_path,
     from_text,
     to_text,
@@ -211,6 +212,15 @@ def test_the_same_variant_cannot_be_shown_twice(store):
     with pytest.raises(ProblemgenError, match="already shown"):
         _item(store, seed=5)
     _item(store, seed=5, difficulty=2)  # another difficulty is another variant
+
+
+def test_an_item_filed_under_a_session_a_reset_deleted_is_not_called_already_shown(store):
+    session = store.start_session(7, None, T0)
+    store.reset()
+    with pytest.raises(SessionGone, match="the progress was reset") as caught:
+        store.start_item(session, unit="attention", kind="attention.scores", seed=1, difficulty=1,
+                         variant_id="attention.scores/d1/s1", review=False, target=None, now=T0)
+    assert "already shown" not in str(caught.value) and store.items() == []
 
 
 def test_very_long_answers_are_truncated_before_storing(store):

@@ -394,3 +394,18 @@ def test_a_hint_on_a_closed_problem_is_refused_and_takes_no_credit_back(client, 
     assert before[0]["progress"] == (how == "answered")
     with ProgressStore(client.db) as store:
         assert store.items()[-1].hints == 0
+
+
+def test_a_reset_by_another_process_leaves_the_running_server_able_to_start_problems(client, db):
+    """`problemgen progress --reset` deleted the session the server opened at start-up: every start then
+    failed with "variant ... was already shown (FOREIGN KEY constraint failed)" until a restart."""
+    import io
+
+    from problemgen.practice.quiz import run_progress
+
+    client.api("/api/start")
+    assert run_progress(db=str(db), reset=True, stdout=io.StringIO()) == 0
+    item = client.api("/api/start")
+    assert client.api("/api/current")["item"] == item["item"]
+    with ProgressStore(db) as store:
+        assert store.session_count() == 1 and [i.id for i in store.items()] == [item["item"]]

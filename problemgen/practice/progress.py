@@ -140,6 +140,11 @@ class ItemConflict(ProblemgenError):
     the page answers 409 Conflict, the quiz goes on to the next problem."""
 
 
+class SessionGone(ProblemgenError):
+    """The session a new item was to be filed under is no longer in the store: ``problemgen progress
+    --reset`` in another process deleted it. The server opens a new session; the quiz stops with this."""
+
+
 def answer_outcome(status: str, already_failed: bool, completes: bool) -> str | None:
     """The item outcome a graded answer decides, or None when it decides nothing yet.
 
@@ -380,12 +385,18 @@ class ProgressStore:
 
     def start_item(self, session_id: int, *, unit: str, kind: str, seed: int, difficulty: int,
                    variant_id: str, review: bool, target: str | None, now: datetime) -> int:
+        """Store a variant just shown. SessionGone when a reset deleted the session: that foreign-key
+        failure used to be reported as the variant "already shown", which only the unique key means."""
         try:
-            return self._write(
-                "INSERT INTO items (session_id, unit, kind, seed, difficulty, variant_id, review, target,"
-                " started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (session_id, unit, kind, seed, difficulty, variant_id, int(review), target, to_text(now)),
-            )
+            with self._transaction():
+                if self._db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
+                    raise SessionGone(f"session {session_id} is no longer in the progress store "
+                                      "(the progress was reset); start again")
+                return self._db.execute(
+                    "INSERT INTO items (session_id, unit, kind, seed, difficulty, variant_id, review, target,"
+                    " started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (session_id, unit, kind, seed, difficulty, variant_id, int(review), target, to_text(now)),
+                ).lastrowid
         except sqlite3.IntegrityError as exc:
             raise ProblemgenError(f"variant {variant_id} was already shown ({exc})") from exc
 

@@ -24,7 +24,7 @@ from problemgen.practice.progress import ItemConflict, ProgressStore
 from problemgen.practice.services import clock_from_env, default_services
 from problemgen.practice.rules import load_curriculum, summary
 from problemgen.practice.web import security
-from problemgen.practice.web.engine import ItemView, Practice, find_part
+from problemgen.practice.web.engine import ItemView, Practice, ServerSession, find_part
 from problemgen.practice.web.inputs import answer_text, empty_cells
 from problemgen.practice.web.preview import read_as
 from problemgen.practice.web.views import (
@@ -52,7 +52,7 @@ def create_app(db_path: str | Path, *, clock: Callable[[], datetime] | None = No
         "services": services or default_services(), "curriculum": curriculum or load_curriculum(),
     }
     with ProgressStore(state["db"]) as store:
-        state["session"] = store.start_session(store.base_seed(), None, state["clock"]())
+        state["session"] = ServerSession().open(store, state["clock"])
     _register(app)
     return app
 

@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from problemgen.misconceptions.catalogue import describe
 from problemgen.model.core import AnswerPart, Problem, ProblemgenError
-from problemgen.practice.progress import ItemRecord, ProgressStore
+from problemgen.practice.progress import ItemRecord, ProgressStore, SessionGone
 from problemgen.practice.hints import hint_text
 from problemgen.practice.services import OFFER_TEXT, Services
 from problemgen.practice.rules import (
@@ -58,14 +58,29 @@ class ItemView:
         return [p for p in self.problem.parts if p.key not in self.done_parts]
 
 
+@dataclass
+class ServerSession:
+    """The sessions row a running server files its items under, shared by its requests.
+
+    ``problemgen progress --reset`` in another process deletes it, and every item filed under it then
+    failed until the server was restarted; the next item opens a new one instead (``Practice._file``)."""
+
+    id: int = 0
+
+    def open(self, store: ProgressStore, clock: Callable[[], datetime]) -> ServerSession:
+        """A new sessions row for this server (at start-up, and after a reset deleted the last one)."""
+        self.id = store.start_session(store.base_seed(), None, clock())
+        return self
+
+
 class Practice:
     """One request's view of the student's practice (a store is opened per request: SQLite
     connections stay in their thread)."""
 
     def __init__(self, store: ProgressStore, curriculum: Curriculum, services: Services,
-                 clock: Callable[[], datetime], session_id: int) -> None:
+                 clock: Callable[[], datetime], session: ServerSession) -> None:
         self.store, self.curriculum, self.services = store, curriculum, services
-        self.clock, self.session_id = clock, session_id
+        self.clock, self.session = clock, session
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -138,12 +153,22 @@ class Practice:
         previous = last and self._generate(last.kind, last.seed, last.difficulty)
         problem = draw_variant(choice, self.store.base_seed(), set(self.store.seen(choice.kind)),
                                self._generate, previous)
-        self.store.start_item(self.session_id, unit=choice.unit.id, kind=choice.kind, seed=problem.seed,
-                              difficulty=problem.difficulty, variant_id=problem.variant_id,
-                              review=choice.review, target=choice.target, now=self.clock())
+        self._file(choice, problem)
         view = self.view(self.store.items()[-1])
         view.reason = choice.reason
         return view
+
+    def _file(self, choice: Choice, problem: Problem) -> None:
+        """Store the new item under the server's session, or under a new one when a reset deleted it."""
+        def start() -> None:
+            self.store.start_item(self.session.id, unit=choice.unit.id, kind=choice.kind, seed=problem.seed,
+                                  difficulty=problem.difficulty, variant_id=problem.variant_id,
+                                  review=choice.review, target=choice.target, now=self.clock())
+        try:
+            start()
+        except SessionGone:
+            self.session.open(self.store, self.clock)
+            start()
 
     # -- acting on the current item --------------------------------------------------------------
 
