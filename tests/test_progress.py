@@ -178,9 +178,18 @@ def test_an_item_closes_when_every_part_is_right_and_reopens_only_after_a_quit(s
     done, left = _item(store, seed=1), _item(store, seed=2)
     store.record_answer(done, "scores", "1", "correct", 1.0, None, T0, parts=PARTS)
     store.finish_item(left, "quit", T0)
-    for item in (done, left):
-        store.reopen_item(item)
-    assert [i.closed_at for i in store.items()] == [T0, None]
+    assert [store.resume_item(item, PARTS, T0) for item in (done, left)] == [False, True]
+    assert [(i.outcome, i.closed_at) for i in store.items()] == [("correct", T0), (None, None)]
+
+
+def test_an_undecided_item_whose_every_part_is_right_is_credited_instead_of_resumed(store):
+    """What two answers to an item's last parts at once left before they were taken one at a time."""
+    item = _item(store)
+    for part in ("scores", "weights"):  # each as if the other part were still open
+        store.record_answer(item, part, "1", "correct", 1.0, None, T0, parts=("scores", "weights", "unseen"))
+    assert store.items()[0].outcome is None
+    assert store.resume_item(item, ("scores", "weights"), T0) is False
+    assert (store.items()[0].outcome, store.items()[0].closed_at) == ("correct", T0)
 
 
 def test_a_version_1_store_is_upgraded_with_its_decided_items_closed(tmp_path):

@@ -413,6 +413,19 @@ def test_quitting_mid_item_keeps_answered_parts_and_resumes_the_same_variant(sto
     assert "Part 2 of 2" in script.text and "Part 1 of 2" not in script.text
 
 
+def test_a_problem_left_undecided_with_every_part_right_is_credited_not_resumed(store):
+    """Two answers to its last parts at once (before they were taken one at a time) left every part right
+    and no outcome: each quiz run resumed it, asked nothing and recorded nothing."""
+    problem = toy_problem("toy.pair", 3, 1)
+    item = store.start_item(store.start_session(11, None, T0), unit="sums", kind=problem.kind, seed=3,
+                            difficulty=1, variant_id=problem.variant_id, review=False, target=None, now=T0)
+    for part in problem.parts:  # each as if the other part were still open
+        store.record_answer(item, part.key, str(part.value), "correct", 1.0, None, T0,
+                            parts=["total", "difference", "unseen"])
+    code, script = run(store, "quit")
+    assert "Resuming" not in script.text and store.items()[0].outcome == "correct"
+
+
 def test_show_reprints_the_problem(store):
     code, script = run(store, "show", "quit")
     assert script.text.count("[prompt] a = ") == 2

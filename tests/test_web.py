@@ -409,3 +409,19 @@ def test_a_reset_by_another_process_leaves_the_running_server_able_to_start_prob
     assert client.api("/api/current")["item"] == item["item"]
     with ProgressStore(db) as store:
         assert store.session_count() == 1 and [i.id for i in store.items()] == [item["item"]]
+
+
+def test_a_problem_left_undecided_with_every_part_right_is_credited_not_resumed(client, db):
+    """Two servers answering its last two parts at once (before answers were taken one at a time) left
+    an item with every part right and no outcome: never credited, and /api/start resumed it forever."""
+    item = client.api("/api/start")
+    keys = [p.key for p in problem_of(item).parts]
+    with ProgressStore(db) as store:
+        for key in keys:  # each as if another part were still open
+            store.record_answer(item["item"], key, "1", "correct", 1.0, None, NOW, parts=[*keys, "unseen"])
+        assert store.items()[-1].outcome is None
+    following = client.api("/api/start")
+    assert following["item"] != item["item"]
+    with ProgressStore(db) as store:
+        assert store.items()[0].outcome == "correct"
+    assert client.api("/api/progress")["units"][0]["progress"] == 1

@@ -452,10 +452,23 @@ class ProgressStore:
             self._set_outcome(item_id, outcome, now, None)
             self._close(item_id, now)
 
-    def reopen_item(self, item_id: int) -> None:
-        """Open again an item the student quit (or that a dead process left open), to resume it."""
-        self._write("UPDATE items SET outcome = NULL, finished_at = NULL, closed_at = NULL"
-                    " WHERE id = ? AND (outcome IS NULL OR outcome = 'quit')", (item_id,))
+    def resume_item(self, item_id: int, parts: Collection[str], now: datetime) -> bool:
+        """Open again an item the student quit (or that a dead process left open) to resume it; True when
+        it is open. One whose every part is already right is decided and closed instead (False): before
+        answers were taken one at a time, two answering its last parts at once left it undecided, and
+        both front ends resumed it again and again without ever crediting it."""
+        with self._transaction():
+            self._db.execute("UPDATE items SET outcome = NULL, finished_at = NULL, closed_at = NULL"
+                             " WHERE id = ? AND (outcome IS NULL OR outcome = 'quit')", (item_id,))
+            try:
+                _, right = self._open_item(item_id)
+            except ItemConflict:
+                return False
+            if right >= set(parts):
+                self._set_outcome(item_id, "correct", now, None)  # a wrong item stays wrong
+                self._close(item_id, now)
+                return False
+            return True
 
     def _close(self, item_id: int, now: datetime) -> None:
         self._db.execute("UPDATE items SET closed_at = ? WHERE id = ? AND closed_at IS NULL", (to_text(now), item_id))

@@ -238,7 +238,8 @@ class QuizSession:
             return
         choice = Choice(unit, last.kind, last.difficulty, last.review, last.target, "resume")
         problem = self.services.generate(last.kind, last.seed, last.difficulty)
-        self.store.reopen_item(last.id)
+        if not self.store.resume_item(last.id, [p.key for p in problem.parts], self.clock()):
+            return
         done = {a.part for a in self.store.answers(last.id) if a.status == "correct"}
         self.console.say()
         self.console.say("Resuming the problem you left:", "dim")

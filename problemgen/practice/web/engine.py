@@ -86,14 +86,15 @@ class Practice:
 
     def current(self) -> ItemView | None:
         """The item to resume, by the terminal quiz's rule (``rules.resumable``: undecided, or quit in
-        the terminal, which is reopened), else None. A decided item is not resumed (in either front end)."""
+        the terminal, which is reopened), else None. A decided item is not resumed (in either front end),
+        nor one whose every part is already right (the store credits it instead)."""
         record = resumable(self.store.items())
         if record is None or record.kind not in self.services.available:
             return None
-        if record.outcome == "quit":
-            self.store.reopen_item(record.id)
-            record = self.store.items()[-1]
-        return self.view(record)
+        problem = self._generate(record.kind, record.seed, record.difficulty)
+        if not self.store.resume_item(record.id, [p.key for p in problem.parts], self.clock()):
+            return None
+        return self.view(self.store.items()[-1])
 
     def view(self, record: ItemRecord) -> ItemView:
         answers = self.store.answers(record.id)
