@@ -8,6 +8,7 @@ loop's behaviour: feedback, hints, solutions, another/skip/quit, mastery, unlock
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
@@ -154,15 +155,19 @@ def test_hints_are_progressive_recorded_and_a_hinted_answer_does_not_count(store
     assert "Sums: progress 0 of 2" in script.text
 
 
-def test_a_part_the_page_answered_first_is_not_recorded_twice_and_the_quiz_moves_on(store):
-    """The page on the same progress file answered the part a moment before the quiz did."""
-    def answered_on_the_page_first(problem: Problem, part: AnswerPart) -> str:
+def the_page_answers_first(store, then: Callable[[Problem, AnswerPart], str]) -> Callable[[Problem, AnswerPart], str]:
+    """A script line: the page on the same progress file answers the part on screen right, a moment
+    before the quiz's student types ``then(problem, part)``."""
+    def line(problem: Problem, part: AnswerPart) -> str:
         with ProgressStore(store.path) as page:
             page.record_answer(page.items()[-1].id, part.key, str(part.value), "correct", 1.0, None, T0,
                                parts=[p.key for p in problem.parts])
-        return right(problem, part)
+        return then(problem, part)
+    return line
 
-    code, script = run(store, right, answered_on_the_page_first, "quit")  # the second item has two parts
+
+def test_a_part_the_page_answered_first_is_not_recorded_twice_and_the_quiz_moves_on(store):
+    code, script = run(store, right, the_page_answers_first(store, right), "quit")  # the second item has two parts
     assert "Not recorded: part 'total' is already answered" in script.text and code == 0
     assert [a.status for a in store.answers(store.items()[1].id)] == ["correct"]
     assert len(store.items()) == 3  # on to the next problem
@@ -170,13 +175,7 @@ def test_a_part_the_page_answered_first_is_not_recorded_twice_and_the_quiz_moves
 
 def test_a_hint_after_the_page_finished_the_problem_is_not_recorded_and_the_credit_stays(store):
     """The quiz only offers hints on the part it asks, but the page on the same file may finish the item first."""
-    def finished_on_the_page(problem: Problem, part: AnswerPart) -> str:
-        with ProgressStore(store.path) as page:
-            page.record_answer(page.items()[-1].id, part.key, str(part.value), "correct", 1.0, None, T0,
-                               parts=[p.key for p in problem.parts])
-        return "hint"
-
-    code, script = run(store, finished_on_the_page, "quit")
+    code, script = run(store, the_page_answers_first(store, lambda problem, part: "hint"), "quit")
     assert "Not recorded: this problem is closed" in script.text and "Hint 1" not in script.text
     first = store.items()[0]
     assert (first.outcome, first.hints, code) == ("correct", 0, 0)

@@ -136,8 +136,8 @@ milliseconds, so a longer one means a damaged or hostile file."""
 
 class ItemConflict(ProblemgenError):
     """An answer or a hint the item's stored history no longer takes: its part is already right, the item
-    is closed, or it is gone (a reset). Another tab, the other front end or a second server changed the item first;
-    the page answers 409 Conflict, the quiz goes on to the next problem."""
+    is closed, or it is gone (a reset). Another tab, the other front end or a second server changed the
+    item first; the page answers 409 Conflict, the quiz goes on to the next problem."""
 
 
 class SessionGone(ProblemgenError):
