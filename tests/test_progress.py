@@ -15,14 +15,19 @@ from hypothesis import strategies as st
 from problemgen.model.core import ProblemgenError
 from problemgen.practice.progress import (
     MAX_ANSWER_CHARS,
+    MIGRATIONS,
     SCHEMA_VERSION,
+    ItemConflict,
     ProgressStore,
+    SessionGone,
     default_db_path,
     from_text,
     to_text,
 )
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+PARTS = ("scores",)
+"""The answer parts of the items these tests store."""
 
 
 @pytest.fixture
@@ -64,7 +69,7 @@ def test_a_file_that_is_not_sqlite_is_refused_not_overwritten(tmp_path):
 def test_each_answer_is_visible_to_another_connection_as_soon_as_it_is_recorded(store):
     """Committed per answer: a second reader (or a crash right after) sees it."""
     item = _item(store)
-    store.record_answer(item, "scores", "[[1, 2]]", "wrong", 0.0, "transpose_scores", T0, outcome="wrong")
+    store.record_answer(item, "scores", "[[1, 2]]", "wrong", 0.0, "transpose_scores", T0, parts=PARTS)
     other = sqlite3.connect(store.path)
     rows = other.execute("SELECT part, text, status, mistake FROM answers").fetchall()
     outcome = other.execute("SELECT outcome, mistake FROM items").fetchone()
@@ -80,7 +85,7 @@ def _open_and_record(path: str, which: int, start, results) -> None:
         with ProgressStore(path) as store:
             store.base_seed()
             item = _item(store, kind=f"attention.k{which}")
-            store.record_answer(item, "scores", "1", "correct", 1.0, None, T0, outcome="correct")
+            store.record_answer(item, "scores", "1", "correct", 1.0, None, T0, parts=PARTS)
         results.put("ok")
     except Exception as exc:  # noqa: BLE001 - the parent reports whatever went wrong
         results.put(f"{type(exc).__name__}: {exc}")
@@ -130,10 +135,77 @@ def test_a_store_another_process_keeps_busy_is_called_busy_not_foreign(tmp_path,
 
 def test_a_wrong_item_stays_wrong_when_it_is_later_finished_otherwise(store):
     item = _item(store)
-    store.record_answer(item, "scores", "1", "wrong", 0.0, None, T0, outcome="wrong")
-    store.record_answer(item, "scores", "2", "correct", 1.0, None, T0, outcome="correct")
+    store.record_answer(item, "scores", "1", "wrong", 0.0, None, T0, parts=PARTS)
+    store.record_answer(item, "scores", "2", "correct", 1.0, None, T0, parts=PARTS)
     store.finish_item(item, "revealed", T0)
     assert store.items()[0].outcome == "wrong"
+
+
+def test_a_part_answered_right_takes_no_second_answer(store):
+    item, parts = _item(store), ("scores", "weights")
+    store.record_answer(item, "scores", "1", "correct", 1.0, None, T0, parts=parts)
+    with pytest.raises(ItemConflict, match="part 'scores' is already answered"):
+        store.record_answer(item, "scores", "1", "correct", 1.0, None, T0, parts=parts)
+    assert len(store.answers(item)) == 1
+
+
+def test_the_answer_that_leaves_no_part_open_decides_the_item_in_any_order(store):
+    item = _item(store)
+    parts = ("a", "b", "c")
+    decided = [store.record_answer(item, part, "1", "correct", 1.0, None, T0, parts=parts) for part in "cab"]
+    assert decided == [None, None, "correct"] and store.items()[0].outcome == "correct"
+
+
+@pytest.mark.parametrize("first", [[], [("1", "wrong")]], ids=["undecided", "already wrong"])
+@pytest.mark.parametrize("ending", ["revealed", "skipped", "another", "quit"])
+def test_a_closed_item_takes_no_answer_and_no_hint(store, first, ending):
+    """The solution shown (or the item left) closes it, also when a wrong answer had decided it already:
+    answers sent after that (from a second tab) were stored, and their mistakes counted."""
+    item = _item(store)
+    for text, status in first:
+        store.record_answer(item, "scores", text, status, 0.0, None, T0, parts=PARTS)
+    store.finish_item(item, ending, T0)
+    for status in ("correct", "wrong", "invalid"):
+        with pytest.raises(ItemConflict, match="this problem is closed"):
+            store.record_answer(item, "scores", "1", status, 0.0, "transpose_scores", T0, parts=PARTS)
+    with pytest.raises(ItemConflict, match="this problem is closed"):
+        store.record_hint(item, 1)
+    assert len(store.answers(item)) == len(first) and store.items()[0].closed_at == T0
+    assert store.items()[0].hints == 0
+
+
+def test_an_item_closes_when_every_part_is_right_and_reopens_only_after_a_quit(store):
+    done, left = _item(store, seed=1), _item(store, seed=2)
+    store.record_answer(done, "scores", "1", "correct", 1.0, None, T0, parts=PARTS)
+    store.finish_item(left, "quit", T0)
+    assert [store.resume_item(item, PARTS, T0) for item in (done, left)] == [False, True]
+    assert [(i.outcome, i.closed_at) for i in store.items()] == [("correct", T0), (None, None)]
+
+
+def test_an_undecided_item_whose_every_part_is_right_is_credited_instead_of_resumed(store):
+    """What two answers to an item's last parts at once left before they were taken one at a time."""
+    item = _item(store)
+    for part in ("scores", "weights"):  # each as if the other part were still open
+        store.record_answer(item, part, "1", "correct", 1.0, None, T0, parts=("scores", "weights", "unseen"))
+    assert store.items()[0].outcome is None
+    assert store.resume_item(item, ("scores", "weights"), T0) is False
+    assert (store.items()[0].outcome, store.items()[0].closed_at) == ("correct", T0)
+
+
+def test_a_version_1_store_is_upgraded_with_its_decided_items_closed(tmp_path):
+    path = tmp_path / "v1.sqlite3"
+    db = sqlite3.connect(path)
+    db.executescript(MIGRATIONS[0] + f"""
+        PRAGMA user_version = 1;
+        INSERT INTO sessions VALUES (1, '{to_text(T0)}', 7, NULL);
+        INSERT INTO items (session_id, unit, kind, seed, difficulty, variant_id, outcome, started_at, finished_at)
+            VALUES (1, 'u', 'k', 1, 1, 'k/1', 'wrong', '2026-03-01T09:00:00Z', '2026-03-01T09:05:00Z'),
+                   (1, 'u', 'k', 2, 1, 'k/2', NULL, '2026-03-01T09:06:00Z', NULL);
+    """)
+    db.close()
+    with ProgressStore(path) as store:
+        assert store.schema_version() == SCHEMA_VERSION and store.integrity_ok()
+        assert [i.closed_at for i in store.items()] == [from_text("2026-03-01T09:05:00Z"), None]
 
 
 def test_hints_record_the_highest_level_used(store):
@@ -151,9 +223,18 @@ def test_the_same_variant_cannot_be_shown_twice(store):
     _item(store, seed=5, difficulty=2)  # another difficulty is another variant
 
 
+def test_an_item_filed_under_a_session_a_reset_deleted_is_not_called_already_shown(store):
+    session = store.start_session(7, None, T0)
+    store.reset()
+    with pytest.raises(SessionGone, match="the progress was reset") as caught:
+        store.start_item(session, unit="attention", kind="attention.scores", seed=1, difficulty=1,
+                         variant_id="attention.scores/d1/s1", review=False, target=None, now=T0)
+    assert "already shown" not in str(caught.value) and store.items() == []
+
+
 def test_very_long_answers_are_truncated_before_storing(store):
     item = _item(store)
-    store.record_answer(item, "scores", "9" * (MAX_ANSWER_CHARS * 3), "invalid", 0.0, None, T0)
+    store.record_answer(item, "scores", "9" * (MAX_ANSWER_CHARS * 3), "invalid", 0.0, None, T0, parts=PARTS)
     assert len(store.answers(item)[0].text) == MAX_ANSWER_CHARS
 
 
@@ -168,7 +249,7 @@ def test_base_seed_is_chosen_once_and_kept_across_openings(tmp_path):
 
 def test_reset_forgets_history(store):
     item = _item(store)
-    store.record_answer(item, "scores", "1", "correct", 1.0, None, T0, outcome="correct")
+    store.record_answer(item, "scores", "1", "correct", 1.0, None, T0, parts=PARTS)
     store.reset()
     assert store.items() == [] and store.answers() == [] and store.session_count() == 0
 

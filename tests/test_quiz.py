@@ -8,6 +8,7 @@ loop's behaviour: feedback, hints, solutions, another/skip/quit, mastery, unlock
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
@@ -152,6 +153,32 @@ def test_hints_are_progressive_recorded_and_a_hinted_answer_does_not_count(store
     assert "does not count toward mastery" in script.text
     assert store.items()[0].hints == 4
     assert "Sums: progress 0 of 2" in script.text
+
+
+def the_page_answers_first(store, then: Callable[[Problem, AnswerPart], str]) -> Callable[[Problem, AnswerPart], str]:
+    """A script line: the page on the same progress file answers the part on screen right, a moment
+    before the quiz's student types ``then(problem, part)``."""
+    def line(problem: Problem, part: AnswerPart) -> str:
+        with ProgressStore(store.path) as page:
+            page.record_answer(page.items()[-1].id, part.key, str(part.value), "correct", 1.0, None, T0,
+                               parts=[p.key for p in problem.parts])
+        return then(problem, part)
+    return line
+
+
+def test_a_part_the_page_answered_first_is_not_recorded_twice_and_the_quiz_moves_on(store):
+    code, script = run(store, right, the_page_answers_first(store, right), "quit")  # the second item has two parts
+    assert "Not recorded: part 'total' is already answered" in script.text and code == 0
+    assert [a.status for a in store.answers(store.items()[1].id)] == ["correct"]
+    assert len(store.items()) == 3  # on to the next problem
+
+
+def test_a_hint_after_the_page_finished_the_problem_is_not_recorded_and_the_credit_stays(store):
+    """The quiz only offers hints on the part it asks, but the page on the same file may finish the item first."""
+    code, script = run(store, the_page_answers_first(store, lambda problem, part: "hint"), "quit")
+    assert "Not recorded: this problem is closed" in script.text and "Hint 1" not in script.text
+    first = store.items()[0]
+    assert (first.outcome, first.hints, code) == ("correct", 0, 0)
 
 
 def test_hint_two_never_shows_a_value_that_is_an_answer():
@@ -383,6 +410,19 @@ def test_quitting_mid_item_keeps_answered_parts_and_resumes_the_same_variant(sto
     assert "Resuming the problem you left:" in script.text and f"s{pair.seed}" in script.text
     assert store.items()[1].id == pair.id and store.items()[1].outcome == "correct"
     assert "Part 2 of 2" in script.text and "Part 1 of 2" not in script.text
+
+
+def test_a_problem_left_undecided_with_every_part_right_is_credited_not_resumed(store):
+    """Two answers to its last parts at once (before they were taken one at a time) left every part right
+    and no outcome: each quiz run resumed it, asked nothing and recorded nothing."""
+    problem = toy_problem("toy.pair", 3, 1)
+    item = store.start_item(store.start_session(11, None, T0), unit="sums", kind=problem.kind, seed=3,
+                            difficulty=1, variant_id=problem.variant_id, review=False, target=None, now=T0)
+    for part in problem.parts:  # each as if the other part were still open
+        store.record_answer(item, part.key, str(part.value), "correct", 1.0, None, T0,
+                            parts=["total", "difference", "unseen"])
+    code, script = run(store, "quit")
+    assert "Resuming" not in script.text and store.items()[0].outcome == "correct"
 
 
 def test_show_reprints_the_problem(store):

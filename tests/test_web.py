@@ -435,6 +435,9 @@ def test_a_student_stuck_on_a_skill_is_offered_a_worked_example(client):
     assert "Worked example" in taken["example"] and "<math" in taken["example"]
     assert taken["item"]["kind"] == item["kind"] and taken["item"]["complete"]
     assert client.post("/api/offer", {"offer": "nonsense"}).status_code == 400
+    example = problem_of(taken["item"]).parts[0]
+    late = client.post("/api/answer", {"item": taken["item"]["item"], "part": example.key, **key_payload(example)})
+    assert late.status_code == 409 and "this problem is closed" in late.get_json()["error"]
 
 
 def test_the_solution_after_a_wrong_answer_ends_the_item(client):
@@ -446,3 +449,71 @@ def test_the_solution_after_a_wrong_answer_ends_the_item(client):
     client.api("/api/solution", {"item": item["item"]})
     assert client.api("/api/current") is None
     assert client.api("/api/start")["item"] != item["item"]
+
+
+# ------------------------------------------------------------------------------- closed problems
+
+
+@pytest.mark.parametrize("wrong_first", [False, True], ids=["undecided", "already wrong"])
+def test_a_problem_whose_solution_was_shown_takes_no_answer(client, wrong_first):
+    """Answers sent after the solution (from a second tab) were graded and stored: the key came back
+    "correct", and wrong ones were counted as a misconception not yet overcome."""
+    item = client.api("/api/start")
+    part = problem_of(item).parts[0]
+    if wrong_first:
+        client.api("/api/answer", {"item": item["item"], "part": part.key, "text": "12345"})
+    client.api("/api/solution", {"item": item["item"]})
+    for payload in (key_payload(part), {"text": "12345"}, {"text": "@@"}):
+        reply = client.post("/api/answer", {"item": item["item"], "part": part.key, **payload})
+        assert reply.status_code == 409 and "this problem is closed" in reply.get_json()["error"]
+    with ProgressStore(client.db) as store:
+        assert len(store.answers()) == wrong_first
+
+
+@pytest.mark.parametrize("how", ["answered", "solution shown"])
+def test_a_hint_on_a_closed_problem_is_refused_and_takes_no_credit_back(client, how):
+    """The Hint button of a second tab took back the credit of a problem answered right: the unit went
+    from 1 toward mastery back to 0."""
+    item = client.api("/api/start")
+    if how == "answered":
+        assert answer_all(client, item)[-1]["item_complete"]
+    else:
+        client.api("/api/solution", {"item": item["item"]})
+    before = client.api("/api/progress")["units"]
+    late = client.post("/api/hint", {"item": item["item"]})
+    assert late.status_code == 409 and "this problem is closed" in late.get_json()["error"]
+    assert client.api("/api/progress")["units"] == before
+    assert before[0]["progress"] == (how == "answered")
+    with ProgressStore(client.db) as store:
+        assert store.items()[-1].hints == 0
+
+
+def test_a_reset_by_another_process_leaves_the_running_server_able_to_start_problems(client, db):
+    """`problemgen progress --reset` deleted the session the server opened at start-up: every start then
+    failed with "variant ... was already shown (FOREIGN KEY constraint failed)" until a restart."""
+    import io
+
+    from problemgen.practice.quiz import run_progress
+
+    client.api("/api/start")
+    assert run_progress(db=str(db), reset=True, stdout=io.StringIO()) == 0
+    item = client.api("/api/start")
+    assert client.api("/api/current")["item"] == item["item"]
+    with ProgressStore(db) as store:
+        assert store.session_count() == 1 and [i.id for i in store.items()] == [item["item"]]
+
+
+def test_a_problem_left_undecided_with_every_part_right_is_credited_not_resumed(client, db):
+    """Two servers answering its last two parts at once (before answers were taken one at a time) left
+    an item with every part right and no outcome: never credited, and /api/start resumed it forever."""
+    item = client.api("/api/start")
+    keys = [p.key for p in problem_of(item).parts]
+    with ProgressStore(db) as store:
+        for key in keys:  # each as if another part were still open
+            store.record_answer(item["item"], key, "1", "correct", 1.0, None, NOW, parts=[*keys, "unseen"])
+        assert store.items()[-1].outcome is None
+    following = client.api("/api/start")
+    assert following["item"] != item["item"]
+    with ProgressStore(db) as store:
+        assert store.items()[0].outcome == "correct"
+    assert client.api("/api/progress")["units"][0]["progress"] == 1

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import Collection, Iterator, Mapping
 
 from problemgen.model.core import ProblemgenError
 
@@ -80,6 +80,13 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX answers_by_item ON answers (item_id, id);
     """,
+    # v2: when an item stopped taking answers and hints (its solution shown, left, or every part right).
+    # The outcome cannot say it: a wrong item stays open for corrections until the student leaves it.
+    # Items decided before v2 count as closed.
+    """
+    ALTER TABLE items ADD COLUMN closed_at TEXT;
+    UPDATE items SET closed_at = COALESCE(finished_at, started_at) WHERE outcome IS NOT NULL;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -96,6 +103,10 @@ def to_text(moment: datetime) -> str:
 
 def from_text(text: str) -> datetime:
     return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+
+
+def _moment(text: str | None) -> datetime | None:
+    return from_text(text) if text else None
 
 
 def default_db_path(env: Mapping[str, str] | None = None, platform: str | None = None,
@@ -121,6 +132,30 @@ BUSY_SECONDS = 5.0
 QUERY_SECONDS = 2.0
 """Any statement (and the reading of its rows) is interrupted after this long: our queries take
 milliseconds, so a longer one means a damaged or hostile file."""
+
+
+class ItemConflict(ProblemgenError):
+    """An answer or a hint the item's stored history no longer takes: its part is already right, the item
+    is closed, or it is gone (a reset). Another tab, the other front end or a second server changed the
+    item first; the page answers 409 Conflict, the quiz goes on to the next problem."""
+
+
+class SessionGone(ProblemgenError):
+    """The session a new item was to be filed under is no longer in the store: ``problemgen progress
+    --reset`` in another process deleted it. The server opens a new session; the quiz stops with this."""
+
+
+def answer_outcome(status: str, already_failed: bool, completes: bool) -> str | None:
+    """The item outcome a graded answer decides, or None when it decides nothing yet.
+
+    The first wrong answer makes the item wrong (a later correction does not undo it); a correct answer
+    that leaves no part unanswered makes it correct unless it already failed; invalid answers decide
+    nothing. Kept beside the store because the store applies it inside the answer's write transaction."""
+    if status == "wrong" and not already_failed:
+        return "wrong"
+    if status == "correct" and completes and not already_failed:
+        return "correct"
+    return None
 
 
 def storable(text: str) -> str:
@@ -193,6 +228,7 @@ class ItemRecord:
     mistake: str | None
     started_at: datetime
     finished_at: datetime | None
+    closed_at: datetime | None = None  # None while the item takes answers
 
 
 @dataclass(frozen=True)
@@ -352,39 +388,93 @@ class ProgressStore:
 
     def start_item(self, session_id: int, *, unit: str, kind: str, seed: int, difficulty: int,
                    variant_id: str, review: bool, target: str | None, now: datetime) -> int:
+        """Store a variant just shown. SessionGone when a reset deleted the session: that foreign-key
+        failure used to be reported as the variant "already shown", which only the unique key means."""
         try:
-            return self._write(
-                "INSERT INTO items (session_id, unit, kind, seed, difficulty, variant_id, review, target,"
-                " started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (session_id, unit, kind, seed, difficulty, variant_id, int(review), target, to_text(now)),
-            )
+            with self._transaction():
+                if self._db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
+                    raise SessionGone(f"session {session_id} is no longer in the progress store "
+                                      "(the progress was reset); start again")
+                return self._db.execute(
+                    "INSERT INTO items (session_id, unit, kind, seed, difficulty, variant_id, review, target,"
+                    " started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (session_id, unit, kind, seed, difficulty, variant_id, int(review), target, to_text(now)),
+                ).lastrowid
         except sqlite3.IntegrityError as exc:
             raise ProblemgenError(f"variant {variant_id} was already shown ({exc})") from exc
 
     def record_answer(self, item_id: int, part: str, text: str, status: str, score: float,
-                      mistake: str | None, now: datetime, *, outcome: str | None = None) -> None:
-        """Store one graded line; when it decides the item (first wrong, last part right) set that too."""
+                      mistake: str | None, now: datetime, *, parts: Collection[str]) -> str | None:
+        """Store one graded line of an item whose answer parts are ``parts``, and the outcome it decides
+        (first wrong, or the last part right: :func:`answer_outcome`); return that outcome, or None.
+
+        Whether the part is already right and whether this answer leaves no part open are read in the
+        same write transaction as the insert, so two processes answering one item at once are taken one
+        after the other. Read before the transaction (as the front ends did), both stored a right answer
+        to one part, or each answered one of the last two parts and neither saw the item complete, which
+        then stayed open and uncredited for good."""
         with self._transaction():
+            outcome, right = self._open_item(item_id)
+            if part in right:
+                raise ItemConflict(f"part {part!r} is already answered")
             self._db.execute(
                 "INSERT INTO answers (item_id, part, text, status, score, mistake, at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (item_id, part, storable(text[:MAX_ANSWER_CHARS]), status, float(score), mistake, to_text(now)),
             )
-            if outcome is not None:
-                self._set_outcome(item_id, outcome, now, mistake)
+            completes = status == "correct" and right | {part} >= set(parts)
+            decided = answer_outcome(status, outcome == "wrong", completes)
+            if decided is not None:
+                self._set_outcome(item_id, decided, now, mistake)
+            if completes:
+                self._close(item_id, now)
+            return decided
+
+    def _open_item(self, item_id: int) -> tuple[str | None, set[str]]:
+        """The outcome and the parts answered right of an item that still takes answers and hints, as the
+        open transaction sees them; ItemConflict when it is closed or gone."""
+        row = self._db.execute("SELECT outcome, closed_at FROM items WHERE id = ?", (item_id,)).fetchone()
+        if row is None:
+            raise ItemConflict(f"problem {item_id} is no longer in the progress store (was the progress reset?)")
+        if row[1] is not None:
+            raise ItemConflict("this problem is closed (finished, its solution shown, or left)")
+        rows = self._db.execute("SELECT part FROM answers WHERE item_id = ? AND status = 'correct'", (item_id,))
+        return row[0], {part for (part,) in rows.fetchall()}
 
     def record_hint(self, item_id: int, level: int) -> None:
-        self._write("UPDATE items SET hints = MAX(hints, ?) WHERE id = ?", (level, item_id))
+        """Count a hint on an item that still takes answers; ItemConflict once it is closed. A hint
+        counted after every part was right took back the credit the item had earned unaided."""
+        with self._transaction():
+            self._open_item(item_id)
+            self._db.execute("UPDATE items SET hints = MAX(hints, ?) WHERE id = ?", (level, item_id))
 
     def finish_item(self, item_id: int, outcome: str, now: datetime) -> None:
-        """Close an item unless an answer already decided it (a wrong answer stays wrong)."""
+        """Close an item: it takes no more answers. ``outcome`` is how it ended, unless an answer already
+        decided it (a wrong answer stays wrong)."""
         with self._transaction():
             self._set_outcome(item_id, outcome, now, None)
+            self._close(item_id, now)
 
-    def reopen_item(self, item_id: int) -> None:
-        """Open again an item the student quit (or that a dead process left open), to resume it."""
-        self._write("UPDATE items SET outcome = NULL, finished_at = NULL"
-                    " WHERE id = ? AND (outcome IS NULL OR outcome = 'quit')", (item_id,))
+    def resume_item(self, item_id: int, parts: Collection[str], now: datetime) -> bool:
+        """Open again an item the student quit (or that a dead process left open) to resume it; True when
+        it is open. One whose every part is already right is decided and closed instead (False): before
+        answers were taken one at a time, two answering its last parts at once left it undecided, and
+        both front ends resumed it again and again without ever crediting it."""
+        with self._transaction():
+            self._db.execute("UPDATE items SET outcome = NULL, finished_at = NULL, closed_at = NULL"
+                             " WHERE id = ? AND (outcome IS NULL OR outcome = 'quit')", (item_id,))
+            try:
+                _, right = self._open_item(item_id)
+            except ItemConflict:
+                return False
+            if right >= set(parts):
+                self._set_outcome(item_id, "correct", now, None)  # a wrong item stays wrong
+                self._close(item_id, now)
+                return False
+            return True
+
+    def _close(self, item_id: int, now: datetime) -> None:
+        self._db.execute("UPDATE items SET closed_at = ? WHERE id = ? AND closed_at IS NULL", (to_text(now), item_id))
 
     def _set_outcome(self, item_id: int, outcome: str, now: datetime, mistake: str | None) -> None:
         if outcome not in OUTCOMES:
@@ -405,12 +495,12 @@ class ProgressStore:
 
     def items(self, unit: str | None = None) -> list[ItemRecord]:
         sql = ("SELECT id, unit, kind, seed, difficulty, outcome, hints, review, target, mistake,"
-               " started_at, finished_at FROM items")
+               " started_at, finished_at, closed_at FROM items")
         rows = self._db.execute(sql + (" WHERE unit = ? ORDER BY id" if unit else " ORDER BY id"),
                                 (unit,) if unit else ()).fetchall()
         return [
             ItemRecord(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7]), r[8], r[9],
-                       from_text(r[10]), from_text(r[11]) if r[11] else None)
+                       from_text(r[10]), _moment(r[11]), _moment(r[12]))
             for r in rows
         ]
 

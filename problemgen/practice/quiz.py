@@ -25,7 +25,6 @@ from problemgen.practice.rules import (
     MasteryRule,
     UnitState,
     all_states,
-    answer_outcome,
     apply_offer,
     choose_next,
     draw_variant,
@@ -37,7 +36,7 @@ from problemgen.practice.rules import (
     unit_unlocked,
 )
 from problemgen.practice.hints import first_entry, first_intermediate, hint_text, solution_names  # noqa: F401  (re-exported)
-from problemgen.practice.progress import ProgressStore, default_db_path, utc_now
+from problemgen.practice.progress import ItemConflict, ProgressStore, default_db_path, utc_now
 from problemgen.documents.terminal import can_encode, layout_width, style, to_ascii, use_colour, wrap
 from problemgen.misconceptions.catalogue import describe
 from problemgen.problems import index
@@ -239,7 +238,8 @@ class QuizSession:
             return
         choice = Choice(unit, last.kind, last.difficulty, last.review, last.target, "resume")
         problem = self.services.generate(last.kind, last.seed, last.difficulty)
-        self.store.reopen_item(last.id)
+        if not self.store.resume_item(last.id, [p.key for p in problem.parts], self.clock()):
+            return
         done = {a.part for a in self.store.answers(last.id) if a.status == "correct"}
         self.console.say()
         self.console.say("Resuming the problem you left:", "dim")
@@ -342,12 +342,21 @@ class QuizSession:
             rows = " (or type it one row per line)" if matrix_rows(part) > 1 else ""
             self.console.say(f"{label}{part.label or part.key} — {self.services.describe(part)}{rows}", "accent")
             item.part = part
-            ending = self._ask_part(item, part, last=number == len(parts))
+            try:
+                ending = self._ask_part(item, part)
+            except ItemConflict as conflict:
+                return self._changed_elsewhere(conflict)
             if ending != "answered":
                 return ending
         return "wrong" if item.failed else "correct"
 
-    def _ask_part(self, item: ItemState, part: AnswerPart, last: bool) -> str:
+    def _changed_elsewhere(self, conflict: ItemConflict) -> str:
+        """The page (or another quiz) on the same progress file changed this item first: say so, go on."""
+        self.console.say(f"Not recorded: {conflict} (changed from another window). On to the next problem.",
+                         "warn")
+        return "closed"
+
+    def _ask_part(self, item: ItemState, part: AnswerPart) -> str:
         while True:
             line = self._read("> ", item)
             command = line.strip().lower()
@@ -359,7 +368,7 @@ class QuizSession:
                     return ending
                 continue
             line = self._more_rows(item, part, line)
-            if line and self._answer(item, part, line, last):
+            if line and self._answer(item, part, line):
                 return "answered"
 
     def _more_rows(self, item: ItemState, part: AnswerPart, line: str) -> str:
@@ -407,13 +416,12 @@ class QuizSession:
             raise Quit(0)
         return None
 
-    def _answer(self, item: ItemState, part: AnswerPart, line: str, last: bool) -> bool:
+    def _answer(self, item: ItemState, part: AnswerPart, line: str) -> bool:
         """Grade one typed line, commit it, then give feedback; True when the part is done."""
         result = self.services.grade(part, line)
-        decided = answer_outcome(result.status, item.failed, last)
+        decided = self.store.record_answer(item.item_id, part.key, line, result.status, result.score,
+                                           result.mistake, self.clock(), parts=[p.key for p in item.problem.parts])
         item.failed = item.failed or decided == "wrong"
-        self.store.record_answer(item.item_id, part.key, line, result.status, result.score, result.mistake,
-                                 self.clock(), outcome=decided)
         read_as = getattr(result, "read_as", "")  # how the answer type read a notation that was not plain
         if read_as and result.status != "invalid":
             self.console.say(f"  read as: {read_as}", "dim")

@@ -519,18 +519,6 @@ def draw_variant(choice: Choice, base_seed: int, seen: set[tuple[int, int]],
     return fallback or problem
 
 
-def answer_outcome(status: str, already_failed: bool, last_part: bool) -> str | None:
-    """The item outcome a graded answer decides, or None when it decides nothing yet.
-
-    The first wrong answer makes the item wrong (a later correction does not undo it); a correct
-    answer to the last part makes it correct unless it already failed; invalid answers decide nothing."""
-    if status == "wrong" and not already_failed:
-        return "wrong"
-    if status == "correct" and last_part and not already_failed:
-        return "correct"
-    return None
-
-
 def last_of_kind(items: list[ItemRecord], kind: str) -> ItemRecord | None:
     """The most recent item of ``kind``: a new variant must not repeat its answers."""
     return next((i for i in reversed(items) if i.kind == kind), None)

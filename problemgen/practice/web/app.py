@@ -23,12 +23,12 @@ from problemgen.documents.banks import load_bank, shipped_banks
 from problemgen.documents.worksheet import build_variant
 from problemgen.model import registry
 from problemgen.model.core import ProblemgenError
-from problemgen.practice.progress import ProgressStore
+from problemgen.practice.progress import ItemConflict, ProgressStore
 from problemgen.practice.services import clock_from_env, default_services
 from problemgen.practice.rules import load_curriculum, summary
 from problemgen.practice.web import security
 from problemgen.practice.web.dispatch import one_at_a_time
-from problemgen.practice.web.engine import ItemView, Practice, find_part
+from problemgen.practice.web.engine import ItemView, Practice, ServerSession, find_part
 from problemgen.practice.web.inputs import answer_text, empty_cells
 from problemgen.practice.web.preview import read_as
 from problemgen.practice.web.views import (
@@ -63,7 +63,7 @@ def create_app(db_path: str | Path, *, clock: Callable[[], datetime] | None = No
     # one store for the app's life: closing SQLite's last connection syncs the journal to disk, a cost
     # per request; requests use it one at a time (dispatch.one_at_a_time), from whichever thread
     store = state["store"] = ProgressStore(state["db"], any_thread=True)
-    state["session"] = store.start_session(store.base_seed(), None, state["clock"]())
+    state["session"] = ServerSession().open(store, state["clock"])
     _register(app)
     return app
 
@@ -149,6 +149,10 @@ def _register(app: Flask) -> None:
     @app.errorhandler(ProblemgenError)
     def bad_input(exc):
         return jsonify(error=str(exc)), 400
+
+    @app.errorhandler(ItemConflict)
+    def changed_elsewhere(exc):
+        return jsonify(error=str(exc)), 409
 
     @app.errorhandler(413)
     def too_large(_exc):

@@ -6,8 +6,9 @@ and whether the item already failed are read back from the stored answers. So a 
 server or a switch to ``problemgen quiz`` resumes exactly where the student was.
 
 Unlike the terminal, a page shows every part of a problem at once and the student may answer them in
-any order; the item is decided by ``rules.answer_outcome`` as in the quiz (the first wrong answer makes
-it wrong, the last remaining part answered right makes it correct).
+any order; the store decides the item as for the quiz (``progress.answer_outcome``: the first wrong
+answer makes it wrong, the last remaining part answered right makes it correct), inside the answer's
+write transaction, so a second tab or a second server answering at the same moment cannot undo it.
 """
 
 from __future__ import annotations
@@ -19,14 +20,13 @@ from typing import Any, Callable
 
 from problemgen.misconceptions.catalogue import describe
 from problemgen.model.core import AnswerPart, Problem, ProblemgenError
-from problemgen.practice.progress import ItemRecord, ProgressStore
+from problemgen.practice.progress import ItemRecord, ProgressStore, SessionGone
 from problemgen.practice.hints import hint_text
 from problemgen.practice.services import OFFER_TEXT, Services
 from problemgen.practice.rules import (
     Choice,
     Curriculum,
     all_states,
-    answer_outcome,
     apply_offer,
     choose_next,
     draw_variant,
@@ -34,10 +34,6 @@ from problemgen.practice.rules import (
     resumable,
     unit_unlocked,
 )
-
-CLOSED = ("revealed", "skipped", "another", "quit")
-"""Outcomes that end an item at once; a correct or wrong item stays open until every part is right."""
-
 
 @dataclass
 class ItemView:
@@ -55,32 +51,49 @@ class ItemView:
 
     @property
     def complete(self) -> bool:
-        return self.record.outcome in CLOSED or self.done_parts >= {p.key for p in self.problem.parts}
+        """Closed: every part right, the solution shown, or left (the store refuses its answers)."""
+        return self.record.closed_at is not None
 
     def remaining(self) -> list[AnswerPart]:
         return [p for p in self.problem.parts if p.key not in self.done_parts]
+
+
+@dataclass
+class ServerSession:
+    """The sessions row a running server files its items under, shared by its requests.
+
+    ``problemgen progress --reset`` in another process deletes it, and every item filed under it then
+    failed until the server was restarted; the next item opens a new one instead (``Practice._file``)."""
+
+    id: int = 0
+
+    def open(self, store: ProgressStore, clock: Callable[[], datetime]) -> ServerSession:
+        """A new sessions row for this server (at start-up, and after a reset deleted the last one)."""
+        self.id = store.start_session(store.base_seed(), None, clock())
+        return self
 
 
 class Practice:
     """One request's view of the student's practice, over the app's store (requests come one at a time)."""
 
     def __init__(self, store: ProgressStore, curriculum: Curriculum, services: Services,
-                 clock: Callable[[], datetime], session_id: int) -> None:
+                 clock: Callable[[], datetime], session: ServerSession) -> None:
         self.store, self.curriculum, self.services = store, curriculum, services
-        self.clock, self.session_id = clock, session_id
+        self.clock, self.session = clock, session
 
     # -- reading -------------------------------------------------------------------------------
 
     def current(self) -> ItemView | None:
         """The item to resume, by the terminal quiz's rule (``rules.resumable``: undecided, or quit in
-        the terminal, which is reopened), else None. A decided item is not resumed (in either front end)."""
+        the terminal, which is reopened), else None. A decided item is not resumed (in either front end),
+        nor one whose every part is already right (the store credits it instead)."""
         record = resumable(self.store.items())
         if record is None or record.kind not in self.services.available:
             return None
-        if record.outcome == "quit":
-            self.store.reopen_item(record.id)
-            record = self.store.items()[-1]
-        return self.view(record)
+        problem = self._generate(record.kind, record.seed, record.difficulty)
+        if not self.store.resume_item(record.id, [p.key for p in problem.parts], self.clock()):
+            return None
+        return self.view(self.store.items()[-1])
 
     def view(self, record: ItemRecord) -> ItemView:
         answers = self.store.answers(record.id)
@@ -140,27 +153,34 @@ class Practice:
         previous = last and self._generate(last.kind, last.seed, last.difficulty)
         problem = draw_variant(choice, self.store.base_seed(), set(self.store.seen(choice.kind)),
                                self._generate, previous)
-        self.store.start_item(self.session_id, unit=choice.unit.id, kind=choice.kind, seed=problem.seed,
-                              difficulty=problem.difficulty, variant_id=problem.variant_id,
-                              review=choice.review, target=choice.target, now=self.clock())
+        self._file(choice, problem)
         view = self.view(self.store.items()[-1])
         view.reason = choice.reason
         return view
 
+    def _file(self, choice: Choice, problem: Problem) -> None:
+        """Store the new item under the server's session, or under a new one when a reset deleted it."""
+        def start() -> None:
+            self.store.start_item(self.session.id, unit=choice.unit.id, kind=choice.kind, seed=problem.seed,
+                                  difficulty=problem.difficulty, variant_id=problem.variant_id,
+                                  review=choice.review, target=choice.target, now=self.clock())
+        try:
+            start()
+        except SessionGone:
+            self.session.open(self.store, self.clock)
+            start()
+
     # -- acting on the current item --------------------------------------------------------------
 
     def answer(self, item_id: int, part_key: str, text: str) -> dict[str, Any]:
-        """Grade one answer with the shared reader, commit it, and say what it means for the unit."""
+        """Grade one answer with the shared reader, commit it, and say what it means for the unit. Whether
+        the part is already right, and what the answer decides, the store settles as it commits."""
         view = self.item(item_id)
         part = find_part(view.problem, part_key)
-        if part.key in view.done_parts:
-            raise ProblemgenError(f"part {part.key!r} is already answered")
         before = self.states()
         result = self.services.grade(part, text)
-        last = [p.key for p in view.remaining()] == [part.key]
-        decided = answer_outcome(result.status, view.failed, last)
         self.store.record_answer(item_id, part.key, text, result.status, result.score, result.mistake,
-                                 self.clock(), outcome=decided)
+                                 self.clock(), parts=[p.key for p in view.problem.parts])
         title = _title(result.mistake)
         reply = {"status": result.status, "feedback": _without_title(result.feedback, title),
                  "mistake": result.mistake, "mistake_title": title,
@@ -173,7 +193,9 @@ class Practice:
         return reply
 
     def hint(self, item_id: int) -> dict[str, Any]:
-        """The next hint level (the item then no longer counts toward mastery, as in the quiz)."""
+        """The next hint level (the item then no longer counts toward mastery, as in the quiz). A closed
+        item takes none (the store refuses it): a second tab still showing the Hint button of a finished
+        item took back the credit it had earned."""
         view = self.item(item_id)
         level = view.record.hints + 1
         self.store.record_hint(item_id, level)
