@@ -52,7 +52,7 @@ jobs:
         with:
           python-version: "3.12"
       - name: Install problemgen
-        run: python -m pip install ./.problemgen/%(wheel)s
+        run: python -P -m pip install ./.problemgen/%(wheel)s
       - name: Grade
         env:
           %(secret)s: ${{ secrets.%(secret)s }}
@@ -68,9 +68,10 @@ jobs:
 
 GRADE_SH = """#!/usr/bin/env bash
 # Run by the workflow on every push: grades this repository and always exits 0 once grading ran.
+# -P: the working directory is the student's repository; it must never be on the grader's import path.
 ROOT="${GITHUB_WORKSPACE:-$(cd "$(dirname "$0")/.." && pwd)}"
 PY="${PROBLEMGEN_PYTHON:-python}"
-exec "$PY" -m problemgen.exports.autograde github_classroom --root "$ROOT"
+exec "$PY" -P -m problemgen.exports.autograde github_classroom --root "$ROOT"
 """
 
 

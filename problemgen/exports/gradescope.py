@@ -48,10 +48,11 @@ fi
 
 RUN_AUTOGRADER = """#!/usr/bin/env bash
 # Gradescope runs this for every submission; it writes $ROOT/results/results.json and always exits 0.
+# -P: nothing in the working directory (the student's files, wherever it is run) is ever imported.
 ROOT="${PROBLEMGEN_AUTOGRADER_ROOT:-/autograder}"
 PY="${PROBLEMGEN_PYTHON:-$ROOT/%(venv)s/bin/python}"
 [ -x "$PY" ] || PY=python3
-exec "$PY" -m problemgen.exports.autograde gradescope --root "$ROOT"
+exec "$PY" -P -m problemgen.exports.autograde gradescope --root "$ROOT"
 """.replace("%(venv)s", VENV)
 
 

@@ -28,16 +28,17 @@ DEFAULT_IMAGE = "prairielearn/grader-python"
 
 RUN_SH = """#!/usr/bin/env bash
 # PrairieLearn runs this in the grading container; it leaves $ROOT/results/results.json.
+# -P on every Python: nothing in the working directory, which may hold the student's files, is ever imported.
 ROOT="${PROBLEMGEN_AUTOGRADER_ROOT:-/grade}"
 PY="${PROBLEMGEN_PYTHON:-python3}"
 mkdir -p "$ROOT/results"
-if ! "$PY" -c 'import problemgen' 2>/dev/null; then
+if ! "$PY" -P -c 'import problemgen' 2>/dev/null; then
     # No network while grading: install the shipped wheel alone (the image provides its dependencies).
     LIB="${PROBLEMGEN_LIB:-/tmp/problemgen-lib}"
-    "$PY" -m pip install -q --no-deps --no-index --target "$LIB" "$ROOT"/tests/problemgen-*.whl \\
+    "$PY" -P -m pip install -q --no-deps --no-index --target "$LIB" "$ROOT"/tests/problemgen-*.whl \\
         && export PYTHONPATH="$LIB${PYTHONPATH:+:$PYTHONPATH}"
 fi
-"$PY" -m problemgen.exports.autograde prairielearn --root "$ROOT"
+"$PY" -P -m problemgen.exports.autograde prairielearn --root "$ROOT"
 if [ ! -s "$ROOT/results/results.json" ]; then
     echo '{"gradable": false, "format_errors": ["the grader could not start: problemgen or its dependencies (numpy, sympy, click, jinja2) are missing from the grading image; tell your instructor"]}' > "$ROOT/results/results.json"
 fi
