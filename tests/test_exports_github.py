@@ -204,3 +204,19 @@ def test_the_installed_template_wheel_grades_with_the_unsealed_solutions(task_te
     assert done.returncode == 0, done.stderr
     data = json.loads((tmp_path / "results" / "results.json").read_text())
     assert data["score"] == 1.0, data["meta"]
+
+
+def test_an_unexpected_failure_of_the_grader_still_leaves_the_reports_saying_so(tmp_path, monkeypatch):
+    from problemgen.exports import github_classroom
+
+    def broken(root):
+        raise RuntimeError("something no one foresaw")
+
+    monkeypatch.setattr(github_classroom, "grade", broken)
+    monkeypatch.setenv("PROBLEMGEN_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "summary.md"))
+    assert github_classroom.run(tmp_path) == 0
+    data = json.loads((tmp_path / "results" / "results.json").read_text())
+    assert data["score"] == 0 and "the autograder failed (RuntimeError" in data["meta"]["error"]
+    assert JUnitXml.fromfile(str(tmp_path / "results" / "report.xml")) is not None
+    assert "the autograder failed" in (tmp_path / "summary.md").read_text()

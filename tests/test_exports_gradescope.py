@@ -292,6 +292,49 @@ def test_a_submission_without_the_function_scores_zero_and_names_what_was_upload
     assert results["score"] == 0 and "softmax" in results["output"] and "a.py, b.py" in results["output"]
 
 
+WINDOWS_NAME = os.fsdecode(b"l\xf6sung.py")  # as unzip leaves a name a Windows zip wrote in its own code page
+
+
+def test_a_file_name_that_is_not_utf8_is_shown_escaped_and_the_result_is_written(code_zip, tmp_path):
+    results = autograde(code_zip, tmp_path, {WINDOWS_NAME: b"x = 1\n", "notes.py": b"y = 2\n"}, ADA)
+    assert results["score"] == 0 and "uploaded: l\\xf6sung.py, notes.py" in results["output"]
+
+
+@pytest.mark.slow
+def test_a_solution_in_a_file_whose_name_is_not_utf8_is_graded(code_zip, tmp_path):
+    results = autograde(code_zip, tmp_path, {WINDOWS_NAME: softmax_source()}, ADA)
+    assert results["score"] == pytest.approx(total(results)) and results["score"] > 0
+    assert "softmax: l\\xf6sung" in results["output"]
+
+
+def test_an_unexpected_failure_of_the_grader_still_writes_results_saying_so(code_zip, tmp_path, monkeypatch, capsys):
+    from problemgen.exports import gradescope
+
+    def broken(root):
+        raise RuntimeError("something no one foresaw")
+
+    monkeypatch.setattr(gradescope, "grade", broken)
+    assert gradescope.run(tmp_path) == 0
+    results = read_json(tmp_path / "results" / "results.json")
+    jsonschema.validate(results, GRADESCOPE_RESULTS)
+    assert results["score"] == 0 and "the autograder failed (RuntimeError: something no one foresaw)" in results["output"]
+    assert "Traceback" in capsys.readouterr().out  # for the instructor, in the autograder log
+
+
+def test_a_grader_that_cannot_start_still_leaves_a_valid_result(code_zip, tmp_path):
+    root = tmp_path / "autograder"
+    unpack_zip(code_zip, root / "source")
+    (root / "submission").mkdir()
+    (root / "results").mkdir()
+    (root / "results" / "results.json").write_text('{"score": 99}')  # a stale result must not be taken for this one
+    env = {**platform_env(PROBLEMGEN_AUTOGRADER_ROOT=str(root)), "PROBLEMGEN_PYTHON": "/bin/false"}
+    done = run_script(root / "source" / "run_autograder", env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    results = read_json(root / "results" / "results.json")
+    jsonschema.validate(results, GRADESCOPE_RESULTS)
+    assert results["score"] == 0 and "could not start" in results["output"]
+
+
 def test_below_the_required_isolation_nothing_runs_and_the_result_says_so(code_zip, tmp_path, monkeypatch):
     from types import SimpleNamespace
 

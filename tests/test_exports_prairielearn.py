@@ -132,6 +132,19 @@ def test_a_submission_without_the_function_is_not_gradable(question, tmp_path):
     assert results["gradable"] is False and "softmax" in results["format_errors"][0]
 
 
+def test_an_unexpected_failure_of_the_grader_is_not_gradable_and_says_so(tmp_path, monkeypatch):
+    from problemgen.exports import prairielearn
+
+    def broken(source, submission):
+        raise RuntimeError("something no one foresaw")
+
+    monkeypatch.setattr(prairielearn, "grade_code_submission", broken)
+    assert prairielearn.run(tmp_path) == 0
+    results = read_json(tmp_path / "results" / "results.json")
+    jsonschema.validate(results, PL_RESULTS)
+    assert results["gradable"] is False and "the autograder failed (RuntimeError" in results["format_errors"][0]
+
+
 @pytest.mark.slow
 def test_the_grader_installs_its_own_wheel_when_the_image_lacks_problemgen(question, tmp_path):
     root = tmp_path / "grade"

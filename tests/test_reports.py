@@ -216,3 +216,18 @@ def test_markdown_report_is_one_table_with_escaped_cells():
     assert "| p2.w1 | invalid | 0/1.5 |" in text
     assert "&lt;b&gt;" in text and "\x1b" not in text
     assert "Error: sheet unreadable" in text
+
+
+def test_well_formed_reports_carry_file_names_that_were_not_utf8_as_escapes():
+    from problemgen.sheets.reports import well_formed, well_formed_text
+
+    assert well_formed_text("l\udcf6sung.py") == "l\\xf6sung.py" and well_formed_text("a\ud800b") == "a\\ud800b"
+    assert well_formed_text("Lösung ∑") == "Lösung ∑"
+    name = "l\udcf6sung"
+    report = Report(f"softmax: {name}", (CheckResult(f"{name}.a", "wrong", False, 0.0, 1.0, None, name, True, name),),
+                    {"student": name, "notes": [name, (name,)]})
+    cleaned = well_formed(report)
+    for fmt in FORMATS:
+        render(cleaned, fmt).encode("utf-8")  # every format can be written
+    assert cleaned.meta == {"student": "l\\xf6sung", "notes": ["l\\xf6sung", ("l\\xf6sung",)]}
+    assert cleaned.results[0].feedback == "l\\xf6sung" and cleaned.title == "softmax: l\\xf6sung"

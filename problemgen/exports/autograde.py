@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import importlib
 import json
+import os
 import pkgutil
 import sys
 from pathlib import Path
@@ -36,6 +37,30 @@ MAX_PY_FILES = 50
 def failure(title: str, message: str, **meta) -> Report:
     """A score-0 report that explains itself (no checks ran)."""
     return Report(title=title, results=(), meta={"error": message, **meta})
+
+
+def grader_failed() -> Report:
+    """The report for a failure of the grader itself (call it in an ``except``): the platform still gets a
+    result, the student is told it is not their fault, and the traceback goes to the log for the instructor."""
+    import traceback
+
+    kind, exc, _ = sys.exc_info()
+    traceback.print_exc(file=sys.stdout)
+    what = f"{kind.__name__}: {exc}" if kind else "unknown error"
+    return failure("problemgen", f"the autograder failed ({what[:300]}); nothing was graded, tell your instructor")
+
+
+def write_result(path: Path, text: str) -> None:
+    """Write a platform's result file whole or not at all (a partial file would read as a broken result)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(text, encoding="utf-8")
+    partial.replace(path)
+
+
+def file_name(path: Path) -> str:
+    """A file's name as report text: bytes that are not UTF-8 (a zip made on Windows) shown as ``\\xNN``."""
+    return os.fsencode(path.name).decode("utf-8", "backslashreplace")
 
 
 def load_config(source: Path) -> dict:
@@ -177,11 +202,11 @@ def _grade_code(config: dict, submission: Path, who: str) -> Report:
     function = task.functions[0]
     defining, files = defining_files(submission, function)
     if len(defining) != 1:
-        uploaded = ", ".join(p.name for p in files) or "no .py or .ipynb file"
+        uploaded = ", ".join(map(file_name, files)) or "no .py or .ipynb file"
         if not defining and len(files) == 1:
             defining = files  # one file: grade it, so a syntax error is reported as such
         else:
-            where = "none of them" if not defining else "several: " + ", ".join(p.name for p in defining)
+            where = "none of them" if not defining else "several: " + ", ".join(map(file_name, defining))
             return failure(task.name, f"the task needs a function {function}() in one uploaded .py or .ipynb file; "
                                       f"uploaded: {uploaded}; defining it: {where}", task=task.name)
     plan = make_plan(task, secret=config["secret"])
@@ -192,7 +217,8 @@ def _grade_code(config: dict, submission: Path, who: str) -> Report:
             level = sandbox.probe().isolation
             if rank(level) < rank(minimum):
                 raise IsolationError(f"sandbox isolation is {level!r}, below the required {minimum!r}")
-            report = grade_submission(plan, defining[0], sandbox, student=who or defining[0].stem)
+            student = who or file_name(defining[0]).rpartition(".")[0]
+            report = grade_submission(plan, defining[0], sandbox, student=student)
     except IsolationError as exc:
         return failure(task.name, f"not graded: {exc}; nothing was run (tell your instructor)", task=task.name)
     return hide_secret_checks(report)

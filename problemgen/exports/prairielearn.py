@@ -20,9 +20,9 @@ from pathlib import Path
 
 from problemgen.exports import Export, Option
 from problemgen.exports import common
-from problemgen.exports.autograde import grade_code_submission
+from problemgen.exports.autograde import grade_code_submission, grader_failed, write_result
 from problemgen.exports.bundle import Bundle, write_directory
-from problemgen.sheets.reports import Report, render_text
+from problemgen.sheets.reports import Report, render_text, well_formed
 
 DEFAULT_IMAGE = "prairielearn/grader-python"
 
@@ -144,13 +144,18 @@ def results(report: Report) -> dict:
 
 
 def run(root: Path) -> int:
-    """Grade ``root/student`` against ``root/tests``; write ``root/results/results.json``."""
-    report = grade_code_submission(root / "tests", root / "student")
-    out = root / "results"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps(results(report), indent=2, sort_keys=True, ensure_ascii=False) + "\n",
-                                      encoding="utf-8")
+    """Grade ``root/student`` against ``root/tests``; write ``root/results/results.json`` (one that says the
+    grader failed when it did)."""
+    try:
+        text = _results_text(well_formed(grade_code_submission(root / "tests", root / "student")))
+    except Exception:  # noqa: BLE001 - PrairieLearn must always receive a result
+        text = _results_text(grader_failed())
+    write_result(root / "results" / "results.json", text)
     return 0
+
+
+def _results_text(report: Report) -> str:
+    return json.dumps(results(report), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 EXPORT = Export(
