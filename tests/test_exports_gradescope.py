@@ -194,6 +194,41 @@ def test_the_submitter_is_matched_by_the_chosen_column(klass, tmp_path):
 
 
 @pytest.mark.slow
+def test_matching_by_the_roster_id_compares_gradescopes_student_id(klass, tmp_path):
+    """Gradescope's own ``users[].id`` is internal; the roster's ids can only be Gradescope's student ids (sid)."""
+    class_dir, roster = klass
+    archive = tmp_path / "by-id.zip"
+    assert cli(["export", "gradescope", "--class", str(class_dir), "--roster", str(roster), "--match-by", "id",
+                "-o", str(archive)]) == 0
+    sheet = {"answers.toml": student_file(class_dir, "s002", "key.toml").read_bytes()}
+    results = autograde(archive, tmp_path, sheet, [{"email": "bob@other.org", "sid": "S002", "id": 3, "name": "Bob"}])
+    assert results["score"] == pytest.approx(total(results)) and results["score"] > 0
+
+
+@pytest.mark.parametrize("match_by, compared", [
+    ("email", ["ada@uni.edu"]), ("sid", ["s001"]), ("id", ["ada@uni.edu", "s001"]),
+    ("name", ["ada@uni.edu", "s001"]), ("student_number", ["ada@uni.edu", "s001"]),
+])
+def test_a_roster_column_is_compared_with_gradescopes_email_or_student_id_only(match_by, compared):
+    from problemgen.exports.gradescope import submitter_identities
+
+    metadata = {"users": [{"email": "ada@uni.edu", "sid": "s001", "id": 11, "name": "Ada"}]}
+    assert submitter_identities(metadata, match_by) == (compared, "ada@uni.edu")
+
+
+def test_the_instructor_notes_say_what_a_roster_column_is_compared_with(klass, tmp_path):
+    import zipfile
+
+    class_dir, roster = klass
+    archive = tmp_path / "by-id.zip"
+    assert cli(["export", "gradescope", "--class", str(class_dir), "--roster", str(roster), "--match-by", "id",
+                "-o", str(archive)]) == 0
+    notes = " ".join(zipfile.ZipFile(archive).read("INSTRUCTOR.md").decode().split())
+    assert "matched to the roster by Gradescope's e-mail address or student ID (sid), compared with the roster's `id`" in notes
+    assert "Student ID" in notes
+
+
+@pytest.mark.slow
 def test_a_blank_sheet_scores_zero_with_a_test_per_part(klass, sheets_zip, tmp_path):
     class_dir, _ = klass
     blank = student_file(class_dir, "s001", "answers.toml").read_bytes()

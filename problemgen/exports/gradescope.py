@@ -26,7 +26,9 @@ from problemgen.exports.bundle import Bundle, write_zip
 from problemgen.sheets.reports import GRADESCOPE_VISIBILITY, Report, render_gradescope, render_text, well_formed
 
 VENV = "problemgen-venv"
-GRADESCOPE_USER_FIELDS = ("email", "sid", "id", "name")
+GRADESCOPE_USER_FIELDS = ("email", "sid")
+"""The submitter fields a roster column is compared with. Gradescope's own user ``id`` is internal (no roster
+holds it) and ``name`` is neither unique nor fixed (students edit it), so neither is ever compared."""
 
 SETUP_SH = """#!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder image.
@@ -103,8 +105,9 @@ def instructor_notes(config: dict, secret_env: str) -> str:
               f"one or more `.py` files; the one defining `{config['task']}`'s function is graded "
               "(helpers must be in that same file)")
     if config["mode"] == "sheets":
-        secret = ("The zip holds every student's frozen variant (`keys/<id>/variant.json`, with the answers) and "
-                  f"the map from Gradescope {config['match_by']} to roster id. Keep it as private as the keys.")
+        secret = (_matching(config["match_by"]) + "\n\nThe zip holds every student's frozen variant "
+                  "(`keys/<id>/variant.json`, with the answers) and the map from the roster's "
+                  f"`{config['match_by']}` column to roster id. Keep it as private as the keys.")
     else:
         secret = (f"The hidden-test secret (from `${secret_env}` when exported) is inside "
                   "`problemgen-export.json`; keep the zip private. Hidden tests are shown "
@@ -135,7 +138,26 @@ Try it locally before uploading (the same steps Gradescope takes, in a temporary
 """
 
 
+def _matching(match_by: str) -> str:
+    """How a submitter is found in the roster, for the instructor notes."""
+    names = {"email": "e-mail address", "sid": "student ID (sid)"}
+    fields = " or ".join(names[f] for f in compared_fields(match_by))
+    note = ("" if compared_fields(match_by) == ("email",) else
+            " Gradescope knows a student ID only when one was entered for the student (the *Student ID* "
+            "column of Gradescope's course roster): fill it in with the same values.")
+    return (f"Submitters are matched to the roster by Gradescope's {fields}, compared with the roster's "
+            f"`{match_by}` column (case and surrounding spaces ignored); Gradescope's own user id and display "
+            f"name are never used.{note}")
+
+
 # ------------------------------------------------------------------------------------------ on Gradescope
+
+
+def compared_fields(match_by: str) -> tuple[str, ...]:
+    """Gradescope's submitter fields the roster column ``match_by`` is compared with: ``email`` with the
+    e-mail, ``sid`` with the student id, any other column (``id``, ``student_number``…) with both."""
+    column = match_by.strip().lower()
+    return (column,) if column in GRADESCOPE_USER_FIELDS else GRADESCOPE_USER_FIELDS
 
 
 def submitter_identities(metadata: dict, match_by: str) -> tuple[list[str], str]:
@@ -143,7 +165,7 @@ def submitter_identities(metadata: dict, match_by: str) -> tuple[list[str], str]
     users = metadata.get("users") if isinstance(metadata, dict) else None
     if not isinstance(users, list):
         return [], ""
-    fields = (match_by,) if match_by in GRADESCOPE_USER_FIELDS else ("email", "sid")
+    fields = compared_fields(match_by)
     values = [str(u[f]) for u in users if isinstance(u, dict) for f in fields if u.get(f) not in (None, "")]
     names = [str(u.get("email") or u.get("name") or "") for u in users if isinstance(u, dict)]
     return values, ", ".join(n for n in names if n)
@@ -197,7 +219,8 @@ EXPORT = Export(
     help="""Write a Gradescope autograder zip for an answer-sheet class (--class, --roster) or a coding task (--task).
 
     Answer sheets: each submitter is matched to a roster id by the roster column --match-by (email, sid or
-    any other column; Gradescope's email or sid is compared) and their answers.toml is graded against
+    any other column such as id, which is compared with Gradescope's email and student id, sid) and
+    their answers.toml is graded against
     their own frozen variant, which stays inside the zip. Code: the uploaded .py file defining the task's
     function is graded in the sandbox; hidden tests come from the secret in --secret-env and are shown
     --visibility (default after_due_date). INSTRUCTOR.md inside the zip says how to upload it.
@@ -210,8 +233,8 @@ EXPORT = Export(
     options=(
         common.CLASS,
         Option("--roster", "roster", "The roster CSV of the class set, with the --match-by column.", kind="file"),
-        Option("--match-by", "match_by", "Roster column matched to Gradescope's submitter (email, sid or COLUMN).",
-               default="email"),
+        Option("--match-by", "match_by", "Roster column matched to Gradescope's submitter: email, sid, or any "
+               "COLUMN (compared with Gradescope's email and sid).", default="email"),
         common.ID_COLUMN, common.TASK, common.SECRET, common.MIN_ISOLATION,
         Option("--visibility", "visibility", "When students see hidden tests.", kind="choice",
                choices=GRADESCOPE_VISIBILITY, default="after_due_date"),
