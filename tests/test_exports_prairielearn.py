@@ -91,6 +91,31 @@ def test_info_json_enables_external_grading_with_the_shipped_entry_point(questio
     assert list((question / "tests").glob("problemgen-*.whl")) and (question / "INSTRUCTOR.md").is_file()
 
 
+@pytest.mark.parametrize("task", ["softmax", "scaled_dot_product_attention", "multi_head_attention"])
+def test_the_job_timeout_lets_every_call_use_its_full_per_test_time(task, tmp_path, monkeypatch):
+    """Hidden cases and property calls count too: 60 s for 13 calls of 5 s once killed a correct, slow submission."""
+    from problemgen.code.grade import make_plan
+    from problemgen.code.tasks import get_task
+
+    monkeypatch.setenv(SECRET_ENV, GRADER_SECRET)
+    out = tmp_path / "q"
+    assert cli(["export", "prairielearn", "--task", task, "--secret-env", SECRET_ENV, "-o", str(out)]) == 0
+    job = read_json(out / "info.json")["externalGradingOptions"]["timeout"]
+    plan = make_plan(get_task(task), secret=GRADER_SECRET)
+    laws_again = sum(len(p.calls) - 1 for p in plan.properties)
+    assert job >= (len(plan.calls) + laws_again) * 5.0 + 20, (job, len(plan.calls))
+    assert f"({job} s)" in " ".join((out / "INSTRUCTOR.md").read_text().split())
+
+
+def test_a_per_test_timeout_the_job_cannot_cover_is_warned_about(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv(SECRET_ENV, GRADER_SECRET)
+    args = ["export", "prairielearn", "--task", "multi_head_attention", "--secret-env", SECRET_ENV, "--timeout", "30",
+            "-o", str(tmp_path / "q")]
+    assert cli(args) == 0
+    assert "warning: a slow submission may need up to" in capsys.readouterr().err
+    assert read_json(tmp_path / "q" / "info.json")["externalGradingOptions"]["timeout"] == 600
+
+
 def test_question_html_has_the_editor_and_the_results_panel(question):
     text = (question / "question.html").read_text()
     assert '<pl-file-editor file-name="softmax.py"' in text
