@@ -151,6 +151,20 @@ def test_a_buggy_submission_scores_less_and_names_the_failing_tests(question, tm
     assert any(t["points"] < t["max_points"] for t in results["tests"])
 
 
+def test_the_one_file_prairielearn_sends_is_not_gradable_without_the_function(question, tmp_path):
+    """PrairieLearn always sends exactly softmax.py: without softmax() in it, no attempt may be used up."""
+    results = grade(question, tmp_path, {"softmax.py": b"import numpy as np\n\ndef soft_max(x):\n    return x\n"})
+    assert results["gradable"] is False
+    assert "needs a function softmax()" in results["format_errors"][0] and "softmax.py" in results["format_errors"][0]
+
+
+@pytest.mark.slow
+def test_a_lone_file_that_does_not_parse_is_graded_so_the_student_sees_the_syntax_error(question, tmp_path):
+    results = grade(question, tmp_path, {"softmax.py": b"def softmax(x):\n    return x +\n"})
+    assert results["gradable"] is True and results["score"] == 0
+    assert "syntax" in results["output"].lower()
+
+
 @pytest.mark.slow
 def test_a_submission_without_the_function_is_not_gradable(question, tmp_path):
     results = grade(question, tmp_path, {"softmax.py": b"def soft_max(x):\n    return x\n", "other.py": b"y = 1\n"})

@@ -7,7 +7,8 @@ Every export bakes a ``problemgen-export.json`` (see :data:`CONFIG`) next to its
   The submitter's sheet is graded against the submitter's own variant; a submitter not on the roster,
   a missing or unreadable sheet, or a sheet of another variant gives score 0 and says why.
 - ``task``: a coding task, the hidden-test secret and the minimum sandbox isolation. The uploaded
-  ``.py`` file that defines the task's function is graded in the sandbox.
+  ``.py`` or ``.ipynb`` file that defines the task's function is graded in the sandbox; a submission
+  without one is not gradable and says why (:func:`graded_file`).
 
 Whatever the student uploaded, these functions return a :class:`Report`, never raise: the platform
 must always receive a result. Platform modules turn the report into their own files
@@ -22,6 +23,7 @@ import json
 import os
 import pkgutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from problemgen import exports
@@ -143,22 +145,30 @@ def grade_sheet(config: dict, variant_text, submission: Path, identities: list[s
 # ------------------------------------------------------------------------------------------ code
 
 
-def defining_files(submission: Path, function: str) -> tuple[list[Path], list[Path]]:
-    """(files defining ``function`` at top level, all ``.py`` and ``.ipynb`` files) among the uploaded files.
+@dataclass(frozen=True)
+class Upload:
+    """One uploaded ``.py`` or ``.ipynb`` file, as the grader sees it without running it."""
 
-    Files are read as text and parsed, never imported; files that do not parse define nothing.
-    """
+    path: Path
+    defines: frozenset[str] | None
+    """The task's functions it defines at top level; None when it could not be read or parsed."""
+
+
+def uploads(submission: Path, functions: tuple[str, ...]) -> list[Upload]:
+    """Every uploaded ``.py`` and ``.ipynb`` file (at most :data:`MAX_PY_FILES`) with the task's functions
+    it defines. Files are read as text and parsed, never imported."""
     files = sorted(p for p in submission.rglob("*") if p.suffix in (".py", ".ipynb")
                    and p.is_file() and not p.is_symlink() and not _hidden(p, submission))[:MAX_PY_FILES]
-    defining = []
-    for path in files:
-        try:
-            tree = ast.parse(_code_of(path))
-        except (SyntaxError, ValueError, OSError):
-            continue
-        if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == function for n in tree.body):
-            defining.append(path)
-    return defining, files
+    return [Upload(path, _defines(path, functions)) for path in files]
+
+
+def _defines(path: Path, functions: tuple[str, ...]) -> frozenset[str] | None:
+    try:
+        tree = ast.parse(_code_of(path))
+    except (SyntaxError, ValueError, OSError):
+        return None
+    return frozenset(n.name for n in tree.body
+                     if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in functions)
 
 
 def _code_of(path: Path) -> bytes | str:
@@ -199,16 +209,10 @@ def _grade_code(config: dict, submission: Path, who: str) -> Report:
     from problemgen.code.tasks import get_task  # (same reason)
 
     task = get_task(config["task"])
-    function = task.functions[0]
-    defining, files = defining_files(submission, function)
-    if len(defining) != 1:
-        uploaded = ", ".join(map(file_name, files)) or "no .py or .ipynb file"
-        if not defining and len(files) == 1:
-            defining = files  # one file: grade it, so a syntax error is reported as such
-        else:
-            where = "none of them" if not defining else "several: " + ", ".join(map(file_name, defining))
-            return failure(task.name, f"the task needs a function {function}() in one uploaded .py or .ipynb file; "
-                                      f"uploaded: {uploaded}; defining it: {where}", task=task.name)
+    try:
+        graded = graded_file(task, uploads(submission, task.functions))
+    except NotGradable as exc:
+        return failure(task.name, str(exc), task=task.name)
     plan = make_plan(task, secret=config["secret"])
     limits = Limits(case_timeout=float(config.get("timeout", 5.0)))
     minimum = config.get("min_isolation", "process")
@@ -217,11 +221,35 @@ def _grade_code(config: dict, submission: Path, who: str) -> Report:
             level = sandbox.probe().isolation
             if rank(level) < rank(minimum):
                 raise IsolationError(f"sandbox isolation is {level!r}, below the required {minimum!r}")
-            student = who or file_name(defining[0]).rpartition(".")[0]
-            report = grade_submission(plan, defining[0], sandbox, student=student)
+            student = who or file_name(graded).rpartition(".")[0]
+            report = grade_submission(plan, graded, sandbox, student=student)
     except IsolationError as exc:
         return failure(task.name, f"not graded: {exc}; nothing was run (tell your instructor)", task=task.name)
     return hide_secret_checks(report)
+
+
+class NotGradable(ProblemgenError):
+    """No uploaded file can be graded; the message says what was uploaded and what was looked for."""
+
+
+def graded_file(task, found: list[Upload]) -> Path:
+    """The file to grade; NotGradable when there is none.
+
+    The file defining the task's first function; else a lone file that defines another of its functions
+    (graded for those), or that does not parse (graded, so the student sees the syntax error). A lone
+    file that parses and defines none of them is not graded: a PrairieLearn submission always holds
+    exactly one file, and grading it would only use up an attempt.
+    """
+    function = task.functions[0]
+    defining = [u.path for u in found if u.defines and function in u.defines]
+    if len(defining) == 1:
+        return defining[0]
+    if not defining and len(found) == 1 and (found[0].defines is None or found[0].defines):
+        return found[0].path
+    uploaded = ", ".join(file_name(u.path) for u in found) or "no .py or .ipynb file"
+    where = "none of them" if not defining else "several: " + ", ".join(map(file_name, defining))
+    raise NotGradable(f"the task needs a function {function}() in one uploaded .py or .ipynb file; "
+                      f"uploaded: {uploaded}; defining it: {where}")
 
 
 def hide_secret_checks(report: Report) -> Report:

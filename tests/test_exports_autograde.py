@@ -1,0 +1,58 @@
+"""Which uploaded file the platforms grade (``problemgen.exports.autograde``), decided without running anything.
+
+Every platform goes through :func:`uploads` and :func:`graded_file`: the file that defines the task's
+function is graded; a submission that offers none is not gradable, with a reason the student sees
+(on PrairieLearn it then costs no attempt).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from problemgen.code.tasks import get_task
+from problemgen.exports.autograde import NotGradable, graded_file, uploads
+
+
+def submit(tmp: Path, files: dict[str, bytes | str]) -> Path:
+    submission = tmp / "submission"
+    submission.mkdir()
+    for name, data in files.items():
+        (submission / name).write_bytes(data.encode() if isinstance(data, str) else data)
+    return submission
+
+
+def chosen(task_name: str, submission: Path) -> Path:
+    task = get_task(task_name)
+    return graded_file(task, uploads(submission, task.functions))
+
+
+@pytest.mark.parametrize("files", [
+    {"softmax.py": "def soft_max(x):\n    return x\n"},
+    {"softmax.py": "import numpy as np\n"},
+    {"softmax.py": ""},
+], ids=["misspelt", "no function", "empty"])
+def test_a_lone_file_without_any_of_the_tasks_functions_is_not_gradable(files, tmp_path):
+    with pytest.raises(NotGradable, match=r"needs a function softmax\(\).*uploaded: softmax.py; defining it: none"):
+        chosen("softmax", submit(tmp_path, files))
+
+
+@pytest.mark.parametrize("files, graded", [
+    ({"work.py": "def softmax(x):\n    return x\n"}, "work.py"),
+    ({"softmax.py": "def softmax(x):\n    return x +\n"}, "softmax.py"),  # its syntax error is reported by grading
+    ({"a.py": "def softmax(x):\n    return x\n", "b.py": "X = 1\n"}, "a.py"),
+])
+def test_the_file_defining_the_function_or_a_lone_file_that_does_not_parse_is_graded(files, graded, tmp_path):
+    assert chosen("softmax", submit(tmp_path, files)).name == graded
+
+
+def test_a_lone_file_with_another_of_the_tasks_functions_is_graded_for_those(tmp_path):
+    submission = submit(tmp_path, {"mha.py": "def merge_heads(x):\n    return x\n"})
+    assert chosen("multi_head_attention", submission).name == "mha.py"
+
+
+def test_several_files_defining_the_function_are_not_gradable_and_named(tmp_path):
+    body = "def softmax(x):\n    return x\n"
+    with pytest.raises(NotGradable, match="defining it: several: a.py, b.py"):
+        chosen("softmax", submit(tmp_path, {"a.py": body, "b.py": body}))
