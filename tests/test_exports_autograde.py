@@ -25,7 +25,7 @@ def submit(tmp: Path, files: dict[str, bytes | str]) -> Path:
 
 def chosen(task_name: str, submission: Path) -> Path:
     task = get_task(task_name)
-    return graded_file(task, uploads(submission, task.functions))
+    return graded_file(task, uploads(submission, task))
 
 
 @pytest.mark.parametrize("files", [
@@ -56,3 +56,25 @@ def test_several_files_defining_the_function_are_not_gradable_and_named(tmp_path
     body = "def softmax(x):\n    return x\n"
     with pytest.raises(NotGradable, match="defining it: several: a.py, b.py"):
         chosen("softmax", submit(tmp_path, {"a.py": body, "b.py": body}))
+
+
+def starter_and_notebook(starter: str) -> dict[str, str]:
+    from exports_platform import filled_starter_notebook
+
+    return {"softmax.py": starter, "softmax.ipynb": filled_starter_notebook("softmax")}
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["as shipped", "checked out with CRLF"])
+def test_the_untouched_starter_does_not_count_beside_a_notebook_that_defines_the_function(newline, tmp_path):
+    starter = get_task("softmax").starter.replace("\n", newline)
+    assert chosen("softmax", submit(tmp_path, starter_and_notebook(starter))).name == "softmax.ipynb"
+
+
+def test_an_edited_starter_beside_a_notebook_is_still_ambiguous(tmp_path):
+    edited = get_task("softmax").starter + "\n# my notes\n"
+    with pytest.raises(NotGradable, match="several: softmax.ipynb, softmax.py"):
+        chosen("softmax", submit(tmp_path, starter_and_notebook(edited)))
+
+
+def test_the_untouched_starter_alone_is_graded(tmp_path):
+    assert chosen("softmax", submit(tmp_path, {"softmax.py": get_task("softmax").starter})).name == "softmax.py"

@@ -185,6 +185,16 @@ def test_honest_and_buggy_code_on_a_push(task_template, tmp_path):
 
 
 @pytest.mark.slow
+def test_a_notebook_beside_the_untouched_starter_is_graded(task_template, tmp_path):
+    """The template ships softmax.py; a student who solves the task in a notebook need not delete it."""
+    from exports_platform import filled_starter_notebook
+
+    notebook = {"softmax.ipynb": filled_starter_notebook("softmax").encode()}
+    data, summary, _ = push(task_template, tmp_path, notebook, "org/softmax-ada-l")
+    assert data["score"] == 1.0, summary
+
+
+@pytest.mark.slow
 def test_the_installed_template_wheel_grades_with_the_unsealed_solutions(task_template, tmp_path):
     """As on the runner: problemgen comes only from the template's wheel, which has no solutions in it."""
     import subprocess

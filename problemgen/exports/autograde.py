@@ -152,23 +152,32 @@ class Upload:
     path: Path
     defines: frozenset[str] | None
     """The task's functions it defines at top level; None when it could not be read or parsed."""
+    starter: bool = False
+    """A ``.py`` file that is still the task's starter as handed out (its functions only raise)."""
 
 
-def uploads(submission: Path, functions: tuple[str, ...]) -> list[Upload]:
+def uploads(submission: Path, task) -> list[Upload]:
     """Every uploaded ``.py`` and ``.ipynb`` file (at most :data:`MAX_PY_FILES`) with the task's functions
     it defines. Files are read as text and parsed, never imported."""
     files = sorted(p for p in submission.rglob("*") if p.suffix in (".py", ".ipynb")
                    and p.is_file() and not p.is_symlink() and not _hidden(p, submission))[:MAX_PY_FILES]
-    return [Upload(path, _defines(path, functions)) for path in files]
+    return [_upload(path, task) for path in files]
 
 
-def _defines(path: Path, functions: tuple[str, ...]) -> frozenset[str] | None:
+def _upload(path: Path, task) -> Upload:
     try:
-        tree = ast.parse(_code_of(path))
+        code = _code_of(path)
+        tree = ast.parse(code)
     except (SyntaxError, ValueError, OSError):
-        return None
-    return frozenset(n.name for n in tree.body
-                     if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in functions)
+        return Upload(path, None)
+    defines = frozenset(n.name for n in tree.body
+                        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in task.functions)
+    return Upload(path, defines, path.suffix == ".py" and _is_starter(code, task.starter))
+
+
+def _is_starter(code: bytes, starter: str) -> bool:
+    """Whether ``code`` is the starter as shipped (line endings aside: Git may check it out with CRLF)."""
+    return code.replace(b"\r\n", b"\n") == starter.encode("utf-8").replace(b"\r\n", b"\n")
 
 
 def _code_of(path: Path) -> bytes | str:
@@ -210,7 +219,7 @@ def _grade_code(config: dict, submission: Path, who: str) -> Report:
 
     task = get_task(config["task"])
     try:
-        graded = graded_file(task, uploads(submission, task.functions))
+        graded = graded_file(task, uploads(submission, task))
     except NotGradable as exc:
         return failure(task.name, str(exc), task=task.name)
     plan = make_plan(task, secret=config["secret"])
@@ -235,19 +244,23 @@ class NotGradable(ProblemgenError):
 def graded_file(task, found: list[Upload]) -> Path:
     """The file to grade; NotGradable when there is none.
 
-    The file defining the task's first function; else a lone file that defines another of its functions
-    (graded for those), or that does not parse (graded, so the student sees the syntax error). A lone
-    file that parses and defines none of them is not graded: a PrairieLearn submission always holds
-    exactly one file, and grading it would only use up an attempt.
+    The file defining the task's first function; the starter ``.py`` as shipped does not count beside
+    another such file (GitHub Classroom's template holds it, and a student may solve the task in a
+    notebook instead). Else a lone file that defines another of the task's functions (graded for those),
+    or that does not parse (graded, so the student sees the syntax error). A lone file that parses and
+    defines none of them is not graded: a PrairieLearn submission always holds exactly one file, and
+    grading it would only use up an attempt.
     """
     function = task.functions[0]
-    defining = [u.path for u in found if u.defines and function in u.defines]
+    defining = [u for u in found if u.defines and function in u.defines]
+    if len(defining) > 1:
+        defining = [u for u in defining if not u.starter] or defining
     if len(defining) == 1:
-        return defining[0]
+        return defining[0].path
     if not defining and len(found) == 1 and (found[0].defines is None or found[0].defines):
         return found[0].path
     uploaded = ", ".join(file_name(u.path) for u in found) or "no .py or .ipynb file"
-    where = "none of them" if not defining else "several: " + ", ".join(map(file_name, defining))
+    where = "none of them" if not defining else "several: " + ", ".join(file_name(u.path) for u in defining)
     raise NotGradable(f"the task needs a function {function}() in one uploaded .py or .ipynb file; "
                       f"uploaded: {uploaded}; defining it: {where}")
 

@@ -145,8 +145,10 @@ def restore_solutions(source: Path, secret: str, into: Path) -> None:
 
 def instructor_notes(config: dict, secret_env: str) -> str:
     if config["mode"] == "task":
-        submit = (f"Students edit `{config['task']}.py` (the starter is included) and push; the `.py` file "
-                  "defining the task's function is graded in problemgen's sandbox, public and hidden tests.")
+        submit = (f"Students edit `{config['task']}.py` (the starter is included) and push, or push a notebook "
+                  "(`.ipynb`) instead; the file defining the task's function is graded in problemgen's sandbox, "
+                  "public and hidden tests. The starter left exactly as shipped does not count beside a file "
+                  "that defines the function, so a notebook is graded without deleting it.")
         secret = (f"The hidden tests are drawn from the repository secret `{secret_env}`; "
                   "export with the same value in your shell so every repository is graded on the same hidden inputs.")
     else:
