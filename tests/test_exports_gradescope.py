@@ -370,6 +370,31 @@ def test_a_grader_that_cannot_start_still_leaves_a_valid_result(code_zip, tmp_pa
     assert results["score"] == 0 and "could not start" in results["output"]
 
 
+def test_an_oversize_helper_is_neither_read_whole_nor_parsed_by_the_grader(code_zip, tmp_path, monkeypatch):
+    """The grader runs outside the sandbox: a 12 MB data.py once took it 4.9 GB and 36 s in ast.parse."""
+    import ast
+
+    from problemgen.code.sandbox.staging import MAX_FILE_BYTES
+    from problemgen.exports import autograde
+
+    sizes, real = [], ast.parse
+    monkeypatch.setattr(ast, "parse", lambda source, *a, **k: sizes.append(len(source)) or real(source, *a, **k))
+    unpack_zip(code_zip, tmp_path / "source")
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "submission" / "data.py").write_text("ROWS = [\n" + "    (1, 2, 3),\n" * 80_000 + "]\n")
+    (tmp_path / "submission" / "notes.py").write_text("X = 1\n")
+    report = autograde.grade_code_submission(tmp_path / "source", tmp_path / "submission")
+    assert f"data.py (Python file larger than {MAX_FILE_BYTES} bytes)" in report.meta["error"]
+    assert max(sizes, default=0) <= MAX_FILE_BYTES
+
+
+@pytest.mark.slow
+def test_a_solution_beside_a_large_data_file_is_graded(code_zip, tmp_path):
+    data = b"ROWS = [\n" + b"    (1, 2, 3),\n" * 800_000 + b"]\n"  # 12 MB
+    results = autograde(code_zip, tmp_path, {"softmax.py": softmax_source(), "data.py": data}, ADA)
+    assert results["score"] == pytest.approx(total(results)) and results["score"] > 0
+
+
 def test_below_the_required_isolation_nothing_runs_and_the_result_says_so(code_zip, tmp_path, monkeypatch):
     from types import SimpleNamespace
 

@@ -8,7 +8,7 @@ Every export bakes a ``problemgen-export.json`` (see :data:`CONFIG`) next to its
   a missing or unreadable sheet, or a sheet of another variant gives score 0 and says why.
 - ``task``: a coding task, the hidden-test secret and the minimum sandbox isolation. The uploaded
   ``.py`` or ``.ipynb`` file that defines the task's function is graded in the sandbox; a submission
-  without one is not gradable and says why (:func:`graded_file`).
+  without one is not gradable and says why (:mod:`problemgen.exports.uploads`).
 
 Whatever the student uploaded, these functions return a :class:`Report`, never raise: the platform
 must always receive a result. Platform modules turn the report into their own files
@@ -17,23 +17,20 @@ must always receive a result. Platform modules turn the report into their own fi
 
 from __future__ import annotations
 
-import ast
 import importlib
 import json
-import os
 import pkgutil
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 from problemgen import exports
 from problemgen.errors import ProblemgenError
+from problemgen.exports.uploads import NotGradable, file_name, graded_file, hidden, uploads
 from problemgen.sheets.reports import Report
 
 CONFIG = "problemgen-export.json"
 SCHEMA = "problemgen.export/1"
 SHEET_NAME = "answers.toml"
-MAX_PY_FILES = 50
 
 
 def failure(title: str, message: str, **meta) -> Report:
@@ -60,9 +57,6 @@ def write_result(path: Path, text: str) -> None:
     partial.replace(path)
 
 
-def file_name(path: Path) -> str:
-    """A file's name as report text: bytes that are not UTF-8 (a zip made on Windows) shown as ``\\xNN``."""
-    return os.fsencode(path.name).decode("utf-8", "backslashreplace")
 
 
 def load_config(source: Path) -> dict:
@@ -92,17 +86,12 @@ def identify(config: dict, identities: list[str]) -> list[str]:
     return found
 
 
-def _hidden(path: Path, top: Path) -> bool:
-    """Inside a dot-directory (``.git``, ``.problemgen``) or byte-code cache: never the student's work."""
-    return any(part.startswith(".") or part == "__pycache__" for part in path.relative_to(top).parts[:-1])
-
-
 def find_sheet(submission: Path) -> Path | None:
     """``answers.toml`` at the top of the submission, else the only ``.toml`` file uploaded."""
     direct = submission / SHEET_NAME
     if direct.is_file():
         return direct
-    tomls = sorted(p for p in submission.rglob("*.toml") if p.is_file() and not p.is_symlink() and not _hidden(p, submission))
+    tomls = sorted(p for p in submission.rglob("*.toml") if p.is_file() and not p.is_symlink() and not hidden(p, submission))
     return tomls[0] if len(tomls) == 1 else None
 
 
@@ -143,54 +132,6 @@ def grade_sheet(config: dict, variant_text, submission: Path, identities: list[s
 
 
 # ------------------------------------------------------------------------------------------ code
-
-
-@dataclass(frozen=True)
-class Upload:
-    """One uploaded ``.py`` or ``.ipynb`` file, as the grader sees it without running it."""
-
-    path: Path
-    defines: frozenset[str] | None
-    """The task's functions it defines at top level; None when it could not be read or parsed."""
-    starter: bool = False
-    """A ``.py`` file that is still the task's starter as handed out (its functions only raise)."""
-
-
-def uploads(submission: Path, task) -> list[Upload]:
-    """Every uploaded ``.py`` and ``.ipynb`` file (at most :data:`MAX_PY_FILES`) with the task's functions
-    it defines. Files are read as text and parsed, never imported."""
-    files = sorted(p for p in submission.rglob("*") if p.suffix in (".py", ".ipynb")
-                   and p.is_file() and not p.is_symlink() and not _hidden(p, submission))[:MAX_PY_FILES]
-    return [_upload(path, task) for path in files]
-
-
-def _upload(path: Path, task) -> Upload:
-    try:
-        code = _code_of(path)
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, OSError):
-        return Upload(path, None)
-    defines = frozenset(n.name for n in tree.body
-                        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name in task.functions)
-    return Upload(path, defines, path.suffix == ".py" and _is_starter(code, task.starter))
-
-
-def _is_starter(code: bytes, starter: str) -> bool:
-    """Whether ``code`` is the starter as shipped (line endings aside: Git may check it out with CRLF)."""
-    return code.replace(b"\r\n", b"\n") == starter.encode("utf-8").replace(b"\r\n", b"\n")
-
-
-def _code_of(path: Path) -> bytes | str:
-    """The Python code of an uploaded file: a ``.py`` file's bytes, or a notebook's code cells."""
-    if path.suffix != ".ipynb":
-        return path.read_bytes()
-    from problemgen.code.notebook import read_notebook  # deferred: export discovery imports this module
-    from problemgen.code.sandbox.staging import RejectedSubmission  # (same reason)
-
-    try:
-        return read_notebook(path).source
-    except RejectedSubmission as exc:
-        raise ValueError(str(exc)) from exc
 
 
 def grade_code_submission(source: Path, submission: Path, who: str = "", secret: str | None = None) -> Report:
@@ -235,34 +176,6 @@ def _grade_code(config: dict, submission: Path, who: str) -> Report:
     except IsolationError as exc:
         return failure(task.name, f"not graded: {exc}; nothing was run (tell your instructor)", task=task.name)
     return hide_secret_checks(report)
-
-
-class NotGradable(ProblemgenError):
-    """No uploaded file can be graded; the message says what was uploaded and what was looked for."""
-
-
-def graded_file(task, found: list[Upload]) -> Path:
-    """The file to grade; NotGradable when there is none.
-
-    The file defining the task's first function; the starter ``.py`` as shipped does not count beside
-    another such file (GitHub Classroom's template holds it, and a student may solve the task in a
-    notebook instead). Else a lone file that defines another of the task's functions (graded for those),
-    or that does not parse (graded, so the student sees the syntax error). A lone file that parses and
-    defines none of them is not graded: a PrairieLearn submission always holds exactly one file, and
-    grading it would only use up an attempt.
-    """
-    function = task.functions[0]
-    defining = [u for u in found if u.defines and function in u.defines]
-    if len(defining) > 1:
-        defining = [u for u in defining if not u.starter] or defining
-    if len(defining) == 1:
-        return defining[0].path
-    if not defining and len(found) == 1 and (found[0].defines is None or found[0].defines):
-        return found[0].path
-    uploaded = ", ".join(file_name(u.path) for u in found) or "no .py or .ipynb file"
-    where = "none of them" if not defining else "several: " + ", ".join(file_name(u.path) for u in defining)
-    raise NotGradable(f"the task needs a function {function}() in one uploaded .py or .ipynb file; "
-                      f"uploaded: {uploaded}; defining it: {where}")
 
 
 def hide_secret_checks(report: Report) -> Report:
