@@ -291,6 +291,7 @@ def test_a_buggy_submission_loses_points_and_never_sees_hidden_values(code_zip, 
 
     results = autograde(code_zip, tmp_path, {"softmax.py": softmax_source(mutated=True)}, ADA)
     assert 0 <= results["score"] < total(results)
+    assert "on the visible tests" in results["output"] and f"/{total(results):g} points" not in results["output"]
     assert any(t["status"] == "failed" for t in results["tests"] if not t["name"].startswith("public/"))
     text = json.dumps(results)
     plan = make_plan(get_task("softmax"), secret=GRADER_SECRET)

@@ -111,7 +111,9 @@ def instructor_notes(config: dict, secret_env: str) -> str:
     else:
         secret = (f"The hidden-test secret (from `${secret_env}` when exported) is inside "
                   "`problemgen-export.json`; keep the zip private. Hidden tests are shown "
-                  f"`{config['hidden_visibility']}`; their output never shows hidden inputs or expected values. "
+                  f"`{config['hidden_visibility']}`; their output never shows hidden inputs or expected values, and "
+                  "the summary students always see counts only the visible tests' points (Gradescope itself keeps "
+                  "the total score from students while tests are hidden). "
                   f"Student code runs in problemgen's sandbox, at `{config['min_isolation']}` or better, "
                   "else nothing runs and the result says so (use `seccomp+landlock` where Gradescope's kernel allows, "
                   "so student code cannot read the autograder's files).")

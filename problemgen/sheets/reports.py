@@ -378,8 +378,9 @@ def render_gradescope(report: Report, hidden_visibility: str = "hidden") -> str:
     """Gradescope autograder ``results.json``: top-level points and one test per check.
 
     Scores are in points (Gradescope sums them against the assignment's total); hidden checks get
-    ``hidden_visibility`` (``hidden`` unless an export chooses e.g. ``after_due_date``). ``status`` is
-    Gradescope's optional passed/failed marker.
+    ``hidden_visibility`` (``hidden`` unless an export chooses e.g. ``after_due_date``), and the
+    top-level ``output``, which students always see, gives only the visible checks' points. ``status``
+    is Gradescope's optional passed/failed marker.
     """
     if hidden_visibility not in GRADESCOPE_VISIBILITY:
         raise ValueError(f"unknown Gradescope visibility {hidden_visibility!r}")
@@ -394,7 +395,7 @@ def render_gradescope(report: Report, hidden_visibility: str = "hidden") -> str:
             "output": output,
             "visibility": "visible" if r.visible else hidden_visibility,
         })
-    summary = [f"{report.title}: {_pts(report.points)}/{_pts(report.max_points)} points"]
+    summary = [_gradescope_summary(report, hidden_visibility)]
     if report.meta.get("error"):
         summary.append(f"error: {report.meta['error']}")
     summary += [f"warning: {w}" for w in _warnings(report)]
@@ -405,6 +406,25 @@ def render_gradescope(report: Report, hidden_visibility: str = "hidden") -> str:
         "tests": tests,
     }
     return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+_WHEN_SHOWN = {"hidden": "hidden from students", "after_due_date": "shown after the due date",
+               "after_published": "shown when grades are published"}
+
+
+def _gradescope_summary(report: Report, hidden_visibility: str) -> str:
+    """The always-visible first line: the points of the tests students can see now, never the total.
+
+    Gradescope keeps the total score from students while any test is hidden; a total in this line would
+    let them work out their hidden tests' results submission by submission.
+    """
+    unseen = [r for r in report.results if not r.visible]
+    if not unseen or hidden_visibility == "visible":
+        return f"{report.title}: {_pts(report.points)}/{_pts(report.max_points)} points"
+    seen = [r for r in report.results if r.visible]
+    return (f"{report.title}: {_pts(sum(r.score for r in seen))}/{_pts(sum(r.max_score for r in seen))} points "
+            f"on the visible tests; {len(unseen)} more test(s), {_pts(sum(r.max_score for r in unseen))} points, "
+            f"{_WHEN_SHOWN[hidden_visibility]}")
 
 
 @dataclass(frozen=True)
