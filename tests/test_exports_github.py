@@ -185,6 +185,16 @@ def test_honest_and_buggy_code_on_a_push(task_template, tmp_path):
 
 
 @pytest.mark.slow
+def test_a_notebook_beside_the_untouched_starter_is_graded(task_template, tmp_path):
+    """The template ships softmax.py; a student who solves the task in a notebook need not delete it."""
+    from exports_platform import filled_starter_notebook
+
+    notebook = {"softmax.ipynb": filled_starter_notebook("softmax").encode()}
+    data, summary, _ = push(task_template, tmp_path, notebook, "org/softmax-ada-l")
+    assert data["score"] == 1.0, summary
+
+
+@pytest.mark.slow
 def test_the_installed_template_wheel_grades_with_the_unsealed_solutions(task_template, tmp_path):
     """As on the runner: problemgen comes only from the template's wheel, which has no solutions in it."""
     import subprocess
@@ -204,3 +214,19 @@ def test_the_installed_template_wheel_grades_with_the_unsealed_solutions(task_te
     assert done.returncode == 0, done.stderr
     data = json.loads((tmp_path / "results" / "results.json").read_text())
     assert data["score"] == 1.0, data["meta"]
+
+
+def test_an_unexpected_failure_of_the_grader_still_leaves_the_reports_saying_so(tmp_path, monkeypatch):
+    from problemgen.exports import github_classroom
+
+    def broken(root):
+        raise RuntimeError("something no one foresaw")
+
+    monkeypatch.setattr(github_classroom, "grade", broken)
+    monkeypatch.setenv("PROBLEMGEN_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "summary.md"))
+    assert github_classroom.run(tmp_path) == 0
+    data = json.loads((tmp_path / "results" / "results.json").read_text())
+    assert data["score"] == 0 and "the autograder failed (RuntimeError" in data["meta"]["error"]
+    assert JUnitXml.fromfile(str(tmp_path / "results" / "report.xml")) is not None
+    assert "the autograder failed" in (tmp_path / "summary.md").read_text()

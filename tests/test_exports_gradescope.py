@@ -183,14 +183,42 @@ def test_the_key_sheet_scores_the_maximum(klass, sheets_zip, tmp_path):
 
 
 @pytest.mark.slow
-def test_the_submitter_is_matched_by_the_chosen_column(klass, tmp_path):
+@pytest.mark.parametrize("match_by, submitter", [
+    ("github", {"email": "bob@uni.edu", "sid": "BOBBY", "name": "Bob"}),
+    # Gradescope's own users[].id is internal: the roster's ids can only be Gradescope's student ids (sid)
+    ("id", {"email": "bob@other.org", "sid": "S002", "id": 3, "name": "Bob"}),
+])
+def test_the_submitter_is_matched_by_the_chosen_column(klass, tmp_path, match_by, submitter):
     class_dir, roster = klass
-    archive = tmp_path / "by-github.zip"
-    assert cli(["export", "gradescope", "--class", str(class_dir), "--roster", str(roster), "--match-by", "github",
+    archive = tmp_path / f"by-{match_by}.zip"
+    assert cli(["export", "gradescope", "--class", str(class_dir), "--roster", str(roster), "--match-by", match_by,
                 "-o", str(archive)]) == 0
     sheet = {"answers.toml": student_file(class_dir, "s002", "key.toml").read_bytes()}
-    results = autograde(archive, tmp_path, sheet, [{"email": "bob@uni.edu", "sid": "BOBBY", "name": "Bob"}])
+    results = autograde(archive, tmp_path, sheet, [submitter])
     assert results["score"] == pytest.approx(total(results)) and results["score"] > 0
+
+
+@pytest.mark.parametrize("match_by, compared", [
+    ("email", ["ada@uni.edu"]), ("sid", ["s001"]), ("id", ["ada@uni.edu", "s001"]),
+    ("name", ["ada@uni.edu", "s001"]), ("student_number", ["ada@uni.edu", "s001"]),
+])
+def test_a_roster_column_is_compared_with_gradescopes_email_or_student_id_only(match_by, compared):
+    from problemgen.exports.gradescope import submitter_identities
+
+    metadata = {"users": [{"email": "ada@uni.edu", "sid": "s001", "id": 11, "name": "Ada"}]}
+    assert submitter_identities(metadata, match_by) == (compared, "ada@uni.edu")
+
+
+def test_the_instructor_notes_say_what_a_roster_column_is_compared_with(klass, tmp_path):
+    import zipfile
+
+    class_dir, roster = klass
+    archive = tmp_path / "by-id.zip"
+    assert cli(["export", "gradescope", "--class", str(class_dir), "--roster", str(roster), "--match-by", "id",
+                "-o", str(archive)]) == 0
+    notes = " ".join(zipfile.ZipFile(archive).read("INSTRUCTOR.md").decode().split())
+    assert "matched to the roster by Gradescope's e-mail address or student ID (sid), compared with the roster's `id`" in notes
+    assert "Student ID" in notes
 
 
 @pytest.mark.slow
@@ -256,6 +284,7 @@ def test_a_buggy_submission_loses_points_and_never_sees_hidden_values(code_zip, 
 
     results = autograde(code_zip, tmp_path, {"softmax.py": softmax_source(mutated=True)}, ADA)
     assert 0 <= results["score"] < total(results)
+    assert "on the visible tests" in results["output"] and f"/{total(results):g} points" not in results["output"]
     assert any(t["status"] == "failed" for t in results["tests"] if not t["name"].startswith("public/"))
     text = json.dumps(results)
     plan = make_plan(get_task("softmax"), secret=GRADER_SECRET)
@@ -290,6 +319,74 @@ def test_the_starter_notebook_filled_with_the_solution_scores_full_marks(code_zi
 def test_a_submission_without_the_function_scores_zero_and_names_what_was_uploaded(code_zip, tmp_path):
     results = autograde(code_zip, tmp_path, {"a.py": b"def helper():\n    pass\n", "b.py": b"x = 2\n"}, ADA)
     assert results["score"] == 0 and "softmax" in results["output"] and "a.py, b.py" in results["output"]
+
+
+WINDOWS_NAME = os.fsdecode(b"l\xf6sung.py")  # as unzip leaves a name a Windows zip wrote in its own code page
+
+
+def test_a_file_name_that_is_not_utf8_is_shown_escaped_and_the_result_is_written(code_zip, tmp_path):
+    results = autograde(code_zip, tmp_path, {WINDOWS_NAME: b"x = 1\n", "notes.py": b"y = 2\n"}, ADA)
+    assert results["score"] == 0 and "uploaded: l\\xf6sung.py, notes.py" in results["output"]
+
+
+@pytest.mark.slow
+def test_a_solution_in_a_file_whose_name_is_not_utf8_is_graded(code_zip, tmp_path):
+    results = autograde(code_zip, tmp_path, {WINDOWS_NAME: softmax_source()}, ADA)
+    assert results["score"] == pytest.approx(total(results)) and results["score"] > 0
+    assert "softmax: l\\xf6sung" in results["output"]
+
+
+def test_an_unexpected_failure_of_the_grader_still_writes_results_saying_so(code_zip, tmp_path, monkeypatch, capsys):
+    from problemgen.exports import gradescope
+
+    def broken(root):
+        raise RuntimeError("something no one foresaw")
+
+    monkeypatch.setattr(gradescope, "grade", broken)
+    assert gradescope.run(tmp_path) == 0
+    results = read_json(tmp_path / "results" / "results.json")
+    jsonschema.validate(results, GRADESCOPE_RESULTS)
+    assert results["score"] == 0 and "the autograder failed (RuntimeError: something no one foresaw)" in results["output"]
+    assert "Traceback" in capsys.readouterr().out  # for the instructor, in the autograder log
+
+
+def test_a_grader_that_cannot_start_still_leaves_a_valid_result(code_zip, tmp_path):
+    root = tmp_path / "autograder"
+    unpack_zip(code_zip, root / "source")
+    (root / "submission").mkdir()
+    (root / "results").mkdir()
+    (root / "results" / "results.json").write_text('{"score": 99}')  # a stale result must not be taken for this one
+    env = {**platform_env(PROBLEMGEN_AUTOGRADER_ROOT=str(root)), "PROBLEMGEN_PYTHON": "/bin/false"}
+    done = run_script(root / "source" / "run_autograder", env, tmp_path)
+    assert done.returncode == 0, done.stderr
+    results = read_json(root / "results" / "results.json")
+    jsonschema.validate(results, GRADESCOPE_RESULTS)
+    assert results["score"] == 0 and "could not start" in results["output"]
+
+
+def test_an_oversize_helper_is_neither_read_whole_nor_parsed_by_the_grader(code_zip, tmp_path, monkeypatch):
+    """The grader runs outside the sandbox: a 12 MB data.py once took it 4.9 GB and 36 s in ast.parse."""
+    import ast
+
+    from problemgen.code.sandbox.staging import MAX_FILE_BYTES
+    from problemgen.exports import autograde
+
+    sizes, real = [], ast.parse
+    monkeypatch.setattr(ast, "parse", lambda source, *a, **k: sizes.append(len(source)) or real(source, *a, **k))
+    unpack_zip(code_zip, tmp_path / "source")
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "submission" / "data.py").write_text("ROWS = [\n" + "    (1, 2, 3),\n" * 80_000 + "]\n")
+    (tmp_path / "submission" / "notes.py").write_text("X = 1\n")
+    report = autograde.grade_code_submission(tmp_path / "source", tmp_path / "submission")
+    assert f"data.py (Python file larger than {MAX_FILE_BYTES} bytes)" in report.meta["error"]
+    assert max(sizes, default=0) <= MAX_FILE_BYTES
+
+
+@pytest.mark.slow
+def test_a_solution_beside_a_large_data_file_is_graded(code_zip, tmp_path):
+    data = b"ROWS = [\n" + b"    (1, 2, 3),\n" * 800_000 + b"]\n"  # 12 MB
+    results = autograde(code_zip, tmp_path, {"softmax.py": softmax_source(), "data.py": data}, ADA)
+    assert results["score"] == pytest.approx(total(results)) and results["score"] > 0
 
 
 def test_below_the_required_isolation_nothing_runs_and_the_result_says_so(code_zip, tmp_path, monkeypatch):

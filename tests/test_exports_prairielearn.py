@@ -91,6 +91,31 @@ def test_info_json_enables_external_grading_with_the_shipped_entry_point(questio
     assert list((question / "tests").glob("problemgen-*.whl")) and (question / "INSTRUCTOR.md").is_file()
 
 
+@pytest.mark.parametrize("task", ["softmax", "scaled_dot_product_attention", "multi_head_attention"])
+def test_the_job_timeout_lets_every_call_use_its_full_per_test_time(task, tmp_path, monkeypatch):
+    """Hidden cases and property calls count too: 60 s for 13 calls of 5 s once killed a correct, slow submission."""
+    from problemgen.code.grade import make_plan
+    from problemgen.code.tasks import get_task
+
+    monkeypatch.setenv(SECRET_ENV, GRADER_SECRET)
+    out = tmp_path / "q"
+    assert cli(["export", "prairielearn", "--task", task, "--secret-env", SECRET_ENV, "-o", str(out)]) == 0
+    job = read_json(out / "info.json")["externalGradingOptions"]["timeout"]
+    plan = make_plan(get_task(task), secret=GRADER_SECRET)
+    laws_again = sum(len(p.calls) - 1 for p in plan.properties)
+    assert job >= (len(plan.calls) + laws_again) * 5.0 + 20, (job, len(plan.calls))
+    assert f"({job} s)" in " ".join((out / "INSTRUCTOR.md").read_text().split())
+
+
+def test_a_per_test_timeout_the_job_cannot_cover_is_warned_about(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv(SECRET_ENV, GRADER_SECRET)
+    args = ["export", "prairielearn", "--task", "multi_head_attention", "--secret-env", SECRET_ENV, "--timeout", "30",
+            "-o", str(tmp_path / "q")]
+    assert cli(args) == 0
+    assert "warning: a slow submission may need up to" in capsys.readouterr().err
+    assert read_json(tmp_path / "q" / "info.json")["externalGradingOptions"]["timeout"] == 600
+
+
 def test_question_html_has_the_editor_and_the_results_panel(question):
     text = (question / "question.html").read_text()
     assert '<pl-file-editor file-name="softmax.py"' in text
@@ -126,10 +151,37 @@ def test_a_buggy_submission_scores_less_and_names_the_failing_tests(question, tm
     assert any(t["points"] < t["max_points"] for t in results["tests"])
 
 
+def test_the_one_file_prairielearn_sends_is_not_gradable_without_the_function(question, tmp_path):
+    """PrairieLearn always sends exactly softmax.py: without softmax() in it, no attempt may be used up."""
+    results = grade(question, tmp_path, {"softmax.py": b"import numpy as np\n\ndef soft_max(x):\n    return x\n"})
+    assert results["gradable"] is False
+    assert "needs a function softmax()" in results["format_errors"][0] and "softmax.py" in results["format_errors"][0]
+
+
+@pytest.mark.slow
+def test_a_lone_file_that_does_not_parse_is_graded_so_the_student_sees_the_syntax_error(question, tmp_path):
+    results = grade(question, tmp_path, {"softmax.py": b"def softmax(x):\n    return x +\n"})
+    assert results["gradable"] is True and results["score"] == 0
+    assert "syntax" in results["output"].lower()
+
+
 @pytest.mark.slow
 def test_a_submission_without_the_function_is_not_gradable(question, tmp_path):
     results = grade(question, tmp_path, {"softmax.py": b"def soft_max(x):\n    return x\n", "other.py": b"y = 1\n"})
     assert results["gradable"] is False and "softmax" in results["format_errors"][0]
+
+
+def test_an_unexpected_failure_of_the_grader_is_not_gradable_and_says_so(tmp_path, monkeypatch):
+    from problemgen.exports import prairielearn
+
+    def broken(source, submission):
+        raise RuntimeError("something no one foresaw")
+
+    monkeypatch.setattr(prairielearn, "grade_code_submission", broken)
+    assert prairielearn.run(tmp_path) == 0
+    results = read_json(tmp_path / "results" / "results.json")
+    jsonschema.validate(results, PL_RESULTS)
+    assert results["gradable"] is False and "the autograder failed (RuntimeError" in results["format_errors"][0]
 
 
 @pytest.mark.slow

@@ -18,6 +18,7 @@ from problemgen.sheets.reports import (
     CheckResult,
     Report,
     render,
+    render_gradescope,
 )
 
 
@@ -216,3 +217,40 @@ def test_markdown_report_is_one_table_with_escaped_cells():
     assert "| p2.w1 | invalid | 0/1.5 |" in text
     assert "&lt;b&gt;" in text and "\x1b" not in text
     assert "Error: sheet unreadable" in text
+
+
+def test_well_formed_reports_carry_file_names_that_were_not_utf8_as_escapes():
+    from problemgen.sheets.reports import well_formed, well_formed_text
+
+    assert well_formed_text("l\udcf6sung.py") == "l\\xf6sung.py" and well_formed_text("a\ud800b") == "a\\ud800b"
+    assert well_formed_text("Lösung ∑") == "Lösung ∑"
+    name = "l\udcf6sung"
+    report = Report(f"softmax: {name}", (CheckResult(f"{name}.a", "wrong", False, 0.0, 1.0, None, name, True, name),),
+                    {"student": name, "notes": [name, (name,)]})
+    cleaned = well_formed(report)
+    for fmt in FORMATS:
+        render(cleaned, fmt).encode("utf-8")  # every format can be written
+    assert cleaned.meta == {"student": "l\\xf6sung", "notes": ["l\\xf6sung", ("l\\xf6sung",)]}
+    assert cleaned.results[0].feedback == "l\\xf6sung" and cleaned.title == "softmax: l\\xf6sung"
+
+
+@pytest.mark.parametrize("visibility, shown", [
+    ("hidden", "hidden from students"), ("after_due_date", "shown after the due date"),
+    ("after_published", "shown when grades are published"),
+])
+def test_gradescope_top_level_output_never_reveals_what_hidden_tests_score(visibility, shown):
+    """The top-level output is always visible: with the total in it, students could probe hidden results."""
+    results = (CheckResult("public/1", "OK", True, 1.0, 1.0, group="public"),
+               CheckResult("public/2", "OK", True, 1.0, 1.0, group="public"),
+               CheckResult("hidden/1", "OK", True, 1.0, 1.0, visible=False, group="hidden"),
+               CheckResult("hidden/2", "WRONG", False, 0.0, 2.0, visible=False, group="hidden"))
+    data = check_gradescope(render_gradescope(Report("softmax: ada", results), visibility))
+    assert data["output"] == f"softmax: ada: 2/2 points on the visible tests; 2 more test(s), 3 points, {shown}"
+    assert data["score"] == 3  # Gradescope itself keeps the total from students while tests are hidden
+    assert {t["name"]: t["visibility"] for t in data["tests"]}["hidden/2"] == visibility
+
+
+def test_gradescope_output_gives_the_total_when_every_test_is_visible():
+    results = (CheckResult("public/1", "OK", True, 1.0, 1.0), CheckResult("hidden/1", "WRONG", False, 0.0, 2.0, visible=False))
+    assert json.loads(render_gradescope(Report("t", results), "visible"))["output"] == "t: 1/3 points"
+    assert json.loads(render_gradescope(Report("t", results[:1]), "after_due_date"))["output"] == "t: 1/1 points"

@@ -3,7 +3,8 @@
 Owns one module per platform (``gradescope``, ``github_classroom``, ``prairielearn``…) and the helpers
 they share: packing the running problemgen into a wheel (``wheel``), writing zips and directories
 byte for byte the same for the same inputs (``bundle``), matching platform users to roster ids
-(``roster``), and the grading that runs *on* the platform for one submission (``autograde``).
+(``roster``), the grading that runs *on* the platform for one submission (``autograde``) and, for a
+coding task, the choice of the uploaded file it grades (``uploads``).
 
 May import ``problemgen.documents``, ``sheets``, ``classes``, ``code``, ``model`` and ``errors``;
 never ``reference`` (answers are frozen in the variants) and never the CLI.

@@ -7,7 +7,8 @@ Every export bakes a ``problemgen-export.json`` (see :data:`CONFIG`) next to its
   The submitter's sheet is graded against the submitter's own variant; a submitter not on the roster,
   a missing or unreadable sheet, or a sheet of another variant gives score 0 and says why.
 - ``task``: a coding task, the hidden-test secret and the minimum sandbox isolation. The uploaded
-  ``.py`` file that defines the task's function is graded in the sandbox.
+  ``.py`` or ``.ipynb`` file that defines the task's function is graded in the sandbox; a submission
+  without one is not gradable and says why (:mod:`problemgen.exports.uploads`).
 
 Whatever the student uploaded, these functions return a :class:`Report`, never raise: the platform
 must always receive a result. Platform modules turn the report into their own files
@@ -16,7 +17,6 @@ must always receive a result. Platform modules turn the report into their own fi
 
 from __future__ import annotations
 
-import ast
 import importlib
 import json
 import pkgutil
@@ -25,17 +25,38 @@ from pathlib import Path
 
 from problemgen import exports
 from problemgen.errors import ProblemgenError
+from problemgen.exports.uploads import NotGradable, file_name, graded_file, hidden, uploads
 from problemgen.sheets.reports import Report
 
 CONFIG = "problemgen-export.json"
 SCHEMA = "problemgen.export/1"
 SHEET_NAME = "answers.toml"
-MAX_PY_FILES = 50
 
 
 def failure(title: str, message: str, **meta) -> Report:
     """A score-0 report that explains itself (no checks ran)."""
     return Report(title=title, results=(), meta={"error": message, **meta})
+
+
+def grader_failed() -> Report:
+    """The report for a failure of the grader itself (call it in an ``except``): the platform still gets a
+    result, the student is told it is not their fault, and the traceback goes to the log for the instructor."""
+    import traceback
+
+    kind, exc, _ = sys.exc_info()
+    traceback.print_exc(file=sys.stdout)
+    what = f"{kind.__name__}: {exc}" if kind else "unknown error"
+    return failure("problemgen", f"the autograder failed ({what[:300]}); nothing was graded, tell your instructor")
+
+
+def write_result(path: Path, text: str) -> None:
+    """Write a platform's result file whole or not at all (a partial file would read as a broken result)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(text, encoding="utf-8")
+    partial.replace(path)
+
+
 
 
 def load_config(source: Path) -> dict:
@@ -65,17 +86,12 @@ def identify(config: dict, identities: list[str]) -> list[str]:
     return found
 
 
-def _hidden(path: Path, top: Path) -> bool:
-    """Inside a dot-directory (``.git``, ``.problemgen``) or byte-code cache: never the student's work."""
-    return any(part.startswith(".") or part == "__pycache__" for part in path.relative_to(top).parts[:-1])
-
-
 def find_sheet(submission: Path) -> Path | None:
     """``answers.toml`` at the top of the submission, else the only ``.toml`` file uploaded."""
     direct = submission / SHEET_NAME
     if direct.is_file():
         return direct
-    tomls = sorted(p for p in submission.rglob("*.toml") if p.is_file() and not p.is_symlink() and not _hidden(p, submission))
+    tomls = sorted(p for p in submission.rglob("*.toml") if p.is_file() and not p.is_symlink() and not hidden(p, submission))
     return tomls[0] if len(tomls) == 1 else None
 
 
@@ -118,37 +134,6 @@ def grade_sheet(config: dict, variant_text, submission: Path, identities: list[s
 # ------------------------------------------------------------------------------------------ code
 
 
-def defining_files(submission: Path, function: str) -> tuple[list[Path], list[Path]]:
-    """(files defining ``function`` at top level, all ``.py`` and ``.ipynb`` files) among the uploaded files.
-
-    Files are read as text and parsed, never imported; files that do not parse define nothing.
-    """
-    files = sorted(p for p in submission.rglob("*") if p.suffix in (".py", ".ipynb")
-                   and p.is_file() and not p.is_symlink() and not _hidden(p, submission))[:MAX_PY_FILES]
-    defining = []
-    for path in files:
-        try:
-            tree = ast.parse(_code_of(path))
-        except (SyntaxError, ValueError, OSError):
-            continue
-        if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == function for n in tree.body):
-            defining.append(path)
-    return defining, files
-
-
-def _code_of(path: Path) -> bytes | str:
-    """The Python code of an uploaded file: a ``.py`` file's bytes, or a notebook's code cells."""
-    if path.suffix != ".ipynb":
-        return path.read_bytes()
-    from problemgen.code.notebook import read_notebook  # deferred: export discovery imports this module
-    from problemgen.code.sandbox.staging import RejectedSubmission  # (same reason)
-
-    try:
-        return read_notebook(path).source
-    except RejectedSubmission as exc:
-        raise ValueError(str(exc)) from exc
-
-
 def grade_code_submission(source: Path, submission: Path, who: str = "", secret: str | None = None) -> Report:
     """Grade the uploaded file that defines the task's function, in the sandbox; never raises.
 
@@ -174,16 +159,10 @@ def _grade_code(config: dict, submission: Path, who: str) -> Report:
     from problemgen.code.tasks import get_task  # (same reason)
 
     task = get_task(config["task"])
-    function = task.functions[0]
-    defining, files = defining_files(submission, function)
-    if len(defining) != 1:
-        uploaded = ", ".join(p.name for p in files) or "no .py or .ipynb file"
-        if not defining and len(files) == 1:
-            defining = files  # one file: grade it, so a syntax error is reported as such
-        else:
-            where = "none of them" if not defining else "several: " + ", ".join(p.name for p in defining)
-            return failure(task.name, f"the task needs a function {function}() in one uploaded .py or .ipynb file; "
-                                      f"uploaded: {uploaded}; defining it: {where}", task=task.name)
+    try:
+        graded = graded_file(task, uploads(submission, task))
+    except NotGradable as exc:
+        return failure(task.name, str(exc), task=task.name)
     plan = make_plan(task, secret=config["secret"])
     limits = Limits(case_timeout=float(config.get("timeout", 5.0)))
     minimum = config.get("min_isolation", "process")
@@ -192,7 +171,8 @@ def _grade_code(config: dict, submission: Path, who: str) -> Report:
             level = sandbox.probe().isolation
             if rank(level) < rank(minimum):
                 raise IsolationError(f"sandbox isolation is {level!r}, below the required {minimum!r}")
-            report = grade_submission(plan, defining[0], sandbox, student=who or defining[0].stem)
+            student = who or file_name(graded).rpartition(".")[0]
+            report = grade_submission(plan, graded, sandbox, student=student)
     except IsolationError as exc:
         return failure(task.name, f"not graded: {exc}; nothing was run (tell your instructor)", task=task.name)
     return hide_secret_checks(report)

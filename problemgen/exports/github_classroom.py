@@ -23,11 +23,13 @@ from pathlib import Path
 from problemgen.errors import ProblemgenError
 from problemgen.exports import Export, Option
 from problemgen.exports import common
-from problemgen.exports.autograde import CONFIG, failure, grade_code_submission, grade_sheet, load_config
+from problemgen.exports.autograde import (
+    CONFIG, failure, grade_code_submission, grade_sheet, grader_failed, load_config, write_result,
+)
 from problemgen.exports.bundle import Bundle, write_directory
 from problemgen.exports.sealed import seal, unseal
 from problemgen.exports.wheel import STUDENT_VISIBLE_LEFT_OUT, running_files
-from problemgen.sheets.reports import Report, render_json, render_junit, render_markdown, render_text
+from problemgen.sheets.reports import Report, render_json, render_junit, render_markdown, render_text, well_formed
 
 DOT = ".problemgen"
 SEALED = "keys.sealed"
@@ -52,7 +54,7 @@ jobs:
         with:
           python-version: "3.12"
       - name: Install problemgen
-        run: python -m pip install ./.problemgen/%(wheel)s
+        run: python -P -m pip install ./.problemgen/%(wheel)s
       - name: Grade
         env:
           %(secret)s: ${{ secrets.%(secret)s }}
@@ -68,9 +70,10 @@ jobs:
 
 GRADE_SH = """#!/usr/bin/env bash
 # Run by the workflow on every push: grades this repository and always exits 0 once grading ran.
+# -P: the working directory is the student's repository; it must never be on the grader's import path.
 ROOT="${GITHUB_WORKSPACE:-$(cd "$(dirname "$0")/.." && pwd)}"
 PY="${PROBLEMGEN_PYTHON:-python}"
-exec "$PY" -m problemgen.exports.autograde github_classroom --root "$ROOT"
+exec "$PY" -P -m problemgen.exports.autograde github_classroom --root "$ROOT"
 """
 
 
@@ -142,8 +145,10 @@ def restore_solutions(source: Path, secret: str, into: Path) -> None:
 
 def instructor_notes(config: dict, secret_env: str) -> str:
     if config["mode"] == "task":
-        submit = (f"Students edit `{config['task']}.py` (the starter is included) and push; the `.py` file "
-                  "defining the task's function is graded in problemgen's sandbox, public and hidden tests.")
+        submit = (f"Students edit `{config['task']}.py` (the starter is included) and push, or push a notebook "
+                  "(`.ipynb`) instead; the file defining the task's function is graded in problemgen's sandbox, "
+                  "public and hidden tests. The starter left exactly as shipped does not count beside a file "
+                  "that defines the function, so a notebook is graded without deleting it.")
         secret = (f"The hidden tests are drawn from the repository secret `{secret_env}`; "
                   "export with the same value in your shell so every repository is graded on the same hidden inputs.")
     else:
@@ -222,18 +227,30 @@ def _grade_sheet(config: dict, source: Path, root: Path, secret: str) -> Report:
 
 
 def run(root: Path) -> int:
-    """Grade the repository at ``root``: JUnit and results.json into $PROBLEMGEN_RESULTS_DIR, Markdown to the summary."""
-    report = grade(root)
+    """Grade the repository at ``root``: JUnit and results.json into $PROBLEMGEN_RESULTS_DIR, Markdown to the summary.
+
+    A failure of the grader itself still leaves the three reports, saying so.
+    """
+    try:
+        report = well_formed(grade(root))
+        junit, data, markdown = _rendered(report)
+    except Exception:  # noqa: BLE001 - the job must always report a result
+        report = grader_failed()
+        junit, data, markdown = _rendered(report)
     results = Path(os.environ.get("PROBLEMGEN_RESULTS_DIR") or root / ".problemgen-results")
-    results.mkdir(parents=True, exist_ok=True)
-    (results / "report.xml").write_text(render_junit(report), encoding="utf-8")
-    (results / "results.json").write_text(render_json(report), encoding="utf-8")
+    write_result(results / "report.xml", junit)
+    write_result(results / "results.json", data)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         with open(summary, "a", encoding="utf-8") as handle:
-            handle.write(render_markdown(report))
+            handle.write(markdown)
     print(render_text(report), end="")
     return 0
+
+
+def _rendered(report: Report) -> tuple[str, str, str]:
+    """(JUnit XML, JSON, Markdown) of the report: rendered before anything is written."""
+    return render_junit(report), render_json(report), render_markdown(report)
 
 
 EXPORT = Export(

@@ -19,12 +19,16 @@ from pathlib import Path
 from problemgen.errors import ProblemgenError
 from problemgen.exports import Export, Option
 from problemgen.exports import common
-from problemgen.exports.autograde import grade_code_submission, grade_sheet_submission, load_config
+from problemgen.exports.autograde import (
+    grade_code_submission, grade_sheet_submission, grader_failed, load_config, write_result,
+)
 from problemgen.exports.bundle import Bundle, write_zip
-from problemgen.sheets.reports import GRADESCOPE_VISIBILITY, Report, render_gradescope, render_text
+from problemgen.sheets.reports import GRADESCOPE_VISIBILITY, Report, render_gradescope, render_text, well_formed
 
 VENV = "problemgen-venv"
-GRADESCOPE_USER_FIELDS = ("email", "sid", "id", "name")
+GRADESCOPE_USER_FIELDS = ("email", "sid")
+"""The submitter fields a roster column is compared with. Gradescope's own user ``id`` is internal (no roster
+holds it) and ``name`` is neither unique nor fixed (students edit it), so neither is ever compared."""
 
 SETUP_SH = """#!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder image.
@@ -48,10 +52,17 @@ fi
 
 RUN_AUTOGRADER = """#!/usr/bin/env bash
 # Gradescope runs this for every submission; it writes $ROOT/results/results.json and always exits 0.
+# -P: nothing in the working directory (the student's files, wherever it is run) is ever imported.
 ROOT="${PROBLEMGEN_AUTOGRADER_ROOT:-/autograder}"
 PY="${PROBLEMGEN_PYTHON:-$ROOT/%(venv)s/bin/python}"
 [ -x "$PY" ] || PY=python3
-exec "$PY" -m problemgen.exports.autograde gradescope --root "$ROOT"
+mkdir -p "$ROOT/results"
+rm -f "$ROOT/results/results.json"
+"$PY" -P -m problemgen.exports.autograde gradescope --root "$ROOT"
+if [ ! -s "$ROOT/results/results.json" ]; then
+    echo '{"score": 0, "output": "the autograder could not start (problemgen or Python is missing from the autograder image); nothing was graded, tell your instructor", "visibility": "visible", "stdout_visibility": "hidden", "tests": []}' > "$ROOT/results/results.json"
+fi
+exit 0
 """.replace("%(venv)s", VENV)
 
 
@@ -94,12 +105,15 @@ def instructor_notes(config: dict, secret_env: str) -> str:
               f"one or more `.py` files; the one defining `{config['task']}`'s function is graded "
               "(helpers must be in that same file)")
     if config["mode"] == "sheets":
-        secret = ("The zip holds every student's frozen variant (`keys/<id>/variant.json`, with the answers) and "
-                  f"the map from Gradescope {config['match_by']} to roster id. Keep it as private as the keys.")
+        secret = (_matching(config["match_by"]) + "\n\nThe zip holds every student's frozen variant "
+                  "(`keys/<id>/variant.json`, with the answers) and the map from the roster's "
+                  f"`{config['match_by']}` column to roster id. Keep it as private as the keys.")
     else:
         secret = (f"The hidden-test secret (from `${secret_env}` when exported) is inside "
                   "`problemgen-export.json`; keep the zip private. Hidden tests are shown "
-                  f"`{config['hidden_visibility']}`; their output never shows hidden inputs or expected values. "
+                  f"`{config['hidden_visibility']}`; their output never shows hidden inputs or expected values, and "
+                  "the summary students always see counts only the visible tests' points (Gradescope itself keeps "
+                  "the total score from students while tests are hidden). "
                   f"Student code runs in problemgen's sandbox, at `{config['min_isolation']}` or better, "
                   "else nothing runs and the result says so (use `seccomp+landlock` where Gradescope's kernel allows, "
                   "so student code cannot read the autograder's files).")
@@ -126,7 +140,26 @@ Try it locally before uploading (the same steps Gradescope takes, in a temporary
 """
 
 
+def _matching(match_by: str) -> str:
+    """How a submitter is found in the roster, for the instructor notes."""
+    names = {"email": "e-mail address", "sid": "student ID (sid)"}
+    fields = " or ".join(names[f] for f in compared_fields(match_by))
+    note = ("" if compared_fields(match_by) == ("email",) else
+            " Gradescope knows a student ID only when one was entered for the student (the *Student ID* "
+            "column of Gradescope's course roster): fill it in with the same values.")
+    return (f"Submitters are matched to the roster by Gradescope's {fields}, compared with the roster's "
+            f"`{match_by}` column (case and surrounding spaces ignored); Gradescope's own user id and display "
+            f"name are never used.{note}")
+
+
 # ------------------------------------------------------------------------------------------ on Gradescope
+
+
+def compared_fields(match_by: str) -> tuple[str, ...]:
+    """Gradescope's submitter fields the roster column ``match_by`` is compared with: ``email`` with the
+    e-mail, ``sid`` with the student id, any other column (``id``, ``student_number``…) with both."""
+    column = match_by.strip().lower()
+    return (column,) if column in GRADESCOPE_USER_FIELDS else GRADESCOPE_USER_FIELDS
 
 
 def submitter_identities(metadata: dict, match_by: str) -> tuple[list[str], str]:
@@ -134,7 +167,7 @@ def submitter_identities(metadata: dict, match_by: str) -> tuple[list[str], str]
     users = metadata.get("users") if isinstance(metadata, dict) else None
     if not isinstance(users, list):
         return [], ""
-    fields = (match_by,) if match_by in GRADESCOPE_USER_FIELDS else ("email", "sid")
+    fields = compared_fields(match_by)
     values = [str(u[f]) for u in users if isinstance(u, dict) for f in fields if u.get(f) not in (None, "")]
     names = [str(u.get("email") or u.get("name") or "") for u in users if isinstance(u, dict)]
     return values, ", ".join(n for n in names if n)
@@ -166,11 +199,18 @@ def results_json(report: Report, hidden_visibility: str) -> str:
 
 
 def run(root: Path) -> int:
-    """Grade the submission under ``root`` and write ``root/results/results.json``; always returns 0."""
-    report, visibility = grade(root)
-    results = root / "results"
-    results.mkdir(parents=True, exist_ok=True)
-    (results / "results.json").write_text(results_json(report, visibility), encoding="utf-8")
+    """Grade the submission under ``root`` and write ``root/results/results.json``; always returns 0.
+
+    Whatever happens, Gradescope gets a valid results.json: one that says the grader failed when it did.
+    """
+    try:
+        report, visibility = grade(root)
+        report = well_formed(report)
+        text = results_json(report, visibility)
+    except Exception:  # noqa: BLE001 - Gradescope must always receive a result
+        report = grader_failed()
+        text = results_json(report, "hidden")
+    write_result(root / "results" / "results.json", text)
     print(render_text(report), end="")  # the autograder log, for instructors (stdout_visibility hidden)
     return 0
 
@@ -181,7 +221,8 @@ EXPORT = Export(
     help="""Write a Gradescope autograder zip for an answer-sheet class (--class, --roster) or a coding task (--task).
 
     Answer sheets: each submitter is matched to a roster id by the roster column --match-by (email, sid or
-    any other column; Gradescope's email or sid is compared) and their answers.toml is graded against
+    any other column such as id, which is compared with Gradescope's email and student id, sid) and
+    their answers.toml is graded against
     their own frozen variant, which stays inside the zip. Code: the uploaded .py file defining the task's
     function is graded in the sandbox; hidden tests come from the secret in --secret-env and are shown
     --visibility (default after_due_date). INSTRUCTOR.md inside the zip says how to upload it.
@@ -194,8 +235,8 @@ EXPORT = Export(
     options=(
         common.CLASS,
         Option("--roster", "roster", "The roster CSV of the class set, with the --match-by column.", kind="file"),
-        Option("--match-by", "match_by", "Roster column matched to Gradescope's submitter (email, sid or COLUMN).",
-               default="email"),
+        Option("--match-by", "match_by", "Roster column matched to Gradescope's submitter: email, sid, or any "
+               "COLUMN (compared with Gradescope's email and sid).", default="email"),
         common.ID_COLUMN, common.TASK, common.SECRET, common.MIN_ISOLATION,
         Option("--visibility", "visibility", "When students see hidden tests.", kind="choice",
                choices=GRADESCOPE_VISIBILITY, default="after_due_date"),

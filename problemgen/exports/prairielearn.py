@@ -15,29 +15,35 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import uuid
 from pathlib import Path
 
 from problemgen.exports import Export, Option
 from problemgen.exports import common
-from problemgen.exports.autograde import grade_code_submission
+from problemgen.exports.autograde import grade_code_submission, grader_failed, write_result
 from problemgen.exports.bundle import Bundle, write_directory
-from problemgen.sheets.reports import Report, render_text
+from problemgen.sheets.reports import Report, render_text, well_formed
 
 DEFAULT_IMAGE = "prairielearn/grader-python"
+START_UP_SECONDS = 30
+"""The grading job's own start: installing the wheel where the image lacks problemgen, Python with numpy,
+the sandbox's fork server and its probe. Measured at a few seconds; the rest is room for a slow machine."""
+MAX_JOB_SECONDS = 600
 
 RUN_SH = """#!/usr/bin/env bash
 # PrairieLearn runs this in the grading container; it leaves $ROOT/results/results.json.
+# -P on every Python: nothing in the working directory, which may hold the student's files, is ever imported.
 ROOT="${PROBLEMGEN_AUTOGRADER_ROOT:-/grade}"
 PY="${PROBLEMGEN_PYTHON:-python3}"
 mkdir -p "$ROOT/results"
-if ! "$PY" -c 'import problemgen' 2>/dev/null; then
+if ! "$PY" -P -c 'import problemgen' 2>/dev/null; then
     # No network while grading: install the shipped wheel alone (the image provides its dependencies).
     LIB="${PROBLEMGEN_LIB:-/tmp/problemgen-lib}"
-    "$PY" -m pip install -q --no-deps --no-index --target "$LIB" "$ROOT"/tests/problemgen-*.whl \\
+    "$PY" -P -m pip install -q --no-deps --no-index --target "$LIB" "$ROOT"/tests/problemgen-*.whl \\
         && export PYTHONPATH="$LIB${PYTHONPATH:+:$PYTHONPATH}"
 fi
-"$PY" -m problemgen.exports.autograde prairielearn --root "$ROOT"
+"$PY" -P -m problemgen.exports.autograde prairielearn --root "$ROOT"
 if [ ! -s "$ROOT/results/results.json" ]; then
     echo '{"gradable": false, "format_errors": ["the grader could not start: problemgen or its dependencies (numpy, sympy, click, jinja2) are missing from the grading image; tell your instructor"]}' > "$ROOT/results/results.json"
 fi
@@ -51,21 +57,44 @@ def build(output: Path, task: str, secret_env: str = common.SECRET_ENV, min_isol
           timeout: float = 5.0, image: str = DEFAULT_IMAGE, wheel: Path | None = None, force: bool = False) -> str:
     """Write the question directory; returns a line for the terminal."""
     the_task = common.read_task(task)
-    config = common.task_config(the_task, common.read_secret(secret_env), min_isolation, timeout)
+    secret = common.read_secret(secret_env)
+    config = common.task_config(the_task, secret, min_isolation, timeout)
     the_wheel = common.the_wheel(wheel)
+    needed = job_seconds(the_task, secret, timeout)
     bundle = Bundle()
-    bundle.add_json("info.json", info(the_task, image, timeout))
+    bundle.add_json("info.json", info(the_task, image, needed))
     bundle.add("question.html", question_html(the_task))
     bundle.add("tests/run.sh", RUN_SH, executable=True)
-    bundle.add("INSTRUCTOR.md", instructor_notes(the_task, image, secret_env))
+    bundle.add("INSTRUCTOR.md", instructor_notes(the_task, image, secret_env, timeout, needed))
     common.add_grader_files(bundle, "tests/", config, None, the_wheel)
     write_directory(bundle, output, force=force)
-    return f"wrote {output}: PrairieLearn question for task {the_task.name} ({len(bundle.files)} files)\n"
+    done = f"wrote {output}: PrairieLearn question for task {the_task.name} ({len(bundle.files)} files)\n"
+    if needed > MAX_JOB_SECONDS:
+        done += (f"warning: a slow submission may need up to {needed} s, but the job timeout in info.json stops "
+                 f"at {MAX_JOB_SECONDS} s; lower --timeout ({timeout:g} s per test now)\n")
+    return done
 
 
-def info(task, image: str, timeout: float) -> dict:
-    """``info.json``: a v3 question graded externally; the uuid is derived from the task, so re-exports agree."""
-    case_seconds = len(task.public_cases()) * timeout
+def job_seconds(task, secret: str, timeout: float) -> int:
+    """The longest a grading job may take without anything going wrong: every call of the plan (public
+    and hidden cases, property calls) and, in a fresh child, the later calls of each law a second time
+    (see ``problemgen.code.grade._run_plan``), each up to ``timeout``; each of those two children's
+    import, up to the sandbox's import limit; and the job's start (:data:`START_UP_SECONDS`)."""
+    # deferred: export discovery imports this module; plans pull in numpy
+    from problemgen.code.grade import make_plan
+    from problemgen.code.sandbox import Limits  # (same reason)
+
+    plan = make_plan(task, secret=secret)
+    again = sum(len(prop.calls) - 1 for prop in plan.properties if len(prop.calls) > 1)
+    calls = len(plan.calls) + again
+    return math.ceil(calls * timeout + 2 * Limits(case_timeout=timeout).import_timeout + START_UP_SECONDS)
+
+
+def info(task, image: str, job_timeout: int) -> dict:
+    """``info.json``: a v3 question graded externally; the uuid is derived from the task, so re-exports agree.
+
+    ``job_timeout`` is :func:`job_seconds`; PrairieLearn gets at least 60 s and at most :data:`MAX_JOB_SECONDS`.
+    """
     return {
         "uuid": str(uuid.uuid5(uuid.NAMESPACE_URL, f"https://problemgen/tasks/{task.name}")),
         "title": task.title,
@@ -78,7 +107,7 @@ def info(task, image: str, timeout: float) -> dict:
             "enabled": True,
             "image": image,
             "entrypoint": "/grade/tests/run.sh",
-            "timeout": int(min(600, max(60, 4 * case_seconds))),
+            "timeout": int(min(MAX_JOB_SECONDS, max(60, job_timeout))),
         },
     }
 
@@ -101,7 +130,7 @@ def question_html(task) -> str:
 """
 
 
-def instructor_notes(task, image: str, secret_env: str) -> str:
+def instructor_notes(task, image: str, secret_env: str, timeout: float, needed: int) -> str:
     return f"""# PrairieLearn question: {task.title}
 
 1. Copy this directory into your course's `questions/` (rename it as you like; `info.json` carries a
@@ -116,6 +145,10 @@ def instructor_notes(task, image: str, secret_env: str) -> str:
 3. Students edit `{task.name}.py` in the browser and submit; the file is graded in problemgen's sandbox
    (public and hidden tests). A submission without the task's function is "not gradable" and costs no
    attempt.
+4. Each test may run {timeout:g} s (`--timeout`). The job timeout in `info.json`
+   ({min(MAX_JOB_SECONDS, max(60, needed))} s) covers every test of the task (public, hidden and property calls,
+   and the re-run of some property calls in a fresh process) at that limit, plus start-up, so a slow but
+   correct submission is never stopped by PrairieLearn before its result is written.
 
 The hidden-test secret (from `${secret_env}` when exported) is in `tests/problemgen-export.json`;
 PrairieLearn never serves `tests/` to students. Hidden tests are listed by name and status; their
@@ -143,13 +176,18 @@ def results(report: Report) -> dict:
 
 
 def run(root: Path) -> int:
-    """Grade ``root/student`` against ``root/tests``; write ``root/results/results.json``."""
-    report = grade_code_submission(root / "tests", root / "student")
-    out = root / "results"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps(results(report), indent=2, sort_keys=True, ensure_ascii=False) + "\n",
-                                      encoding="utf-8")
+    """Grade ``root/student`` against ``root/tests``; write ``root/results/results.json`` (one that says the
+    grader failed when it did)."""
+    try:
+        text = _results_text(well_formed(grade_code_submission(root / "tests", root / "student")))
+    except Exception:  # noqa: BLE001 - PrairieLearn must always receive a result
+        text = _results_text(grader_failed())
+    write_result(root / "results" / "results.json", text)
     return 0
+
+
+def _results_text(report: Report) -> str:
+    return json.dumps(results(report), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 EXPORT = Export(

@@ -125,6 +125,41 @@ def _printable(text: str) -> str:
     return "".join(c if c == "\n" or c.isprintable() else f"\\x{ord(c):02x}" for c in text)
 
 
+def well_formed_text(text: str) -> str:
+    """``text`` with every lone surrogate written out, so that any UTF-8 file or stream can carry it.
+
+    Lone surrogates reach a report from file names that were not UTF-8 (Python keeps each such byte as
+    U+DC80–U+DCFF; it is shown as ``\\xNN``, the byte it stands for) and from JSON escapes (``\\udNNN``).
+    Writing them would raise UnicodeEncodeError, and a platform would get no result at all.
+    """
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return "".join(f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else
+                       f"\\u{ord(c):04x}" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
+
+
+def _well_formed_value(value):
+    if isinstance(value, str):
+        return well_formed_text(value)
+    if isinstance(value, dict):
+        return {_well_formed_value(k): _well_formed_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        items = [_well_formed_value(v) for v in value]
+        return items if isinstance(value, list) else tuple(items)
+    return value
+
+
+def well_formed(report: Report) -> Report:
+    """The report with all its text (title, checks, metadata) well-formed: see :func:`well_formed_text`."""
+    from dataclasses import replace
+
+    results = tuple(replace(r, **{f: _well_formed_value(getattr(r, f)) for f in
+                                  ("name", "status", "mistake", "feedback", "group")}) for r in report.results)
+    return Report(well_formed_text(report.title), results, _well_formed_value(report.meta))
+
+
 def _status(r: CheckResult) -> str:
     """The shared outcome, with the grader's own word when it says more (``invalid (TIMEOUT)``)."""
     detail = r.status.lower() not in (r.outcome, "ok") and not r.passed
@@ -343,8 +378,9 @@ def render_gradescope(report: Report, hidden_visibility: str = "hidden") -> str:
     """Gradescope autograder ``results.json``: top-level points and one test per check.
 
     Scores are in points (Gradescope sums them against the assignment's total); hidden checks get
-    ``hidden_visibility`` (``hidden`` unless an export chooses e.g. ``after_due_date``). ``status`` is
-    Gradescope's optional passed/failed marker.
+    ``hidden_visibility`` (``hidden`` unless an export chooses e.g. ``after_due_date``), and the
+    top-level ``output``, which students always see, gives only the visible checks' points. ``status``
+    is Gradescope's optional passed/failed marker.
     """
     if hidden_visibility not in GRADESCOPE_VISIBILITY:
         raise ValueError(f"unknown Gradescope visibility {hidden_visibility!r}")
@@ -359,7 +395,7 @@ def render_gradescope(report: Report, hidden_visibility: str = "hidden") -> str:
             "output": output,
             "visibility": "visible" if r.visible else hidden_visibility,
         })
-    summary = [f"{report.title}: {_pts(report.points)}/{_pts(report.max_points)} points"]
+    summary = [_gradescope_summary(report, hidden_visibility)]
     if report.meta.get("error"):
         summary.append(f"error: {report.meta['error']}")
     summary += [f"warning: {w}" for w in _warnings(report)]
@@ -370,6 +406,25 @@ def render_gradescope(report: Report, hidden_visibility: str = "hidden") -> str:
         "tests": tests,
     }
     return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+_WHEN_SHOWN = {"hidden": "hidden from students", "after_due_date": "shown after the due date",
+               "after_published": "shown when grades are published"}
+
+
+def _gradescope_summary(report: Report, hidden_visibility: str) -> str:
+    """The always-visible first line: the points of the tests students can see now, never the total.
+
+    Gradescope keeps the total score from students while any test is hidden; a total in this line would
+    let them work out their hidden tests' results submission by submission.
+    """
+    unseen = [r for r in report.results if not r.visible]
+    if not unseen or hidden_visibility == "visible":
+        return f"{report.title}: {_pts(report.points)}/{_pts(report.max_points)} points"
+    seen = [r for r in report.results if r.visible]
+    return (f"{report.title}: {_pts(sum(r.score for r in seen))}/{_pts(sum(r.max_score for r in seen))} points "
+            f"on the visible tests; {len(unseen)} more test(s), {_pts(sum(r.max_score for r in unseen))} points, "
+            f"{_WHEN_SHOWN[hidden_visibility]}")
 
 
 @dataclass(frozen=True)
