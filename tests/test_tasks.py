@@ -342,3 +342,12 @@ def test_no_property_is_earned_by_outputs_that_are_constant_or_not_finite(fill):
                 continue  # no float output (a Boolean mask, a count): nothing to fill
             outcomes = [Outcome(RETURNED, _filled(value, fill)) for value in right]
             assert not _property_result(prop, outcomes, shapes).passed, (task.name, prop.name, fill)
+
+
+def test_a_submission_whose_file_name_is_not_utf8_gets_a_report_in_every_format(sandbox, tmp_path):
+    """`l\\xf6sung.py`, as unzipping a Windows archive may name it, once crashed the JSON report."""
+    path = write(tmp_path, "l\udcf6sung.py", solution("softmax"))  # the byte 0xF6, not the letter ö
+    report = grade_submission(make_plan(get_task("softmax"), public_only=True), path, sandbox)
+    assert report.score == 1.0 and report.title == "softmax: l\\xf6sung"
+    for fmt in ("json", "junit", "md", "text", "gradescope"):
+        render(report, fmt).encode("utf-8")

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from problemgen.sheets.reports import CheckResult, Report
+from problemgen.sheets.reports import CheckResult, Report, well_formed_text
 from problemgen.model.core import ProblemgenError
 from problemgen.code.sandbox import (
     CRASH, IMPORT_ERROR, RETURNED, Call, IsolationError, Limits, Outcome, RejectedSubmission, Sandbox, SandboxRun,
@@ -96,7 +96,7 @@ def _seed(*parts: str) -> int:
 def grade_submission(plan: Plan, path: str | os.PathLike, sandbox: Sandbox, *, student: str | None = None) -> Report:
     """Grade the ``.py`` file or directory at ``path``; never raises for anything the student did."""
     task = plan.task
-    student = student or Path(path).stem
+    student = student or well_formed_text(Path(path).stem)  # a name that is not UTF-8 is shown as \xNN
     title = f"{task.name}: {student}"
     notes: tuple[str, ...] = ()
     try:
