@@ -516,3 +516,23 @@ def test_a_grader_fault_costs_one_answer_and_flags_the_student_for_a_regrade(cla
     assert part["status"] == "invalid" and "fault in problemgen" in part["feedback"]
     assert records["s2"].points == records["s1"].points - part["max_score"]  # the faulted part's points alone
     assert report["meta"]["faults"] == ["p2.allowed"] and "RuntimeError: a bug in a reader" in report["meta"]["warnings"][0]
+
+
+def test_whose_finds_the_owner_of_an_edited_latex_handout_of_a_bank_whose_id_has_an_underscore(tmp_path,
+                                                                                                monkeypatch):
+    """LaTeX prints `attention\\_basics-…`; the id was not found once the file's bytes had changed."""
+    from problemgen.classes.whose import whose
+    from problemgen.documents import worksheet
+
+    monkeypatch.setenv(SECRET_ENV, "a long class secret for tests")
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id\nana\nbo\n", encoding="utf-8")
+    out = tmp_path / "class"
+    worksheet.write_class_set(worksheet.WorksheetJob("attention_basics", out, formats=("md", "tex")), roster, SECRET_ENV)
+    tex = (out / "handouts" / "bo" / "worksheet.tex").read_text(encoding="utf-8")
+    assert "attention\\_basics-" in tex
+    leaked = tmp_path / "leaked.tex"
+    leaked.write_text(tex.replace("bo", "??"), encoding="utf-8")  # the name line edited away
+    assert whose(str(leaked), out).student == "bo"
+    variant = json.loads((out / "manifest.json").read_text())["students"][1]["variant_id"]
+    assert whose(variant.replace("_", "\\_"), out).student == "bo"

@@ -46,12 +46,12 @@ def whose(what: str, class_dir: str | Path) -> Owner | None:
     by_variant = {str(e.get("variant_id")): e for e in entries}
     path = Path(what)
     if not path.is_file():
-        entry = by_variant.get(what.strip())
+        entry = by_variant.get(_unescaped(what.strip().encode()).decode(errors="replace"))
         return _owner(entry, "variant id") if entry else None
     if path.stat().st_size > MAX_FILE_BYTES:
         raise ProblemgenError(f"{path}: larger than {MAX_FILE_BYTES // 2**20} MiB")
     data = path.read_bytes()
-    for found in dict.fromkeys(m.group().decode() for m in _VARIANT_ID.finditer(data)):
+    for found in dict.fromkeys(m.group().decode() for m in _VARIANT_ID.finditer(_unescaped(data))):
         if found in by_variant:
             return _owner(by_variant[found], f"variant id {found} printed in {path.name}")
     digest = hashlib.sha256(data).digest()
@@ -61,6 +61,12 @@ def whose(what: str, class_dir: str | Path) -> Owner | None:
             if match:
                 return _owner(entry, f"same bytes as {match}")
     return None
+
+
+def _unescaped(data: bytes) -> bytes:
+    """LaTeX's ``\\_`` back to ``_``: a .tex worksheet prints ``mixed\\_exam-82ed362bbdb0``, and an id
+    copied from it keeps the backslash."""
+    return data.replace(b"\\_", b"_")
 
 
 def _same_file(class_dir: Path, folder: str, digest: bytes) -> str | None:
