@@ -518,3 +518,21 @@ def test_vary_asks_for_structural_variety_and_the_gradebook_reports_it_per_varia
     varied = [i for name, i in items.items() if name.startswith("p3.")]
     assert varied and all(len(i["variants"]) == 2 for i in varied)
     assert all(i["variants"] == {} for name, i in items.items() if not name.startswith("p3."))
+
+
+def test_a_class_secret_of_few_different_characters_is_refused(monkeypatch):
+    """A handout lets a student test guesses offline, so a secret like sixteen a's must not pass."""
+    monkeypatch.setenv(SECRET_ENV, "a" * 40)
+    with pytest.raises(ProblemgenError, match="uses 1 different characters"):
+        worksheet.read_secret(SECRET_ENV)
+    monkeypatch.setenv(SECRET_ENV, "passwordpassword")
+    with pytest.raises(ProblemgenError, match="uses 7 different characters"):
+        worksheet.read_secret(SECRET_ENV)
+
+
+def test_white_space_around_the_class_secret_is_no_part_of_it(monkeypatch):
+    """A trailing newline (a secret read from a file) once gave a different class set, silently."""
+    monkeypatch.setenv(SECRET_ENV, "a long class secret\n")
+    padded = worksheet.read_secret(SECRET_ENV)
+    monkeypatch.setenv(SECRET_ENV, "a long class secret")
+    assert padded == worksheet.read_secret(SECRET_ENV) == "a long class secret"

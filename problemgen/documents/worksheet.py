@@ -33,6 +33,7 @@ from typing import Callable
 from problemgen.documents.banks import SAFE_ID, Bank, BankItem, load_bank
 from problemgen.model.core import Problem, ProblemgenError
 from problemgen.model.variantfile import SheetProblem, WorksheetVariant
+import problemgen.secret_env as secret_env
 from problemgen.userfiles import read_capped
 from problemgen.model.registry import draw_choices, generate, get_kind
 from problemgen.misconceptions.catalogue import describe
@@ -45,7 +46,6 @@ ROSTER_ID_COLUMNS = ("id", "student_id", "student", "sid")
 """Header names taken as the student id column (case-insensitive; ``SID`` is Gradescope's roster export)."""
 ROSTER_NAME_COLUMNS = ("name", "full name", "full_name", "student name", "student_name")
 ROSTER_DELIMITERS = ",;\t"
-MIN_SECRET_CHARS = 16
 HANDOUTS, KEYS = "handouts", "keys"
 KEY_FILE_PREFIXES = ("answer_key.", "key.toml", "variant.json")
 """Files of a worksheet directory that hold answers: never among the handouts."""
@@ -80,16 +80,7 @@ def student_seed(secret: str, bank_id: str, base_seed: int, student: str) -> tup
 
 def read_secret(env_var: str) -> str:
     """The class secret from the named environment variable (never from the command line)."""
-    secret = os.environ.get(env_var, "")
-    hint = f"export {env_var}=$(python3 -c 'import secrets; print(secrets.token_hex(32))')"
-    if not secret.strip():
-        raise ProblemgenError(f"environment variable {env_var} is not set or empty; set it to a long random secret, e.g. {hint}")
-    if len(secret.strip()) < MIN_SECRET_CHARS:
-        raise ProblemgenError(
-            f"the class secret in {env_var} has {len(secret.strip())} characters; at least {MIN_SECRET_CHARS} are needed "
-            f"so nobody can guess it and rebuild the keys, e.g. {hint}"
-        )
-    return secret
+    return secret_env.read_secret(env_var, "class secret")
 
 
 # --------------------------------------------------------------------------------------------------

@@ -8,11 +8,11 @@ keys, so an export of a class is as secret as the class's key directory.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from problemgen.code.sandbox.isolation import LEVELS
+import problemgen.secret_env as secret_env
 from problemgen.errors import ProblemgenError
 from problemgen.exports import Option
 from problemgen.exports.autograde import CONFIG, SCHEMA
@@ -72,12 +72,7 @@ def read_task(name: str | None):
 
 def read_secret(env_var: str) -> str:
     """The hidden-test secret from the named environment variable; exports are reproducible, so it is required."""
-    secret = os.environ.get(env_var, "").strip()
-    if len(secret) < 16:
-        raise ProblemgenError(
-            f"environment variable {env_var} must hold the hidden-test secret (16 characters or more), e.g. "
-            f"export {env_var}=$(python3 -c 'import secrets; print(secrets.token_hex(32))')")
-    return secret
+    return secret_env.read_secret(env_var, "hidden-test secret")
 
 
 def one_of(task: str | None, class_dir: Path | None) -> str:
