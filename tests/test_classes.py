@@ -377,6 +377,44 @@ def test_two_entries_for_one_student_that_differ_only_in_case_are_a_duplicate(cl
     assert len(rows) == 7  # both entries of s1 are s1's row, not strays
 
 
+def _without_variant_line(sheet: str) -> str:
+    return re.sub(r"(?m)^variant = .*\n", "", sheet)
+
+
+def test_a_sheet_naming_another_student_in_any_case_is_a_variant_mismatch(class_set, tmp_path):
+    """Roster ids match ignoring case everywhere, the sheet's ``student`` line too: s2 handing in s1's
+    sheet with the variant line deleted and ``student = "S1"`` is s1's sheet."""
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    s1 = _without_variant_line(_key(class_set, "s1"))
+    (subs / "s2.toml").write_text(re.sub(r'(?m)^student = .*$', 'student = "S1"', s1))
+    (subs / "s3.toml").write_text(re.sub(r'(?m)^student = .*$', 'student = "S3"', _without_variant_line(_key(class_set, "s3"))))
+    rows = _rows(subs, class_set)
+    assert rows["s2"].status == "variant-mismatch: belongs to s1"
+    assert rows["s3"].status == "graded"  # one's own id in capitals is still one's own sheet
+
+
+def test_a_meta_line_given_twice_is_a_warning_and_a_gradebook_flag_not_silently_dropped(class_set, tmp_path):
+    """A duplicated ``[meta]`` entry cannot say whose sheet it is: the report warns and the gradebook flags
+    the student (as a part answered twice is reported), instead of grading it as though it said nothing."""
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    manifest = {e["student"]: e for e in json.loads((class_set / "manifest.json").read_text())["students"]}
+    own = manifest["s2"]["variant_id"]
+    (subs / "s2.toml").write_text(_key(class_set, "s2").replace(
+        f'variant = "{own}"', f'variant = "{manifest["s3"]["variant_id"]}"\nvariant = "{own}"'))
+    (subs / "s4.toml").write_text(_key(class_set, "s4").replace('student = "s4"', 'student = "s4\nstudent = "s1"'))
+    run = run_class(_rows(subs, class_set).values(), tmp_path / "g", "json", "t")
+    records = {r.student: r for r in run.records}
+    report = json.loads((tmp_path / "g" / "reports" / "s2.json").read_text())
+    assert any(w.startswith("[meta] variant: given more than once (lines 5 and 6)") for w in report["meta"]["warnings"])
+    gradebook = {r["student"]: r for r in csv.DictReader((tmp_path / "g" / "gradebook.csv").open(encoding="utf-8"))}
+    assert "[meta] variant: given more than once" in gradebook["s2"]["flags"]
+    assert "[meta] student:" in gradebook["s4"]["flags"] and gradebook["s1"]["flags"] == ""
+    assert {a["student"] for a in run.summary["attention"]} >= {"s2", "s4"}
+    assert records["s2"].score == 1.0  # still graded against the student's own variant
+
+
 def test_code_entries_that_differ_only_in_case_are_one_student_refused_as_a_duplicate(tmp_path):
     from problemgen.classes.code_class import class_entries
 

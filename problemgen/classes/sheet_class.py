@@ -145,14 +145,25 @@ def ungraded_row(student: str, status: str, message: str, overrides: tuple = (),
 
 
 def _status(job: SheetJob, variant, answers, report) -> str:
+    """Graded, or another student's sheet: named by its variant id, else by its ``student`` line, which
+    matches a roster id ignoring case as submission names do (``ALICE`` is alice)."""
     if report.meta.get("error"):
         return UNREADABLE
     owner = job.owners.get(str(answers.meta.get("variant", "")))
-    if owner is None and str(answers.meta.get("student", "")) in job.owners.values():
-        owner = str(answers.meta.get("student"))
+    if owner is None:
+        owner = _roster_id(job, str(answers.meta.get("student", "")))
     if owner is not None and owner != job.student:
         return f"{MISMATCH}: belongs to {owner}"
     return GRADED
+
+
+def _roster_id(job: SheetJob, named: str) -> str | None:
+    """The roster id a sheet's ``student`` line names, ignoring case; None when it names nobody on it.
+    The roster is searched only for a sheet naming someone else (the student's own id comes first)."""
+    key = entries.student_key(named)
+    if not key or key == entries.student_key(job.student):
+        return job.student if key else None
+    return next((s for s in job.owners.values() if entries.student_key(s) == key), None)
 
 
 def _wrong_answers(report, answers) -> tuple[int, ...]:

@@ -139,7 +139,7 @@ def grade_file(answers: str | Path, variant_path: str | Path) -> Report:
 
 def grade_answers(variant, answers, *, student: str | None = None, source: str = "") -> Report:
     """Grade already-read :class:`SheetAnswers` (split out so tests and class mode can reuse it)."""
-    warnings = list(answers.warnings)
+    warnings = [*answers.warnings, *answers.meta_problems]
     sheet_variant = answers.meta.get("variant")
     if answers.error is None and sheet_variant not in (None, "", variant.variant_id):
         warnings.append(f"the sheet is for variant {str(sheet_variant)[:80]!r}, graded against {variant.variant_id!r}")
@@ -170,6 +170,8 @@ def grade_answers(variant, answers, *, student: str | None = None, source: str =
         meta["error"] = answers.error
     if faults:  # the parts a bug made invalid: class runs flag the student for a regrade
         meta["faults"] = faults
+    if answers.meta_problems:  # class runs flag the sheet: its [meta] cannot say whose it is
+        meta["meta_problems"] = list(answers.meta_problems)
     return Report(title=f"{variant.title} ({variant.variant_id})", results=tuple(results), meta=meta)
 
 
