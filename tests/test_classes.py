@@ -163,19 +163,23 @@ def test_wrong_answers_are_kept_as_stable_fingerprints_equal_only_for_the_same_p
 
 
 def test_a_wrong_answer_too_deep_to_write_back_loses_its_fingerprint_not_the_class_run():
-    """The fingerprint writes the answer back as TOML, which recurses: a list nested 900 deep is skipped."""
+    """An answer no reader takes is fingerprinted by its text, which recurses: a list nested deeper than
+    Python's recursion limit is skipped, and the rest of the sheet keeps its evidence."""
     from types import SimpleNamespace
 
     from problemgen.classes.sheet_class import _wrong_answers
+    from problemgen.model.core import AnswerPart
 
     deep = 1
-    for _ in range(900):
+    for _ in range(5000):
         deep = [deep]
     def wrong(name: str) -> CheckResult:
         return CheckResult(name, "wrong", False, 0.0, 1.0, feedback="not the expected value", group="p1")
 
+    parts = [AnswerPart("x", "matrix", [1.0, 2.0]), AnswerPart("y", "matrix", [1.0, 3.0])]
+    variant = SimpleNamespace(problems=[SimpleNamespace(id="p1", problem=SimpleNamespace(parts=parts))])
     answers = SimpleNamespace(tables={"p1": {"x": deep, "y": [1, 2]}})
-    assert len(_wrong_answers(Report("t", (wrong("p1.x"), wrong("p1.y"))), answers)) == 1
+    assert len(_wrong_answers(Report("t", (wrong("p1.x"), wrong("p1.y"))), answers, variant)) == 1
 
 
 def test_overrides_are_read_applied_and_listed(tmp_path):
@@ -264,6 +268,18 @@ def test_a_class_run_reports_integrity_statistics_and_overrides(class_set, tmp_p
     items = list(csv.DictReader((tmp_path / "g" / "items.csv").open(encoding="utf-8")))
     assert [i["part"] for i in items] == [i["part"] for i in summary["items"]]
     assert {"mean", "discrimination", "blank_rate", "misconceptions", "variant_means"} <= set(items[0])
+
+
+def test_two_sheets_sharing_wrong_values_written_differently_are_a_possible_copy(class_set, tmp_path):
+    """The README promises sheets sharing two wrong *values*; the sheet says quotes are optional. So ``424242``
+    and ``"424,242"``, or ``424243`` and ``424243.0``, are one wrong answer for copy detection."""
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "s3.toml").write_text(_wrong(_key(class_set, "s3")))
+    s4 = re.sub(r"(?m)^allowed = .*$", 'allowed = "424,242"', _key(class_set, "s4"))
+    (subs / "s4.toml").write_text(re.sub(r"(?m)^empty_rows = .*$", "empty_rows = 424243.0", s4))
+    run = run_class(_rows(subs, class_set).values(), tmp_path / "g", "json", "t")
+    assert run.summary["possible_copies"] == [{"students": ["s3", "s4"], "shared_wrong_answers": 2}]
 
 
 def _overrides(tmp_path, *students: str):

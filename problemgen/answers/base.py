@@ -166,6 +166,12 @@ class AnswerType:
             result = replace(result, read_as=shown if len(shown) <= MAX_READ_AS else shown[: MAX_READ_AS - 1] + "…")
         return result
 
+    def canonical(self, part: AnswerPart, reading: Reading) -> str:
+        """The value read, as text that is equal for equal values however they were written (``99``, ``"99"``
+        and ``99.0``; ``(B, h, S, L)`` and ``(B,h,S,L)``): what class grading compares between sheets to
+        find two sharing the same wrong answers. Every type overrides it (a test checks each)."""
+        raise NotImplementedError
+
     def key_value(self, part: AnswerPart) -> Any:
         """The TOML value a perfect student would write (key.toml, the self-check)."""
         return part.value
@@ -204,6 +210,12 @@ def garbage_like(raw: Any) -> Any:
     if isinstance(raw, list):
         return [garbage_like(x) for x in raw]
     return GARBAGE
+
+
+def number_text(value: Any) -> str:
+    """A real number as twelve significant digits: equal for 99 and 99.0, and for 0.1 + 0.2 and 0.3 (the
+    float noise of a computed value), different for values a student wrote differently (0.333, 1/3)."""
+    return f"{float(value) + 0.0:.12g}"
 
 
 def plain_text(raw: Any) -> str:

@@ -42,7 +42,7 @@ class ClassRow:
     """A graded (or not) entry: the report when there is one, plus what the statistics need besides it.
 
     ``structures`` maps a problem id to the label of its structural variant; ``wrong_answers`` holds one
-    item per non-blank wrong answer, equal for equal (part, answer text) and nothing else: copy detection
+    item per non-blank wrong answer, equal for equal (part, value read) and nothing else: copy detection
     only compares them (answer sheets keep a fingerprint, see ``sheet_class``); ``overrides`` lists the
     regrade overrides applied and ``unapplied_overrides`` those that could not be (see ``overrides``).
     """

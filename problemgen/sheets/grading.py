@@ -100,6 +100,18 @@ def grade_part(part: AnswerPart, raw: Any) -> PartResult:
         return grader_fault(exc)
 
 
+def canonical_answer(part: AnswerPart, raw: Any) -> str:
+    """What a student's answer to ``part`` says, as text equal for equal values however written: the answer
+    type's reading of it (:meth:`~problemgen.answers.base.AnswerType.canonical`), or, for an answer it cannot
+    read, the answer's text with its spacing dropped. Class grading compares wrong answers between sheets
+    by this, so ``99``, ``"99"`` and ``99.0`` are one answer."""
+    answer_type = types.get(part.type)
+    try:
+        return answer_type.canonical(part, answer_type.plain_reading(part, raw) or answer_type.read(part, raw))
+    except Exception:  # noqa: BLE001 - unreadable (or a reader's bug): the text itself is the evidence
+        return "".join((raw if isinstance(raw, str) else repr(raw)).split())
+
+
 def grade_text(part: AnswerPart, text: str) -> PartResult:
     """Grade one typed line (the quiz) with the same rules: TOML syntax when it is TOML, else text."""
     try:

@@ -69,6 +69,10 @@ class ChoiceType(AnswerType):
         summary = f"{right} of {len(correct_ids)} correct options chosen, {len(wrong_picks)} wrong"
         return wrong(part, "; ".join([summary, *reasons]), matches, score=score)
 
+    def canonical(self, part, reading: Reading) -> str:
+        """The chosen ids, sorted (``(b)``, ``B`` and ``option b`` alike)."""
+        return ",".join(reading.value)
+
     def key_value(self, part) -> Any:
         ids = sorted(str(v) for v in part.value)
         return ids if part.spec.get("multiple") else ids[0]

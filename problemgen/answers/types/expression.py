@@ -76,6 +76,10 @@ class ExpressionType(AnswerType):
             return correct()
         return wrong(part, f"not {tolerance_text(part)} of the expected value", _value_matcher(part, answer))
 
+    def canonical(self, part: AnswerPart, reading: Reading) -> str:
+        """The expression as SymPy writes it (terms in its order: ``1/(1+e^2)`` and ``1/(exp(2) + 1)`` alike)."""
+        return str(reading.value.expr)
+
     def describe(self, part: AnswerPart) -> str:
         decimals = (f"; decimals {tolerance_text(part)} are accepted" if part.spec.get("allow_decimal")
                     else "; decimals are not accepted")

@@ -131,6 +131,10 @@ class IntegerType(AnswerType):
             return named_wrong(part, "decimal_vs_binary_units", f"that is the size in {other}, not in {unit}")
         return wrong(part, "not the expected whole number", lambda m: value == as_integer(m))
 
+    def canonical(self, part: AnswerPart, reading: Reading) -> str:
+        """The whole number (a unit converted: ``12 MiB`` is 12582912 where bytes are asked)."""
+        return str(reading.value[0])
+
     def key_value(self, part: AnswerPart) -> Any:
         return int(part.value)
 

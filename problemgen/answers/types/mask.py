@@ -135,6 +135,11 @@ class MaskType(AnswerType):
         feedback = f"{len(bad)} of {len(key_flat)} entries are wrong: {arrays.entries_text(bad, shape)}"
         return wrong(part, feedback, same)
 
+    def canonical(self, part: AnswerPart, reading: Reading) -> str:
+        """Its shape and which entries may attend (``T``/``true``/``1`` alike)."""
+        shape, values, _ = reading.value
+        return "x".join(map(str, shape)) + ":" + "".join("1" if v else "0" for v in values)
+
     def key_value(self, part: AnswerPart) -> Any:
         return mask_in(part.value, part.spec.get("representation", "bool"))
 

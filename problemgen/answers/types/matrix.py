@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from problemgen.answers import arrays
-from problemgen.answers.base import AnswerType, PartResult, Reading, correct, wrong
+from problemgen.answers.base import AnswerType, PartResult, Reading, correct, number_text, wrong
 from problemgen.answers.formatting import format_number, tolerance_text
 from problemgen.answers.scalars import as_number
 from problemgen.answers.text import InvalidAnswer
@@ -83,6 +83,11 @@ class MatrixType(AnswerType):
     def _same(values: list[float], shape: tuple[int, ...], other: Any, part: AnswerPart) -> bool:
         other_shape, other_flat = _flatten(other)
         return other_shape == shape and not misses(values, other_flat, part.rtol, part.atol)
+
+    def canonical(self, part: AnswerPart, reading: Reading) -> str:
+        """Its shape and entries (``[[.5, 1/2]]`` and ``[[0.5, 0.5]]`` alike)."""
+        shape, values, _ = reading.value
+        return "x".join(map(str, shape)) + ":" + ",".join(map(number_text, values))
 
     def describe(self, part: AnswerPart) -> str:
         shape, _ = part.layout

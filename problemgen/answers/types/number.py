@@ -13,7 +13,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from problemgen.answers.base import AnswerType, PartResult, Reading, correct, named_wrong, wrong
+from problemgen.answers.base import AnswerType, PartResult, Reading, correct, named_wrong, number_text, wrong
 from problemgen.answers.formatting import format_number, tolerance_text
 from problemgen.answers.scalars import as_number, mathparse
 from problemgen.answers.text import InvalidAnswer, clean
@@ -97,6 +97,14 @@ class NumberType(AnswerType):
         except mp.MathParseError:
             return False
         return mp.equivalent(answer.expr, key.expr)
+
+    def canonical(self, part: AnswerPart, reading: Reading) -> str:
+        """The number in the unit the part asks (``192 MiB`` where MB is asked is its MB)."""
+        value, unit, _ = reading.value
+        asked = part.spec.get("unit")
+        if unit is not None and unit != asked and asked in UNIT_BYTES:
+            value = value * UNIT_BYTES[unit] / UNIT_BYTES[asked]
+        return number_text(value)
 
     def key_value(self, part: AnswerPart) -> Any:
         return float(part.value)

@@ -194,6 +194,10 @@ class ShapeType(AnswerType):
                 feedback += " (a different dimension of the same size is still wrong: name the one that axis holds)"
         return wrong(part, feedback, matches)
 
+    def canonical(self, part: AnswerPart, reading: Reading) -> str:
+        """The dimensions in order, without spaces (``(B, h, S, L)``, ``B x h x S x L`` and ``[B,h,S,L]`` alike)."""
+        return "(" + ",".join(str(d).replace(" ", "") for d in reading.value) + ")"
+
     def key_value(self, part: AnswerPart) -> Any:
         return "(" + ", ".join(str(d) for d in part.value) + ")"
 

@@ -47,6 +47,10 @@ class TermType(AnswerType):
         return wrong(part, "not the expected term",
                      lambda m: reading.value in {normal_term(v) for v in (m if isinstance(m, list) else [m])})
 
+    def canonical(self, part, reading: Reading) -> str:
+        """The comparison form (case, spaces, hyphens and a plural s ignored)."""
+        return reading.value
+
     def key_value(self, part) -> Any:
         return str(part.value[0]) if isinstance(part.value, list) else str(part.value)
 
