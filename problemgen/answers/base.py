@@ -177,8 +177,14 @@ class AnswerType:
         return part.value
 
     def describe(self, part: AnswerPart) -> str:
-        """How to write the answer, with its tolerance and a neutral example (not the answer)."""
+        """How to write the answer, with its tolerance and a neutral example (not the answer): the example
+        is one of :meth:`examples`, never the key nor accepted for it."""
         raise NotImplementedError
+
+    def examples(self, part: AnswerPart) -> tuple:
+        """The example answers :meth:`describe` shows for ``part``, as a student would write them (empty when
+        it shows none). None of them is the key or is accepted for it (a test grades each, for every kind)."""
+        return ()
 
     def key_display(self, part: AnswerPart, kit: Any) -> str:
         """The expected answer in a document; ``kit`` holds the renderer's helpers (see rendering)."""
@@ -196,6 +202,16 @@ class AnswerType:
     def mistake_answer(self, part: AnswerPart, value: Any) -> Any:
         """How a student would write a listed mistake's value."""
         return self.key_value(replace(part, value=value, exact=None))
+
+
+def neutral_example(candidates: tuple, is_key: Callable[[Any], bool]) -> Any:
+    """The first of ``candidates`` that ``is_key`` does not accept (None if every one is).
+
+    An example that differs from the usual one would tell a student reading the code that the usual one is
+    their key, so the first candidate of each type is chosen outside the values problems produce (a
+    negative number where no key is below -2.5, a count no model has); the others are only a safety net.
+    """
+    return next((c for c in candidates if not is_key(c)), None)
 
 
 GARBAGE = "@@"

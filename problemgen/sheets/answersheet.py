@@ -9,7 +9,7 @@ with one key per answer part; ``""`` means "not answered"::
     student = ""
 
     [p1]
-    # weights: the attention weights A: matrix 2x2 of numbers, each within ±0.005, e.g. [[0.5, 0.5], [0.25, 0.75]]
+    # weights: the attention weights A: a 2x2 matrix of numbers, each entry within ±0.005, as [[a11, a12], [a21, a22]]
     weights = ""
 
 Reading treats the file as hostile data. The whole file is refused (``SheetAnswers.error``) when it is
