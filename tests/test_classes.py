@@ -163,19 +163,23 @@ def test_wrong_answers_are_kept_as_stable_fingerprints_equal_only_for_the_same_p
 
 
 def test_a_wrong_answer_too_deep_to_write_back_loses_its_fingerprint_not_the_class_run():
-    """The fingerprint writes the answer back as TOML, which recurses: a list nested 900 deep is skipped."""
+    """An answer no reader takes is fingerprinted by its text, which recurses: a list nested deeper than
+    Python's recursion limit is skipped, and the rest of the sheet keeps its evidence."""
     from types import SimpleNamespace
 
     from problemgen.classes.sheet_class import _wrong_answers
+    from problemgen.model.core import AnswerPart
 
     deep = 1
-    for _ in range(900):
+    for _ in range(5000):
         deep = [deep]
     def wrong(name: str) -> CheckResult:
         return CheckResult(name, "wrong", False, 0.0, 1.0, feedback="not the expected value", group="p1")
 
+    parts = [AnswerPart("x", "matrix", [1.0, 2.0]), AnswerPart("y", "matrix", [1.0, 3.0])]
+    variant = SimpleNamespace(problems=[SimpleNamespace(id="p1", problem=SimpleNamespace(parts=parts))])
     answers = SimpleNamespace(tables={"p1": {"x": deep, "y": [1, 2]}})
-    assert len(_wrong_answers(Report("t", (wrong("p1.x"), wrong("p1.y"))), answers)) == 1
+    assert len(_wrong_answers(Report("t", (wrong("p1.x"), wrong("p1.y"))), answers, variant)) == 1
 
 
 def test_overrides_are_read_applied_and_listed(tmp_path):
@@ -264,6 +268,18 @@ def test_a_class_run_reports_integrity_statistics_and_overrides(class_set, tmp_p
     items = list(csv.DictReader((tmp_path / "g" / "items.csv").open(encoding="utf-8")))
     assert [i["part"] for i in items] == [i["part"] for i in summary["items"]]
     assert {"mean", "discrimination", "blank_rate", "misconceptions", "variant_means"} <= set(items[0])
+
+
+def test_two_sheets_sharing_wrong_values_written_differently_are_a_possible_copy(class_set, tmp_path):
+    """The README promises sheets sharing two wrong *values*; the sheet says quotes are optional. So ``424242``
+    and ``"424,242"``, or ``424243`` and ``424243.0``, are one wrong answer for copy detection."""
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "s3.toml").write_text(_wrong(_key(class_set, "s3")))
+    s4 = re.sub(r"(?m)^allowed = .*$", 'allowed = "424,242"', _key(class_set, "s4"))
+    (subs / "s4.toml").write_text(re.sub(r"(?m)^empty_rows = .*$", "empty_rows = 424243.0", s4))
+    run = run_class(_rows(subs, class_set).values(), tmp_path / "g", "json", "t")
+    assert run.summary["possible_copies"] == [{"students": ["s3", "s4"], "shared_wrong_answers": 2}]
 
 
 def _overrides(tmp_path, *students: str):
@@ -375,6 +391,44 @@ def test_two_entries_for_one_student_that_differ_only_in_case_are_a_duplicate(cl
     assert rows["s1"].status == rows["s2"].status == "duplicate-submission"
     assert "ignoring case" in rows["s1"].message and "ANSWERS.toml, answers.toml" in rows["s2"].message
     assert len(rows) == 7  # both entries of s1 are s1's row, not strays
+
+
+def _without_variant_line(sheet: str) -> str:
+    return re.sub(r"(?m)^variant = .*\n", "", sheet)
+
+
+def test_a_sheet_naming_another_student_in_any_case_is_a_variant_mismatch(class_set, tmp_path):
+    """Roster ids match ignoring case everywhere, the sheet's ``student`` line too: s2 handing in s1's
+    sheet with the variant line deleted and ``student = "S1"`` is s1's sheet."""
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    s1 = _without_variant_line(_key(class_set, "s1"))
+    (subs / "s2.toml").write_text(re.sub(r'(?m)^student = .*$', 'student = "S1"', s1))
+    (subs / "s3.toml").write_text(re.sub(r'(?m)^student = .*$', 'student = "S3"', _without_variant_line(_key(class_set, "s3"))))
+    rows = _rows(subs, class_set)
+    assert rows["s2"].status == "variant-mismatch: belongs to s1"
+    assert rows["s3"].status == "graded"  # one's own id in capitals is still one's own sheet
+
+
+def test_a_meta_line_given_twice_is_a_warning_and_a_gradebook_flag_not_silently_dropped(class_set, tmp_path):
+    """A duplicated ``[meta]`` entry cannot say whose sheet it is: the report warns and the gradebook flags
+    the student (as a part answered twice is reported), instead of grading it as though it said nothing."""
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    manifest = {e["student"]: e for e in json.loads((class_set / "manifest.json").read_text())["students"]}
+    own = manifest["s2"]["variant_id"]
+    (subs / "s2.toml").write_text(_key(class_set, "s2").replace(
+        f'variant = "{own}"', f'variant = "{manifest["s3"]["variant_id"]}"\nvariant = "{own}"'))
+    (subs / "s4.toml").write_text(_key(class_set, "s4").replace('student = "s4"', 'student = "s4\nstudent = "s1"'))
+    run = run_class(_rows(subs, class_set).values(), tmp_path / "g", "json", "t")
+    records = {r.student: r for r in run.records}
+    report = json.loads((tmp_path / "g" / "reports" / "s2.json").read_text())
+    assert any(w.startswith("[meta] variant: given more than once (lines 5 and 6)") for w in report["meta"]["warnings"])
+    gradebook = {r["student"]: r for r in csv.DictReader((tmp_path / "g" / "gradebook.csv").open(encoding="utf-8"))}
+    assert "[meta] variant: given more than once" in gradebook["s2"]["flags"]
+    assert "[meta] student:" in gradebook["s4"]["flags"] and gradebook["s1"]["flags"] == ""
+    assert {a["student"] for a in run.summary["attention"]} >= {"s2", "s4"}
+    assert records["s2"].score == 1.0  # still graded against the student's own variant
 
 
 def test_code_entries_that_differ_only_in_case_are_one_student_refused_as_a_duplicate(tmp_path):

@@ -25,6 +25,19 @@ def _kinds_and_difficulties() -> list[tuple[str, int]]:
     return [(name, d) for name in sorted(_REGISTRY) for d in _REGISTRY[name].difficulties]
 
 
+NOT_YET_PINNED = {
+    ("norms.epsilon", 3): "LayerNorm or RMSNorm is the override `norm`, which documents.worksheet.STRUCTURAL_OVERRIDES "
+                          "does not list, so a class set does not pin it",
+}
+"""Known structural differences a class set does not remove yet; strict, so fixing one fails here until it
+is taken off this list."""
+
+
+def _pinning_cases() -> list:
+    return [pytest.param(kind, d, marks=pytest.mark.xfail(strict=True, reason=NOT_YET_PINNED[(kind, d)]))
+            if (kind, d) in NOT_YET_PINNED else (kind, d) for kind, d in _kinds_and_difficulties()]
+
+
 def _shape(value):
     """Nesting and lengths of an answer; lists of accepted spellings count as one answer."""
     if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
@@ -36,17 +49,27 @@ def _shape(value):
     return type(value).__name__
 
 
+SHARED_KV_MISTAKES = {"gqa_ignored", "kv_projection_all_heads"}
+"""Mistakes a part names only when its model shares K/V heads between query heads (grouped-query attention)."""
+
+
 def structure(problem) -> str:
-    """What a student is asked: each part's name, type and shape (a shape answer by its rank). Digits in
-    a part name are the drawn numbers (``pe_5`` asks the PE at feature 5), so they are not structure."""
+    """What a student is asked: each part's name, label, type, shape (a shape answer by its rank) and unit;
+    the problem's on/off flags (biases, several correct options); whether its model shares K/V heads.
+    Digits are the drawn numbers (``pe_5`` asks the PE at feature 5), so they are not structure; the unit
+    is (one student in MiB, another in GB is two questions)."""
+    shared_kv = "config" in problem.params and any(
+        m.name in SHARED_KV_MISTAKES for part in problem.parts for m in part.mistakes)
     return json.dumps([
-        (re.sub(r"\d+", "#", part.key), part.type,
-         len(part.value) if part.type == "shape" else _shape(part.value), part.spec.get("representation"))
-        for part in problem.parts
+        [(re.sub(r"\d+", "#", part.key), re.sub(r"\d+", "#", part.label), part.type,
+          len(part.value) if part.type == "shape" else _shape(part.value), part.spec.get("representation"),
+          part.spec.get("unit")) for part in problem.parts],
+        {name: value for name, value in sorted(problem.params.items()) if isinstance(value, bool)},
+        shared_kv,
     ])
 
 
-@pytest.mark.parametrize("kind,difficulty", _kinds_and_difficulties())
+@pytest.mark.parametrize("kind,difficulty", _pinning_cases())
 def test_thirty_students_pinned_to_one_class_draw_get_one_structure(kind, difficulty):
     for class_seed in (101, 202):
         drawn, chosen = draw_choices(kind, class_seed, difficulty)
@@ -54,6 +77,17 @@ def test_thirty_students_pinned_to_one_class_draw_get_one_structure(kind, diffic
         students = [generate(kind, 7000 + 13 * n, difficulty, **pinned) for n in range(STUDENTS)]
         seen = {structure(p) for p in students} | {structure(drawn)}
         assert len(seen) == 1, (kind, difficulty, pinned, sorted(seen))
+
+
+def test_a_class_counting_drawn_models_shares_their_tied_head_and_attention_form():
+    """params.model at difficulty 2 drew a tied head and grouped-query attention per student."""
+    for class_seed in (101, 202, 303):
+        drawn, chosen = draw_choices("params.model", class_seed, 2)
+        pinned = structural_choices(drawn, chosen)
+        assert set(pinned) == {"form", "tied"}
+        configs = [generate("params.model", 7000 + 13 * n, 2, **pinned).params["config"] for n in range(STUDENTS)]
+        assert {(c["tie_embeddings"], c["kv_heads"] < c["n_heads"]) for c in configs} == \
+            {(drawn.params["config"]["tie_embeddings"], pinned["form"] == "gqa")}
 
 
 @pytest.mark.parametrize("kind", sorted({k for k, _ in _kinds_and_difficulties()}))

@@ -62,12 +62,12 @@ def _check_brackets(text: str) -> None:
             expected = _OPEN[_CLOSE.index(char)]
             if not stack or stack[-1][0] != expected:
                 raise InvalidAnswer(f"read up to position {position}: the {char!r} there closes nothing; "
-                                    "check the brackets, e.g. [[1, 2], [3, 4]]")
+                                    "check the brackets, e.g. [[a, b], [c, d]]")
             stack.pop()
     if stack:
         char, position = stack[-1]
         raise InvalidAnswer(f"the {char!r} at position {position} is never closed; "
-                            "check the brackets, e.g. [[1, 2], [3, 4]]")
+                            "check the brackets, e.g. [[a, b], [c, d]]")
 
 
 def _closing(text: str, start: int) -> int:
@@ -159,7 +159,7 @@ def _item(text: str, depth: int) -> Any:
         return text[1:-1]  # a quoted entry, as in a TOML array: ["1/2", "-inf"]
     if re.search(r"[\[\]]", text):
         raise InvalidAnswer(f"could not read {_short(text)!r} as one entry: separate entries and rows with "
-                            "commas, e.g. [[1, 2], [3, 4]]")
+                            "commas, e.g. [[a, b], [c, d]]")
     return text
 
 

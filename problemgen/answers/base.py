@@ -166,13 +166,25 @@ class AnswerType:
             result = replace(result, read_as=shown if len(shown) <= MAX_READ_AS else shown[: MAX_READ_AS - 1] + "…")
         return result
 
+    def canonical(self, part: AnswerPart, reading: Reading) -> str:
+        """The value read, as text that is equal for equal values however they were written (``99``, ``"99"``
+        and ``99.0``; ``(B, h, S, L)`` and ``(B,h,S,L)``): what class grading compares between sheets to
+        find two sharing the same wrong answers. Every type overrides it (a test checks each)."""
+        raise NotImplementedError
+
     def key_value(self, part: AnswerPart) -> Any:
         """The TOML value a perfect student would write (key.toml, the self-check)."""
         return part.value
 
     def describe(self, part: AnswerPart) -> str:
-        """How to write the answer, with its tolerance and a neutral example (not the answer)."""
+        """How to write the answer, with its tolerance and a neutral example (not the answer): the example
+        is one of :meth:`examples`, never the key nor accepted for it."""
         raise NotImplementedError
+
+    def examples(self, part: AnswerPart) -> tuple:
+        """The example answers :meth:`describe` shows for ``part``, as a student would write them (empty when
+        it shows none). None of them is the key or is accepted for it (a test grades each, for every kind)."""
+        return ()
 
     def key_display(self, part: AnswerPart, kit: Any) -> str:
         """The expected answer in a document; ``kit`` holds the renderer's helpers (see rendering)."""
@@ -192,6 +204,16 @@ class AnswerType:
         return self.key_value(replace(part, value=value, exact=None))
 
 
+def neutral_example(candidates: tuple, is_key: Callable[[Any], bool]) -> Any:
+    """The first of ``candidates`` that ``is_key`` does not accept (None if every one is).
+
+    An example that differs from the usual one would tell a student reading the code that the usual one is
+    their key, so the first candidate of each type is chosen outside the values problems produce (a
+    negative number where no key is below -2.5, a count no model has); the others are only a safety net.
+    """
+    return next((c for c in candidates if not is_key(c)), None)
+
+
 GARBAGE = "@@"
 
 
@@ -204,6 +226,12 @@ def garbage_like(raw: Any) -> Any:
     if isinstance(raw, list):
         return [garbage_like(x) for x in raw]
     return GARBAGE
+
+
+def number_text(value: Any) -> str:
+    """A real number as twelve significant digits: equal for 99 and 99.0, and for 0.1 + 0.2 and 0.3 (the
+    float noise of a computed value), different for values a student wrote differently (0.333, 1/3)."""
+    return f"{float(value) + 0.0:.12g}"
 
 
 def plain_text(raw: Any) -> str:

@@ -42,7 +42,7 @@ class ClassRow:
     """A graded (or not) entry: the report when there is one, plus what the statistics need besides it.
 
     ``structures`` maps a problem id to the label of its structural variant; ``wrong_answers`` holds one
-    item per non-blank wrong answer, equal for equal (part, answer text) and nothing else: copy detection
+    item per non-blank wrong answer, equal for equal (part, value read) and nothing else: copy detection
     only compares them (answer sheets keep a fingerprint, see ``sheet_class``); ``overrides`` lists the
     regrade overrides applied and ``unapplied_overrides`` those that could not be (see ``overrides``).
     """
@@ -77,6 +77,7 @@ class Record:
     flags: list[str] = field(default_factory=list)
     faults: tuple[str, ...] = ()  # parts a grader bug made invalid (see answers.base.grader_fault)
     unapplied_overrides: tuple[str, ...] = ()
+    meta_problems: tuple[str, ...] = ()  # [meta] entries given twice or unreadable: whose sheet is unchecked
 
     @property
     def score(self) -> float:
@@ -87,6 +88,12 @@ class Record:
         """``grader fault on p2.weights, …`` for a sheet a grader bug touched (the flag and the summary's
         attention list say it alike); empty otherwise."""
         return f"grader fault on {', '.join(self.faults)}" if self.faults else ""
+
+    @property
+    def attention_note(self) -> str:
+        """Why a graded row still needs a look (a grader fault, a ``[meta]`` that cannot say whose sheet it
+        is), as the gradebook's flags and the summary's attention list say it; empty otherwise."""
+        return "; ".join(filter(None, (self.fault_note, *self.meta_problems)))
 
     @property
     def counted(self) -> bool:
@@ -116,4 +123,7 @@ def record_of(row: ClassRow, shared: dict | None = None) -> Record:
     if report.meta.get("faults"):
         record.faults = tuple(map(str, report.meta["faults"]))
         record.flags.append(f"{record.fault_note}: regrade after a fix")
+    if report.meta.get("meta_problems"):
+        record.meta_problems = tuple(map(str, report.meta["meta_problems"]))
+        record.flags.extend(record.meta_problems)
     return record

@@ -23,9 +23,9 @@ from problemgen.classes.rows import DUPLICATE, GRADED, MISMATCH, MISSING, REFUSE
 from problemgen.classes.runner import ClassRun, run_class
 from problemgen.classes.workers import ordered_map, worker_count
 from problemgen.model.core import ProblemgenError
-from problemgen.sheets.grading import grade_answers
+from problemgen.sheets.grading import canonical_answer, grade_answers
 from problemgen.model.variantfile import WorksheetVariant
-from problemgen.sheets.answersheet import read_sheet, toml_value
+from problemgen.sheets.answersheet import read_sheet
 
 try:  # the C BLAKE2 that hashlib itself serves, without hashlib loading OpenSSL (10 ms and 4 MB) beside it
     from _blake2 import blake2b
@@ -131,7 +131,7 @@ def grade_student(job: SheetJob) -> ClassRow:
     except Exception as exc:  # noqa: BLE001 - one student's file must never stop the class run
         return ungraded_row(job.student, UNREADABLE, f"internal grader error: {type(exc).__name__}: {exc}",
                             job.overrides)
-    wrong = _wrong_answers(report, answers)  # the evidence for copies is what was written, before any regrade
+    wrong = _wrong_answers(report, answers, variant)  # the evidence for copies is what was written, before any regrade
     report, applied, skipped = apply_overrides(report, job.overrides)
     return ClassRow(job.student, _status(job, variant, answers, report), report, report.meta.get("error", ""),
                     structures, wrong, applied, skipped)
@@ -145,28 +145,43 @@ def ungraded_row(student: str, status: str, message: str, overrides: tuple = (),
 
 
 def _status(job: SheetJob, variant, answers, report) -> str:
+    """Graded, or another student's sheet: named by its variant id, else by its ``student`` line, which
+    matches a roster id ignoring case as submission names do (``ALICE`` is alice)."""
     if report.meta.get("error"):
         return UNREADABLE
     owner = job.owners.get(str(answers.meta.get("variant", "")))
-    if owner is None and str(answers.meta.get("student", "")) in job.owners.values():
-        owner = str(answers.meta.get("student"))
+    if owner is None:
+        owner = _roster_id(job, str(answers.meta.get("student", "")))
     if owner is not None and owner != job.student:
         return f"{MISMATCH}: belongs to {owner}"
     return GRADED
 
 
-def _wrong_answers(report, answers) -> tuple[int, ...]:
-    """A fingerprint of (part, answer text) for every non-blank wrong answer: the evidence for copies."""
-    found = []
+def _roster_id(job: SheetJob, named: str) -> str | None:
+    """The roster id a sheet's ``student`` line names, ignoring case; None when it names nobody on it.
+    The roster is searched only for a sheet naming someone else (the student's own id comes first)."""
+    key = entries.student_key(named)
+    if not key or key == entries.student_key(job.student):
+        return job.student if key else None
+    return next((s for s in job.owners.values() if entries.student_key(s) == key), None)
+
+
+def _wrong_answers(report, answers, variant) -> tuple[int, ...]:
+    """A fingerprint of (part, the value read) for every non-blank wrong answer: the evidence for copies.
+
+    The value as its answer type reads it (``canonical_answer``), not the text: ``99``, ``"99"`` and ``99.0``,
+    or ``(B, h, S, L)`` and ``(B,h,S,L)``, are one wrong answer, as the sheet says quotes are optional."""
+    found, parts = [], None
     for result in report.results:
         if result.status != "wrong" or result.feedback == "no answer":
             continue
         group, _, key = result.name.partition(".")
         table = answers.tables.get(group)
         if isinstance(table, dict):
+            parts = parts or {f"{p.id}.{part.key}": part for p in variant.problems for part in p.problem.parts}
             try:
-                found.append(_fingerprint(result.name, toml_value(table.get(key))))
-            except (TypeError, RecursionError):  # not writable as TOML: evidence lost, never the class run
+                found.append(_fingerprint(result.name, canonical_answer(parts[result.name], table.get(key))))
+            except RecursionError:  # nested too deeply to write out: evidence lost, never the class run
                 continue
     return tuple(found)
 

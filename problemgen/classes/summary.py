@@ -45,8 +45,8 @@ def class_summary(title: str, records: list[Record], items: list[dict], copies: 
         "counted": len(counted),
         "status_counts": {head: sum(status_head(r.status) == head for r in records) for head in STATUSES},
         "attention": [{"student": r.student, "status": r.status,
-                       "message": r.message or r.fault_note}
-                      for r in records if r.status != GRADED or r.faults],
+                       "message": r.message or r.attention_note}
+                      for r in records if r.status != GRADED or r.attention_note],
         "possible_copies": copies,
         "scores": _scores(scores),
         "items": items,

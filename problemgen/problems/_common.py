@@ -73,11 +73,30 @@ def override(name: str, value, default, allowed: Iterable) -> object:
         note(name, allowed, default)  # lets list --json show the allowed values and class sets pin the choice
         return default
     allowed = list(allowed)
-    if value not in allowed:
-        shown = ", ".join(str(a) for a in allowed[:12]) + (" …" if len(allowed) > 12 else "")
-        raise ProblemgenError(f"override {name}={value!r} is not allowed; choose one of {shown}")
+    check_override(name, value, allowed)
     note(name, allowed, value)
     return value
+
+
+def check_override(name: str, value, allowed: Iterable) -> None:
+    """Refuse a given ``value`` outside ``allowed`` (None passes), as :func:`override` does.
+
+    For a choice that shapes the draw before it can be noted: a generator checks the value first, draws
+    with it, then notes the value used through :func:`override` (``form`` in ``params.model``)."""
+    allowed = list(allowed)
+    if value is not None and value not in allowed:
+        shown = ", ".join(str(a) for a in allowed[:12]) + (" …" if len(allowed) > 12 else "")
+        raise ProblemgenError(f"override {name}={value!r} is not allowed; choose one of {shown}")
+
+
+ATTENTION_FORMS = ("mha", "gqa")
+"""The ``form`` override of a model's attention: every head its own K and V (``mha``), or fewer K/V heads
+shared by groups of query heads (``gqa``; one K/V head, multi-query attention, is its extreme)."""
+
+
+def attention_form(cfg) -> str:
+    """``gqa`` when the config shares K/V heads between query heads, else ``mha``."""
+    return "gqa" if cfg.kv_heads < cfg.n_heads else "mha"
 
 
 def require(condition: bool, reason: str) -> None:

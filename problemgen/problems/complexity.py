@@ -16,7 +16,7 @@ import numpy as np
 import reference
 from problemgen.model.core import AnswerPart, Draft
 from problemgen.misconceptions.catalogue import mistake
-from problemgen.problems._common import counted, override, pick
+from problemgen.problems._common import check_override, counted, override, pick
 from problemgen.problems.concepts import Option, choice_part, option_texts
 from problemgen.problems.memory import DTYPES, OTHER_BASE, UNITS, three_figures
 from problemgen.problems.params import config_params
@@ -33,8 +33,14 @@ def _config(d_model: int, n_heads: int, n_kv_heads: int | None = None) -> refere
 
 
 @register("complexity.score_matrix", title="Size of the attention score matrix")
-def score_matrix(rng: np.random.Generator, difficulty: int, *, dtype: str | None = None) -> Draft:
-    """Entries and bytes of the score matrices: one head (d1), a batch of heads (d2), cross-attention (d3)."""
+def score_matrix(rng: np.random.Generator, difficulty: int, *, dtype: str | None = None,
+                 representation: str | None = None) -> Draft:
+    """Entries and bytes of the score matrices: one head (d1), a batch of heads (d2), cross-attention (d3).
+
+    ``representation`` is the unit the memory is asked in (``bytes`` at d1, ``MiB`` or ``MB`` above): it
+    shapes the question, so a class set pins it."""
+    units = ("bytes",) if difficulty == 1 else ("MiB", "MB")
+    check_override("representation", representation, units)
     dtype = override("dtype", dtype, pick(rng, ("fp16", "fp32")), ("fp16", "bf16", "fp32"))
     width = DTYPES[dtype]
     L = pick(rng, tuple(range(32, 1025, 32)) if difficulty == 1 else (512, 1024, 2048, 4096))
@@ -53,12 +59,13 @@ def score_matrix(rng: np.random.Generator, difficulty: int, *, dtype: str | None
                         mistakes=tuple(entry_mistakes))]
     other_width = reference.attention_memory(cfg, L, S, batch, 2 if width == 4 else 4)["score_bytes"]
     if difficulty == 1:
-        unit = "bytes"
+        unit = override("representation", representation, "bytes", units)
         parts.append(AnswerPart("bytes", "integer", n_bytes, label="the bytes they occupy", spec=counted("bytes"),
                                 mistakes=(mistake("wrong_dtype_bytes", other_width),
                                           mistake("bits_not_bytes", n_bytes * 8))))
     else:
-        unit = "MiB" if bool(rng.integers(2)) else "MB"
+        drawn = ("MiB" if bool(rng.integers(2)) else "MB") if representation is None else None
+        unit = override("representation", representation, drawn, units)
         scale = UNITS[unit]
         parts.append(AnswerPart(
             "bytes", "number", n_bytes / scale, label=f"the memory in {unit}", rtol=RTOL,

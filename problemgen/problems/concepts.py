@@ -24,7 +24,7 @@ import numpy as np
 from problemgen.model.core import AnswerPart, Draft, ProblemgenError
 from problemgen.misconceptions.catalogue import CATALOGUE, mistake
 from problemgen.model.registry import register, suggest
-from problemgen.problems._common import override
+from problemgen.problems._common import check_override, override
 from problemgen.resources import banks_dir
 
 OPTION_IDS = "abcdefgh"
@@ -317,12 +317,32 @@ def _note_question(question: str | None, questions) -> None:
     override("question", question, None, sorted(q.id for q in questions))
 
 
+CHOICE_FORMS = ("single", "multiple")
+"""The ``form`` of a choice question: one correct option, or several with partial credit."""
+
+
+def _form(q: ChoiceQuestion) -> str:
+    return "multiple" if q.multiple else "single"
+
+
 @register("concepts.choice", title="Conceptual multiple choice")
-def choice(rng: np.random.Generator, difficulty: int, *, question: str | None = None) -> Draft:
-    """A bank question of the given difficulty (or the one named by ``question``), options shuffled."""
+def choice(rng: np.random.Generator, difficulty: int, *, question: str | None = None, form: str | None = None) -> Draft:
+    """A bank question of the given difficulty (or the one named by ``question``), options shuffled.
+
+    ``form``: a single-answer question or one with several correct options (graded with partial credit);
+    it shapes the question, so a class set pins it while the question itself stays each student's own."""
     bank = load_bank()
-    q = bank.find("choice", question) if question else _pick_question(rng, bank.choice, difficulty)
+    forms = CHOICE_FORMS if question else \
+        sorted({_form(q) for q in bank.choice if q.difficulty == difficulty}, key=CHOICE_FORMS.index)
+    check_override("form", form, forms)
+    if question:
+        q = bank.find("choice", question)
+        if form not in (None, _form(q)):
+            raise ProblemgenError(f"question {question!r} is a {_form(q)}-answer question, not form={form}")
+    else:
+        q = _pick_question(rng, [c for c in bank.choice if form in (None, _form(c))], difficulty)
     _note_question(question and q.id, bank.choice)
+    override("form", form, _form(q), forms)
     part = choice_part(rng, q.options, label="your choice" if not q.multiple else "all correct options",
                        multiple=q.multiple)
     return Draft(

@@ -14,9 +14,9 @@ from fractions import Fraction
 import numpy as np
 
 import reference
-from problemgen.model.core import AnswerPart, Draft
+from problemgen.model.core import AnswerPart, Draft, ProblemgenError
 from problemgen.misconceptions.catalogue import mistake
-from problemgen.problems._common import counted, override, pick
+from problemgen.problems._common import ATTENTION_FORMS, attention_form, check_override, counted, override, pick
 from problemgen.problems.params import config_params, preset_params
 from problemgen.model.registry import register
 
@@ -29,11 +29,12 @@ OTHER_BASE = {"MiB": "MB", "GiB": "GB", "MB": "MiB", "GB": "GiB"}
 CACHE_PRESETS = ("gpt2-small", "gpt2-xl", "llama-2-7b", "llama-3-8b", "mistral-7b", "qwen3-4b")
 
 
-def _custom_config(rng: np.random.Generator, *, gqa: bool) -> reference.TransformerConfig:
-    """A small decoder for hand computation; grouped-query attention when ``gqa``."""
+def _custom_config(rng: np.random.Generator, *, gqa: bool, form: str | None = None) -> reference.TransformerConfig:
+    """A small decoder for hand computation; grouped-query attention when ``gqa`` (a group as large as all
+    heads is plain multi-head attention, so ``form="gqa"``, a class set's pinned form, leaves it out)."""
     n_heads = pick(rng, (4, 8, 12, 16))
     d_head = pick(rng, (32, 64, 128))
-    kv = pick(rng, [g for g in (1, 2, 4) if n_heads % g == 0]) if gqa else None
+    kv = pick(rng, [g for g in (1, 2, 4) if n_heads % g == 0 and (g < n_heads or form != "gqa")]) if gqa else None
     return reference.TransformerConfig(
         d_model=n_heads * d_head, n_heads=n_heads, n_kv_heads=kv, n_decoder_layers=pick(rng, (2, 4, 6, 12, 24)),
         position="rope",
@@ -51,6 +52,11 @@ def _unit_for(n_bytes: int, rng: np.random.Generator) -> str:
     if n_bytes >= 2**30:
         return "GiB" if binary else "GB"
     return "MiB" if binary else "MB"
+
+
+def _units(difficulty: int) -> tuple[str, ...]:
+    """The units a KV-cache size may be asked in: exact bytes at difficulty 1, else a memory unit."""
+    return ("bytes",) if difficulty == 1 else tuple(UNITS)
 
 
 def _in_unit(n_bytes: int, unit: str) -> float:
@@ -92,14 +98,27 @@ def _cache_mistakes(cfg, seq_len: int, batch: int, dtype: str, convert) -> list:
 
 
 @register("memory.kv_cache", title="KV-cache size")
-def kv_cache(rng: np.random.Generator, difficulty: int, *, preset: str | None = None, dtype: str | None = None) -> Draft:
-    """Bytes of the KV cache for a config, sequence length, batch and dtype (GiB vs GB stated)."""
+def kv_cache(rng: np.random.Generator, difficulty: int, *, preset: str | None = None, dtype: str | None = None,
+             form: str | None = None, representation: str | None = None) -> Draft:
+    """Bytes of the KV cache for a config, sequence length, batch and dtype (GiB vs GB stated).
+
+    Overrides that shape the question, so a class set pins them: ``form``, with or without grouped-query
+    attention (``mha``/``gqa``), and ``representation``, the unit asked (``bytes`` at d1, else MiB, GiB,
+    MB or GB)."""
     override("preset", preset, None, CACHE_PRESETS)
     override("dtype", dtype, None, sorted(DTYPES))
+    forms = ("mha",) if difficulty == 1 and not preset else ATTENTION_FORMS
+    check_override("form", form, forms)
+    check_override("representation", representation, _units(difficulty))
     if preset or difficulty == 3:
-        cfg = reference.PRESETS[preset or pick(rng, CACHE_PRESETS)]
+        choices = [p for p in CACHE_PRESETS if form in (None, attention_form(reference.PRESETS[p]))]
+        cfg = reference.PRESETS[preset or pick(rng, choices)]
     else:
-        cfg = _custom_config(rng, gqa=difficulty == 2 and bool(rng.integers(2)))
+        drawn = difficulty == 2 and bool(rng.integers(2))
+        cfg = _custom_config(rng, gqa=drawn if form is None else form == "gqa", form=form)
+    if form not in (None, attention_form(cfg)):
+        raise ProblemgenError(f"the preset {preset} has form={attention_form(cfg)}, not form={form}")
+    override("form", form, attention_form(cfg), forms)
     dtype = dtype or ("fp16" if difficulty == 1 else pick(rng, sorted(DTYPES)))
     seq_len = pick(rng, (128, 256, 512, 1024) if difficulty == 1 else (1024, 2048, 4096, 8192) if difficulty == 2
                     else (4096, 8192, 32768))
@@ -108,11 +127,12 @@ def kv_cache(rng: np.random.Generator, difficulty: int, *, preset: str | None = 
     size = reference.kv_cache_bytes(cfg, seq_len, batch, DTYPES[dtype])
 
     if difficulty == 1:
-        unit = "bytes"
+        unit = override("representation", representation, "bytes", _units(difficulty))
         part = AnswerPart("size", "integer", size, label="the KV-cache size in bytes", spec=counted("bytes"),
                           mistakes=tuple(_cache_mistakes(cfg, seq_len, batch, dtype, int)))
     else:
-        unit = _unit_for(size, rng)
+        unit = override("representation", representation, _unit_for(size, rng) if representation is None else None,
+                        _units(difficulty))
 
         def convert(n_bytes: int) -> float:
             return _in_unit(n_bytes, unit)

@@ -14,9 +14,9 @@ from dataclasses import asdict, replace
 import numpy as np
 
 import reference
-from problemgen.model.core import AnswerPart, Draft
+from problemgen.model.core import AnswerPart, Draft, ProblemgenError
 from problemgen.misconceptions.catalogue import mistake
-from problemgen.problems._common import counted, override, pick
+from problemgen.problems._common import ATTENTION_FORMS, attention_form, check_override, counted, override, pick
 from problemgen.model.registry import register
 
 TransformerConfig = reference.TransformerConfig
@@ -183,15 +183,21 @@ _FFN_WIDTHS = {
 
 
 @register("params.ffn_layer", title="Parameters of a feed-forward layer")
-def ffn_layer(rng: np.random.Generator, difficulty: int, *, kind: str | None = None) -> Draft:
-    """A two-matrix ReLU/GELU FFN or a three-matrix SwiGLU FFN; the whole stack at difficulty 3."""
-    override("kind", kind, None, ("relu", "gelu", "swiglu"))
+def ffn_layer(rng: np.random.Generator, difficulty: int, *, kind: str | None = None,
+              bias: bool | None = None) -> Draft:
+    """A two-matrix ReLU/GELU FFN or a three-matrix SwiGLU FFN; the whole stack at difficulty 3.
+
+    ``bias``: whether the two-matrix FFN has biases (SwiGLU never has; asking for biases rules it out)."""
+    check_override("kind", kind, ("relu", "gelu", "swiglu"))
+    check_override("bias", bias, (False, True))
     if kind is None:
         kind = pick(rng, ("relu", "gelu")) if difficulty == 1 else "swiglu" if difficulty == 2 else \
-            pick(rng, ("gelu", "swiglu"))
+            pick(rng, ("gelu", "swiglu") if not bias else ("gelu",))
+    override("kind", kind, None, ("relu", "gelu", "swiglu"))  # notes the kind drawn
     d_model = pick(rng, sorted(_FFN_WIDTHS))
     d_ff = pick(rng, _FFN_WIDTHS[d_model]) if kind == "swiglu" else 4 * d_model
-    bias = kind != "swiglu" and bool(rng.integers(2))
+    drawn = kind != "swiglu" and bool(rng.integers(2))
+    bias = override("bias", bias, drawn, (False, True) if kind != "swiglu" else (False,))
     n_layers = pick(rng, (12, 24, 32)) if difficulty == 3 else 1
     cfg = TransformerConfig(d_model=d_model, n_heads=8, d_ff=d_ff, ffn_kind=kind, ffn_bias=bias,
                             n_decoder_layers=n_layers)
@@ -221,8 +227,7 @@ def ffn_layer(rng: np.random.Generator, difficulty: int, *, kind: str | None = N
 @register("params.norms", title="Parameters of LayerNorm and RMSNorm")
 def norms(rng: np.random.Generator, difficulty: int, *, norm: str | None = None) -> Draft:
     """One norm (d1), all norms of a pre-LN decoder (d2) or of an encoder–decoder model (d3)."""
-    override("norm", norm, None, ("layer", "rms"))
-    norm = norm or pick(rng, ("layer", "rms"))
+    norm = override("norm", norm, pick(rng, ("layer", "rms")) if norm is None else None, ("layer", "rms"))
     d_model = pick(rng, (256, 512, 768, 1024, 2048, 4096))
     n_layers = pick(rng, (6, 12, 24, 32))
     enc_dec = difficulty == 3
@@ -291,8 +296,10 @@ def embeddings(rng: np.random.Generator, difficulty: int, *, tied: bool | None =
 # ------------------------------------------------------------------------------------ whole model
 
 
-def _custom_model(rng: np.random.Generator, difficulty: int) -> TransformerConfig:
-    """A small GPT-like model (d1) or a Llama-like one with RMSNorm, SwiGLU and maybe GQA (d2)."""
+def _custom_model(rng: np.random.Generator, difficulty: int, form: str | None, tied: bool | None) -> TransformerConfig:
+    """A small GPT-like model (d1) or a Llama-like one with RMSNorm, SwiGLU and maybe GQA (d2); ``form`` and
+    ``tied``, when given, decide GQA and a tied head (the draws keep their order, so a seed drawn without
+    them is the model it always was)."""
     if difficulty == 1:
         d_model = pick(rng, (64, 128, 256))
         return TransformerConfig(
@@ -303,19 +310,31 @@ def _custom_model(rng: np.random.Generator, difficulty: int) -> TransformerConfi
         )
     d_model = pick(rng, (512, 768, 1024))
     n_heads = pick(rng, (8, 16))
+    n_kv_heads = pick(rng, (None, 2, 4))
+    if form == "mha":
+        n_kv_heads = None
+    elif form == "gqa" and n_kv_heads is None:
+        n_kv_heads = pick(rng, (2, 4))
+    vocab_size, n_layers = pick(rng, (16000, 32000)), pick(rng, (4, 8, 12))
+    drawn_tie = bool(rng.integers(2))
     return TransformerConfig(
-        d_model=d_model, n_heads=n_heads, n_kv_heads=pick(rng, (None, 2, 4)), d_ff=_FFN_WIDTHS[d_model][0],
-        ffn_kind="swiglu", vocab_size=pick(rng, (16000, 32000)), n_decoder_layers=pick(rng, (4, 8, 12)),
-        position="rope", norm="rms", tie_embeddings=bool(rng.integers(2)),
+        d_model=d_model, n_heads=n_heads, n_kv_heads=n_kv_heads, d_ff=_FFN_WIDTHS[d_model][0],
+        ffn_kind="swiglu", vocab_size=vocab_size, n_decoder_layers=n_layers,
+        position="rope", norm="rms", tie_embeddings=drawn_tie if tied is None else tied,
     )
 
 
 _FAMILIES = ("gpt2-small", "bert-base", "llama-2-7b", "qwen3-4b", "t5-small", "transformer-base")
 
 
-def _family_model(rng: np.random.Generator) -> TransformerConfig:
+def _of_form(names: tuple[str, ...], form: str | None) -> list[str]:
+    """The presets among ``names`` whose attention has ``form`` (all of them for None)."""
+    return [n for n in names if form in (None, attention_form(reference.PRESETS[n]))]
+
+
+def _family_model(rng: np.random.Generator, form: str | None) -> TransformerConfig:
     """A real model family (GPT-2, BERT, Llama, Qwen3, T5, the 2017 base model) at freshly drawn sizes."""
-    family = reference.PRESETS[pick(rng, _FAMILIES)]
+    family = reference.PRESETS[pick(rng, _of_form(_FAMILIES, form))]
     d_model = pick(rng, (512, 768, 1024, 2048))
     n_heads = pick(rng, [h for h in (8, 16) if d_model // h >= 64])
     n_layers = pick(rng, (4, 6, 12, 24))
@@ -360,15 +379,31 @@ def _per_layer(cfg: TransformerConfig) -> int:
 
 
 @register("params.model", title="Parameters of a whole model")
-def model(rng: np.random.Generator, difficulty: int, *, preset: str | None = None) -> Draft:
-    """Count a whole model from its config: small custom models (d1, d2) or real presets (d3)."""
+def model(rng: np.random.Generator, difficulty: int, *, preset: str | None = None, form: str | None = None,
+          tied: bool | None = None) -> Draft:
+    """Count a whole model from its config: small custom models (d1, d2) or real presets (d3).
+
+    Overrides that shape the question, so a class set pins them: ``form``, with or without grouped-query
+    attention (``mha``/``gqa``; a real model or family of that form at d3), and ``tied``, whether the drawn
+    model of difficulty 2 ties its output head to the embeddings."""
     override("preset", preset, None, MODEL_PRESETS)
+    forms = ("mha",) if difficulty == 1 and not preset else ATTENTION_FORMS
+    check_override("form", form, forms)
+    drawn_model = not preset and difficulty < 3
+    if tied is not None and not drawn_model:
+        raise ProblemgenError("params.model takes tied only for the models it draws (difficulties 1 and 2, no preset)")
+    check_override("tied", tied, (True,) if difficulty == 1 else (False, True))
     if preset or (difficulty == 3 and rng.integers(2)):
-        cfg = reference.PRESETS[preset or pick(rng, MODEL_PRESETS)]
+        cfg = reference.PRESETS[preset or pick(rng, _of_form(MODEL_PRESETS, form))]
     elif difficulty == 3:
-        cfg = _family_model(rng)
+        cfg = _family_model(rng, form)
     else:
-        cfg = _custom_model(rng, difficulty)
+        cfg = _custom_model(rng, difficulty, form, tied)
+    if form not in (None, attention_form(cfg)):
+        raise ProblemgenError(f"the preset {preset} has form={attention_form(cfg)}, not form={form}")
+    override("form", form, attention_form(cfg), forms)
+    if drawn_model:
+        override("tied", tied, cfg.tie_embeddings, (True,) if difficulty == 1 else (False, True))
     counts = reference.count_parameters(cfg)
     parts = []
     decoder_only = cfg.arch == "decoder-only"

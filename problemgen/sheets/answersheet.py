@@ -9,7 +9,7 @@ with one key per answer part; ``""`` means "not answered"::
     student = ""
 
     [p1]
-    # weights: the attention weights A: matrix 2x2 of numbers, each within ±0.005, e.g. [[0.5, 0.5], [0.25, 0.75]]
+    # weights: the attention weights A: a 2x2 matrix of numbers, each entry within ±0.005, as [[a11, a12], [a21, a22]]
     weights = ""
 
 Reading treats the file as hostile data. The whole file is refused (``SheetAnswers.error``) when it is
@@ -52,12 +52,17 @@ class BadValue:
 
 @dataclass(frozen=True)
 class SheetAnswers:
-    """What was read from a sheet: raw values per problem table, plus warnings or a whole-file error."""
+    """What was read from a sheet: raw values per problem table, plus warnings or a whole-file error.
+
+    ``meta_problems`` names each ``[meta]`` entry that was given twice or could not be read: it is left out
+    of ``meta``, and whose sheet this is can then not be told from it, so grading says so (a warning, and
+    a flag in class mode) instead of grading the sheet as if the line had never been there."""
 
     tables: dict[str, dict[str, Any]] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     error: str | None = None
+    meta_problems: tuple[str, ...] = ()
 
 
 # ------------------------------------------------------------------------------------------ characters
@@ -131,7 +136,7 @@ def read_sheet(path: str | Path) -> SheetAnswers:
     except ValueError as exc:
         return SheetAnswers(error=str(exc))
     sheet = parse_sheet_text(text)
-    return SheetAnswers(sheet.tables, sheet.meta, tuple(warnings) + sheet.warnings, sheet.error)
+    return SheetAnswers(sheet.tables, sheet.meta, tuple(warnings) + sheet.warnings, sheet.error, sheet.meta_problems)
 
 
 def _parse_float(text: str) -> float | NonFinite:
@@ -228,7 +233,9 @@ def _loads_simple(text: str) -> tuple[dict, bool] | None:
 
 
 def _split_tables(data: dict, warnings: list[str]) -> SheetAnswers:
-    meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
+    meta, problems = data.get("meta", {}), ()
+    if not isinstance(meta, dict):
+        meta, problems = {}, ("meta is not a table (so whose sheet this is was not checked)",)
     tables: dict[str, dict[str, Any]] = {}
     for name in sorted(data):
         value = data[name]
@@ -238,7 +245,7 @@ def _split_tables(data: dict, warnings: list[str]) -> SheetAnswers:
             tables[name] = value
         else:
             warnings.append(f"top-level key {name!r} ignored: answers belong under a problem table such as [p1]")
-    return SheetAnswers(tables=tables, meta=meta, warnings=tuple(warnings))
+    return SheetAnswers(tables=tables, meta=meta, warnings=tuple(warnings), meta_problems=problems)
 
 
 _HEADER = re.compile(r"^\s*\[\s*([A-Za-z_][A-Za-z0-9_-]*)\s*\]\s*(#.*)?$")  # not " [0]", a row of a bare matrix
@@ -307,7 +314,8 @@ def _recover(text: str, whole_error: str) -> SheetAnswers:
     for table, key, start, lines in statements:
         target = data.setdefault(table or "", {})
         if (table, key) in first_seen:
-            target[key] = BadValue(f"answered more than once (lines {first_seen[(table, key)]} and {start}); keep one")
+            given = "given" if table == "meta" else "answered"
+            target[key] = BadValue(f"{given} more than once (lines {first_seen[(table, key)]} and {start}); keep one")
             continue
         first_seen[(table, key)] = start
         chunk = "\n".join(lines)
@@ -324,9 +332,11 @@ def _recover(text: str, whole_error: str) -> SheetAnswers:
     root = data.pop("", {})
     tables = {name: values for name, values in data.items() if name != "meta"}
     meta = {k: v for k, v in data.get("meta", {}).items() if not isinstance(v, BadValue)}
+    meta_problems = tuple(f"[meta] {str(k)[:40]}: {v.message} (so whose sheet this is was not checked)"
+                          for k, v in data.get("meta", {}).items() if isinstance(v, BadValue))
     for name in sorted(root):
         warnings.append(f"top-level key {name!r} ignored: answers belong under a problem table such as [p1]")
-    return SheetAnswers(tables=tables, meta=meta, warnings=tuple(warnings))
+    return SheetAnswers(tables=tables, meta=meta, warnings=tuple(warnings), meta_problems=meta_problems)
 
 
 _QUOTED = re.compile(r'"[^"\n]*"|\'[^\'\n]*\'')

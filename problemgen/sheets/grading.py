@@ -100,6 +100,18 @@ def grade_part(part: AnswerPart, raw: Any) -> PartResult:
         return grader_fault(exc)
 
 
+def canonical_answer(part: AnswerPart, raw: Any) -> str:
+    """What a student's answer to ``part`` says, as text equal for equal values however written: the answer
+    type's reading of it (:meth:`~problemgen.answers.base.AnswerType.canonical`), or, for an answer it cannot
+    read, the answer's text with its spacing dropped. Class grading compares wrong answers between sheets
+    by this, so ``99``, ``"99"`` and ``99.0`` are one answer."""
+    answer_type = types.get(part.type)
+    try:
+        return answer_type.canonical(part, answer_type.plain_reading(part, raw) or answer_type.read(part, raw))
+    except Exception:  # noqa: BLE001 - unreadable (or a reader's bug): the text itself is the evidence
+        return "".join((raw if isinstance(raw, str) else repr(raw)).split())
+
+
 def grade_text(part: AnswerPart, text: str) -> PartResult:
     """Grade one typed line (the quiz) with the same rules: TOML syntax when it is TOML, else text."""
     try:
@@ -139,7 +151,7 @@ def grade_file(answers: str | Path, variant_path: str | Path) -> Report:
 
 def grade_answers(variant, answers, *, student: str | None = None, source: str = "") -> Report:
     """Grade already-read :class:`SheetAnswers` (split out so tests and class mode can reuse it)."""
-    warnings = list(answers.warnings)
+    warnings = [*answers.warnings, *answers.meta_problems]
     sheet_variant = answers.meta.get("variant")
     if answers.error is None and sheet_variant not in (None, "", variant.variant_id):
         warnings.append(f"the sheet is for variant {str(sheet_variant)[:80]!r}, graded against {variant.variant_id!r}")
@@ -170,6 +182,8 @@ def grade_answers(variant, answers, *, student: str | None = None, source: str =
         meta["error"] = answers.error
     if faults:  # the parts a bug made invalid: class runs flag the student for a regrade
         meta["faults"] = faults
+    if answers.meta_problems:  # class runs flag the sheet: its [meta] cannot say whose it is
+        meta["meta_problems"] = list(answers.meta_problems)
     return Report(title=f"{variant.title} ({variant.variant_id})", results=tuple(results), meta=meta)
 
 

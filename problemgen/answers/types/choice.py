@@ -26,13 +26,13 @@ def choice_ids(raw: Any, options: list[str]) -> list[str]:
     elif isinstance(raw, list) and all(isinstance(x, str) for x in raw):
         items = [_DECORATION.sub("", clean(x).strip()) for x in raw]
     else:
-        raise InvalidAnswer("give option ids as text, e.g. \"b\" or [\"a\", \"c\"]")
+        raise InvalidAnswer("give option ids as text: a letter, or letters separated by commas")
     chosen = []
     for item in items:
         bare = item.strip().strip("().[]").lower()
         if bare not in options:
             raise InvalidAnswer(f"there is no option {item[:20]!r}; the options are {', '.join(options)} "
-                                "(write e.g. b, or b, d)")
+                                "(write a letter, or letters separated by commas)")
         if bare not in chosen:
             chosen.append(bare)
     return sorted(chosen)
@@ -69,15 +69,21 @@ class ChoiceType(AnswerType):
         summary = f"{right} of {len(correct_ids)} correct options chosen, {len(wrong_picks)} wrong"
         return wrong(part, "; ".join([summary, *reasons]), matches, score=score)
 
+    def canonical(self, part, reading: Reading) -> str:
+        """The chosen ids, sorted (``(b)``, ``B`` and ``option b`` alike)."""
+        return ",".join(reading.value)
+
     def key_value(self, part) -> Any:
         ids = sorted(str(v) for v in part.value)
         return ids if part.spec.get("multiple") else ids[0]
 
     def describe(self, part) -> str:
+        """No example: any option may be the key, and one chosen to avoid it would tell which is."""
         ids = ", ".join(str(o["id"]) for o in part.spec.get("options", ()))
         if part.spec.get("multiple"):
-            return f"every correct option among {ids}, e.g. [\"a\", \"c\"] (partial credit: right picks minus wrong picks)"
-        return f"one option among {ids}, e.g. \"b\""
+            return (f"every correct option among {ids}: their letters, separated by commas or in a list "
+                    "(partial credit: right picks minus wrong picks)")
+        return f"one option among {ids}: its letter (quotes optional)"
 
     def key_display(self, part, kit: Any) -> str:
         options = {o["id"]: o for o in part.spec.get("options", [])}

@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Callable
 
-from problemgen.answers.base import AnswerType, PartResult, Reading, correct, wrong
+from problemgen.answers.base import AnswerType, PartResult, Reading, correct, neutral_example, wrong
 from problemgen.answers.formatting import format_number, tolerance_text
 from problemgen.answers.scalars import as_number, mathparse
 from problemgen.answers.text import InvalidAnswer, clean
-from problemgen.answers.types.number import key_expression
+from problemgen.answers.types.number import EXAMPLE_EXPRESSIONS, key_expression
 from problemgen.model.core import AnswerPart, numbers_close
 
 
@@ -68,7 +68,9 @@ class ExpressionType(AnswerType):
         if key.is_number and answer.is_number and mp.equivalent(answer.expr, key.expr):
             return correct()
         if not part.spec.get("allow_decimal"):
-            raise InvalidAnswer("give an exact expression such as \"exp(2)/(1+exp(2))\", not a decimal")
+            example = _example(part)
+            such = f' such as "{example}"' if example else ""
+            raise InvalidAnswer(f"give an exact expression{such}, not a decimal")
         if not answer.is_number:
             raise InvalidAnswer("mix of decimals and names: give an exact expression")
         reference = float(part.spec.get("decimal", key.value()))
@@ -76,11 +78,20 @@ class ExpressionType(AnswerType):
             return correct()
         return wrong(part, f"not {tolerance_text(part)} of the expected value", _value_matcher(part, answer))
 
+    def canonical(self, part: AnswerPart, reading: Reading) -> str:
+        """The expression as SymPy writes it (terms in its order: ``1/(1+e^2)`` and ``1/(exp(2) + 1)`` alike)."""
+        return str(reading.value.expr)
+
     def describe(self, part: AnswerPart) -> str:
         decimals = (f"; decimals {tolerance_text(part)} are accepted" if part.spec.get("allow_decimal")
                     else "; decimals are not accepted")
-        return ("an exact expression (numbers, + - * / ^, parentheses, exp, log, sqrt, pi, e), "
-                f"e.g. \"1/(1+exp(2))\"{decimals}")
+        example = _example(part)
+        return ("an exact expression (numbers, + - * / ^, parentheses, exp, log, sqrt, pi, e)"
+                + (f", e.g. \"{example}\"" if example else "") + decimals)
+
+    def examples(self, part: AnswerPart) -> tuple:
+        example = _example(part)
+        return (example,) if example else ()
 
     def key_display(self, part: AnswerPart, kit: Any) -> str:
         decimal = part.spec.get("decimal")
@@ -93,6 +104,25 @@ class ExpressionType(AnswerType):
 
     def mistake_answer(self, part: AnswerPart, value: Any) -> Any:
         return value
+
+
+def _example(part: AnswerPart) -> str | None:
+    """An exact expression the part does not accept (the number type's examples, far from every key); the
+    example contains no decimal, so checking it never asks for an example again."""
+    return neutral_example(tuple(EXAMPLE_EXPRESSIONS), lambda text: _accepts(part, text))
+
+
+def _accepts(part: AnswerPart, text: str) -> bool:
+    """Whether ``text`` would earn anything for ``part``: decided by value when the part's decimal is far from
+    it (a margin of 0.1 % or 0.001 for a rounded decimal), by grading it otherwise."""
+    decimal = part.spec.get("decimal")
+    if decimal is not None and not numbers_close(EXAMPLE_EXPRESSIONS[text], float(decimal), max(part.rtol, 1e-3),
+                                                 max(part.atol, 1e-3)):
+        return False
+    try:
+        return TYPE.check(part, TYPE.read(part, text)).score > 0
+    except InvalidAnswer:
+        return False
 
 
 def _read_as(raw: Any, reading: Reading) -> str:

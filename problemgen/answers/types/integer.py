@@ -21,7 +21,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from problemgen.answers.base import AnswerType, PartResult, Reading, correct, named_wrong, wrong
+from problemgen.answers.base import AnswerType, PartResult, Reading, correct, named_wrong, neutral_example, wrong
 from problemgen.answers.fastmath import exact_integer
 from problemgen.answers.scalars import grouped_integer, mathparse
 from problemgen.answers.text import InvalidAnswer, NonFinite, clean, kind_of
@@ -38,10 +38,14 @@ _UNIT_WORDS = {"byte": "bytes", "bytes": "bytes", "bit": "bits", "bits": "bits",
                "params": "parameters", "parameter": "parameters", "parameters": "parameters", "flop": "FLOPs",
                "flops": "FLOPs"}
 """Units written as words, in any case; the abbreviations (``B``, ``MiB``) are :data:`UNIT_BYTES`' keys, as written."""
-_ASKED = {"bytes": "a number of bytes, e.g. 124439808 or 124439808 bytes",
-          "parameters": "a number of parameters, e.g. 124439808 or 124439808 params",
-          "FLOPs": "a number of FLOPs, e.g. 124439808 or 124439808 FLOPs",
-          None: "a plain whole number without a unit, e.g. 124439808"}
+_ASKED = {"bytes": "a number of bytes, e.g. {n} or {n} bytes",
+          "parameters": "a number of parameters, e.g. {n} or {n} params",
+          "FLOPs": "a number of FLOPs, e.g. {n} or {n} FLOPs",
+          None: "a plain whole number without a unit, e.g. {n}"}
+"""What each quantity asks, with the part's example (:meth:`IntegerType.examples`) for ``{n}``."""
+EXAMPLE_INTEGERS = (123456789, 987654321)
+"""Format examples for a whole-number part: no count, size or FLOP total of the problems (GPT-2 small's
+124,439,808 was one, and the key of its own problem)."""
 _LABEL_UNIT = re.compile(r"\b(bytes|parameters?|flops)\b", re.IGNORECASE)
 
 
@@ -84,7 +88,7 @@ def integer_from_text(raw: str, what: str = "answer") -> int:
             raise InvalidAnswer(f"{what} has more than {MAX_INTEGER_DIGITS} digits")
         return grouped
     if re.fullmatch(r"[+-]?\d[\d,]*", text):
-        raise InvalidAnswer(f"{what} {text!r}: commas must separate groups of three digits, e.g. 124,439,808")
+        raise InvalidAnswer(f"{what} {text!r}: commas must separate groups of three digits, e.g. {EXAMPLE_INTEGERS[0]:,}")
     if re.fullmatch(r"[+-]?\d+(\.\d+)?[eE][+-]?\d{1,3}", text):
         value = float(text)
         if value.is_integer() and abs(value) <= LARGEST_FLOAT_INTEGER:
@@ -131,17 +135,35 @@ class IntegerType(AnswerType):
             return named_wrong(part, "decimal_vs_binary_units", f"that is the size in {other}, not in {unit}")
         return wrong(part, "not the expected whole number", lambda m: value == as_integer(m))
 
+    def canonical(self, part: AnswerPart, reading: Reading) -> str:
+        """The whole number (a unit converted: ``12 MiB`` is 12582912 where bytes are asked)."""
+        return str(reading.value[0])
+
     def key_value(self, part: AnswerPart) -> Any:
         return int(part.value)
 
     def describe(self, part: AnswerPart) -> str:
-        return "a whole number, exact, e.g. 124439808 or \"124,439,808\""
+        plain, grouped = self.examples(part)
+        return f"a whole number, exact, e.g. {plain} or \"{grouped}\""
+
+    def examples(self, part: AnswerPart) -> tuple:
+        """The example count, plain and in groups of three; never the key (a unit only labels the number)."""
+        number = _example(part)
+        return number, f"{number:,}"
 
     def key_display(self, part: AnswerPart, kit: Any) -> str:
         return f"${kit.group_digits(part.value)}$"
 
     def perturb(self, part: AnswerPart) -> AnswerPart:
         return replace(part, value=part.value + 1, exact=None)
+
+
+def _example(part: AnswerPart) -> int:
+    return neutral_example(EXAMPLE_INTEGERS, lambda n: n == part.value)
+
+
+def _asked(part: AnswerPart, asked: str | None) -> str:
+    return _ASKED[asked].format(n=_example(part))
 
 
 def _with_unit(part: AnswerPart, number: str, written_unit: str) -> Reading:
@@ -154,9 +176,9 @@ def _with_unit(part: AnswerPart, number: str, written_unit: str) -> Reading:
         unsure = f" ({written_unit[:20]!r} may mean bits or bytes: write B or bytes, or bits)" \
             if written_unit.endswith("b") else ""
         raise InvalidAnswer(f"read {shown} and {written_unit[:20]!r}, which is not a unit{unsure}: "
-                            f"this part asks for {_ASKED[asked]}")
+                            f"this part asks for {_asked(part, asked)}")
     if ("bytes" if unit in UNIT_BYTES else unit) != asked:
-        raise InvalidAnswer(f"read {shown} {written_unit}, but this part asks for {_ASKED[asked]}")
+        raise InvalidAnswer(f"read {shown} {written_unit}, but this part asks for {_asked(part, asked)}")
     factor = Fraction(UNIT_BYTES.get(unit, 1))
     if factor == 1:  # bytes, B, parameters, FLOPs: the number is the answer
         value = integer_from_text(number)

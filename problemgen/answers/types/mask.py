@@ -100,6 +100,20 @@ _PLAIN = {
 :func:`as_mask_entry` reads them as (a test checks every one)."""
 
 
+EXAMPLE_MASKS = ([[True, False], [True, True]], [[True, False, False], [True, True, False]])
+EXAMPLE_SHAPE = (2, 2)
+"""The shape of the first example mask: where a part asks for it, the second is shown."""
+
+
+def _sheet_text(value: Any) -> str:
+    """A mask as written on the sheet: ``[[true, false], [0, "-inf"]]``."""
+    if isinstance(value, list):
+        return "[" + ", ".join(_sheet_text(v) for v in value) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return f'"{value}"' if isinstance(value, str) else str(value)
+
+
 class MaskType(AnswerType):
     name = "mask"
     reads_typed_arrays = True
@@ -135,6 +149,11 @@ class MaskType(AnswerType):
         feedback = f"{len(bad)} of {len(key_flat)} entries are wrong: {arrays.entries_text(bad, shape)}"
         return wrong(part, feedback, same)
 
+    def canonical(self, part: AnswerPart, reading: Reading) -> str:
+        """Its shape and which entries may attend (``T``/``true``/``1`` alike)."""
+        shape, values, _ = reading.value
+        return "x".join(map(str, shape)) + ":" + "".join("1" if v else "0" for v in values)
+
     def key_value(self, part: AnswerPart) -> Any:
         return mask_in(part.value, part.spec.get("representation", "bool"))
 
@@ -142,11 +161,19 @@ class MaskType(AnswerType):
         shape, _ = part.layout
         size = "x".join(str(n) for n in shape)
         rep = part.spec.get("representation", "bool")
+        example = _sheet_text(self.examples(part)[0])
         if rep == "01":
-            return f"a {size} mask of 0/1 (1 = may attend), e.g. [[1, 0], [1, 1]]"
+            return f"a {size} mask of 0/1 (1 = may attend), e.g. {example}"
         if rep == "additive":
-            return f"a {size} additive mask of 0 (may attend) and \"-inf\" (blocked), e.g. [[0, \"-inf\"], [0, 0]]"
-        return f"a {size} mask of true/false (true = may attend), e.g. [[true, false], [true, true]]"
+            return f"a {size} additive mask of 0 (may attend) and \"-inf\" (blocked), e.g. {example}"
+        return f"a {size} mask of true/false (true = may attend), e.g. {example}"
+
+    def examples(self, part: AnswerPart) -> tuple:
+        """A small mask of another shape than the one asked, so it is never the key and says nothing of it:
+        2x2 (a causal mask), or 2x3 where 2x2 is asked."""
+        shape, _ = part.layout
+        pattern = EXAMPLE_MASKS[1] if tuple(shape) == EXAMPLE_SHAPE else EXAMPLE_MASKS[0]
+        return (mask_in(pattern, part.spec.get("representation", "bool")),)
 
     def key_display(self, part: AnswerPart, kit: Any) -> str:
         rep = part.spec.get("representation", "bool")

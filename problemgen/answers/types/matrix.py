@@ -20,7 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from problemgen.answers import arrays
-from problemgen.answers.base import AnswerType, PartResult, Reading, correct, wrong
+from problemgen.answers.base import AnswerType, PartResult, Reading, correct, number_text, wrong
 from problemgen.answers.formatting import format_number, tolerance_text
 from problemgen.answers.scalars import as_number
 from problemgen.answers.text import InvalidAnswer
@@ -84,13 +84,18 @@ class MatrixType(AnswerType):
         other_shape, other_flat = _flatten(other)
         return other_shape == shape and not misses(values, other_flat, part.rtol, part.atol)
 
+    def canonical(self, part: AnswerPart, reading: Reading) -> str:
+        """Its shape and entries (``[[.5, 1/2]]`` and ``[[0.5, 0.5]]`` alike)."""
+        shape, values, _ = reading.value
+        return "x".join(map(str, shape)) + ":" + ",".join(map(number_text, values))
+
     def describe(self, part: AnswerPart) -> str:
         shape, _ = part.layout
         each = tolerance_text(part)
         if len(shape) == 1:
-            return f"a vector of {shape[0]} numbers, each {each}, e.g. [0.1, 0.2, 0.7]"
+            return f"a vector of {shape[0]} numbers, each {each}, as {layout(shape)}"
         if len(shape) == 2 and shape[0] == 1:
-            return f"a 1x{shape[1]} matrix (one row inside double brackets), each entry {each}, e.g. [[0.1, 0.2, 0.7]]"
+            return f"a 1x{shape[1]} matrix (one row inside double brackets), each entry {each}, as {layout(shape)}"
         return f"a {'x'.join(map(str, shape))} matrix of numbers, each entry {each}, as {layout(shape)}"
 
     def key_display(self, part: AnswerPart, kit: Any) -> str:
@@ -169,7 +174,8 @@ def map_first(value: Any, change) -> Any:
 
 
 def layout(shape: tuple[int, ...]) -> str:
-    """The bracket layout of a matrix with named entries, e.g. [[a11, a12], [a21, a22]] (not the answer).
+    """The bracket layout of a matrix with named entries, e.g. [[a11, a12], [a21, a22]]: never the answer,
+    nor a hint of it (an example with numbers could be a key's, and one chosen to avoid it would say so).
 
     Made once per shape: every matrix part of every answer sheet of a class set asks for one of a few."""
     text = _LAYOUTS.get(shape)
@@ -182,6 +188,9 @@ _LAYOUTS: dict[tuple[int, ...], str] = {}
 
 
 def _layout(shape: tuple[int, ...]) -> str:
+    if len(shape) == 1:
+        names = [f"a{j}" for j in range(1, shape[0] + 1)]
+        return "[" + ", ".join(names if len(names) <= 4 else names[:2] + ["...", names[-1]]) + "]"
     if len(shape) != 2:
         return "nested arrays, one per row"
     rows, cols = shape

@@ -9,11 +9,13 @@ the unit misconception when the number matches it. A percent sign is read where 
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import replace
 from typing import Any
 
-from problemgen.answers.base import AnswerType, PartResult, Reading, correct, named_wrong, wrong
+from problemgen.answers.base import (AnswerType, PartResult, Reading, correct, named_wrong, neutral_example, number_text,
+                                     wrong)
 from problemgen.answers.formatting import format_number, tolerance_text
 from problemgen.answers.scalars import as_number, mathparse
 from problemgen.answers.text import InvalidAnswer, clean
@@ -27,6 +29,11 @@ UNIT_MISTAKE = {"MB": "decimal_vs_binary_units", "MiB": "decimal_vs_binary_units
                 "GiB": "decimal_vs_binary_units", "KB": "decimal_vs_binary_units", "KiB": "decimal_vs_binary_units",
                 "TB": "decimal_vs_binary_units", "TiB": "decimal_vs_binary_units", "bits": "bits_not_bytes",
                 "bytes": "bits_not_bytes"}
+EXAMPLE_NUMBERS = (-4.25, -6.75, -9.5)
+"""Format examples for a number part: below every key the problems produce (none is under -2.5)."""
+EXAMPLE_EXPRESSIONS = {"-exp(2)/(1+exp(-2))": -math.exp(2) / (1 + math.exp(-2)),
+                       "-exp(3)/(1+exp(-3))": -math.exp(3) / (1 + math.exp(-3))}
+"""Exact-form examples with their values (about -6.5 and -19.1), as far from every key."""
 _UNIT_SUFFIX = re.compile(r"(.*?\S)\s*([A-Za-z]{1,5})")
 _PERCENT = re.compile(r"(.*?)\s*%")
 
@@ -98,13 +105,36 @@ class NumberType(AnswerType):
             return False
         return mp.equivalent(answer.expr, key.expr)
 
+    def canonical(self, part: AnswerPart, reading: Reading) -> str:
+        """The number in the unit the part asks (``192 MiB`` where MB is asked is its MB)."""
+        value, unit, _ = reading.value
+        asked = part.spec.get("unit")
+        if unit is not None and unit != asked and asked in UNIT_BYTES:
+            value = value * UNIT_BYTES[unit] / UNIT_BYTES[asked]
+        return number_text(value)
+
     def key_value(self, part: AnswerPart) -> Any:
         return float(part.value)
 
     def describe(self, part: AnswerPart) -> str:
-        extra = ", or an exact expression such as \"1/(1+exp(2))\"" if part.exact else ""
+        number, exact = self._examples(part)
+        extra = f", or an exact expression such as \"{exact}\"" if exact else ""
         unit = f" (in {part.spec['unit']}; the unit may follow the number)" if part.spec.get("unit") else ""
-        return f"a number{unit}, {tolerance_text(part)}{extra}, e.g. 0.125"
+        example = f", e.g. {format_number(number, 12)}" if number is not None else ""
+        return f"a number{unit}, {tolerance_text(part)}{extra}{example}"
+
+    def examples(self, part: AnswerPart) -> tuple:
+        return tuple(x for x in self._examples(part) if x is not None)
+
+    @staticmethod
+    def _examples(part: AnswerPart) -> tuple[float | None, str | None]:
+        """A plain number, and an exact expression where the part takes one, neither near the key."""
+        def near(value: float) -> bool:
+            return numbers_close(value, float(part.value), part.rtol, part.atol) or _near(value, part.value)
+
+        exact = neutral_example(tuple(EXAMPLE_EXPRESSIONS), lambda text: near(EXAMPLE_EXPRESSIONS[text])) \
+            if part.exact else None
+        return neutral_example(EXAMPLE_NUMBERS, near), exact
 
     def key_display(self, part: AnswerPart, kit: Any) -> str:
         exact = f" (exactly {kit.code(part.exact)})" if part.exact else ""

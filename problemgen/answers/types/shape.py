@@ -19,13 +19,14 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from problemgen.answers.base import AnswerType, PartResult, Reading, correct, echo, wrong
+from problemgen.answers.base import AnswerType, PartResult, Reading, correct, echo, neutral_example, wrong
 from problemgen.answers.products import product_size, same_product_dim
 from problemgen.answers.scalars import mathparse
 from problemgen.answers.text import InvalidAnswer, NonFinite, clean, kind_of
 from problemgen.model.core import AnswerPart
 
 MAX_DIMS = 16
+EXAMPLE_SHAPES = ("(N, C, W)", "(N, H, W, C)")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _WRAPPER = re.compile(r"(?:torch\.)?Size\(\s*\[(.*)\]\s*\)|(?:np\.|numpy\.)?shape\((.*)\)", re.DOTALL)
 _X_SEPARATOR = re.compile(r"(?:(?<=[\s\d)])|^)[xX](?=[\s\d(])")
@@ -35,7 +36,7 @@ _FUNCTIONS = {"exp", "log", "ln", "sqrt", "pi", "e", "sin", "cos"}
 def dims_of(raw: Any) -> list[Any]:
     """The dimensions of a shape answer: a list of ints and names/products (strings)."""
     if isinstance(raw, bool) or isinstance(raw, NonFinite):
-        raise InvalidAnswer("a shape lists its dimensions, e.g. \"(B, L, d)\"")
+        raise InvalidAnswer(f"a shape lists its dimensions, e.g. \"{EXAMPLE_SHAPES[0]}\"")
     if isinstance(raw, int):
         return [raw]
     if isinstance(raw, str):
@@ -194,12 +195,23 @@ class ShapeType(AnswerType):
                 feedback += " (a different dimension of the same size is still wrong: name the one that axis holds)"
         return wrong(part, feedback, matches)
 
+    def canonical(self, part: AnswerPart, reading: Reading) -> str:
+        """The dimensions in order, without spaces (``(B, h, S, L)``, ``B x h x S x L`` and ``[B,h,S,L]`` alike)."""
+        return "(" + ",".join(str(d).replace(" ", "") for d in reading.value) + ")"
+
     def key_value(self, part: AnswerPart) -> Any:
         return "(" + ", ".join(str(d) for d in part.value) + ")"
 
     def describe(self, part: AnswerPart) -> str:
         numbers = ", or the numbers the problem gave" if part.spec.get("dims") else ""
-        return f"a shape, dimensions in order, as names{numbers} (a product as C*W), e.g. \"(N, C, W)\""
+        example = self.examples(part)
+        return f"a shape, dimensions in order, as names{numbers} (a product as C*W)" + \
+            (f", e.g. \"{example[0]}\"" if example else "")
+
+    def examples(self, part: AnswerPart) -> tuple:
+        """Names no problem uses (a test checks none is ever accepted)."""
+        example = neutral_example(EXAMPLE_SHAPES, lambda text: self.grade(part, text).score > 0)
+        return (example,) if example else ()
 
     def key_display(self, part: AnswerPart, kit: Any) -> str:
         dims = part.spec.get("dims", {})

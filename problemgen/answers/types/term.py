@@ -9,10 +9,11 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from problemgen.answers.base import AnswerType, PartResult, Reading, correct, wrong
+from problemgen.answers.base import AnswerType, PartResult, Reading, correct, neutral_example, wrong
 from problemgen.answers.text import InvalidAnswer, clean, kind_of
 
 MAX_LENGTH = 200
+EXAMPLE_TERMS = ("dropout", "learning rate")
 
 
 def normal_term(text: Any) -> str:
@@ -47,11 +48,22 @@ class TermType(AnswerType):
         return wrong(part, "not the expected term",
                      lambda m: reading.value in {normal_term(v) for v in (m if isinstance(m, list) else [m])})
 
+    def canonical(self, part, reading: Reading) -> str:
+        """The comparison form (case, spaces, hyphens and a plural s ignored)."""
+        return reading.value
+
     def key_value(self, part) -> Any:
         return str(part.value[0]) if isinstance(part.value, list) else str(part.value)
 
     def describe(self, part) -> str:
-        return "a word or short phrase, e.g. \"dropout\""
+        example = self.examples(part)
+        return "a word or short phrase" + (f", e.g. \"{example[0]}\"" if example else "")
+
+    def examples(self, part) -> tuple:
+        """A term that is none of the accepted spellings (no concept question's answer is either)."""
+        accepted = {normal_term(v) for v in (part.value if isinstance(part.value, list) else [part.value])}
+        example = neutral_example(EXAMPLE_TERMS, lambda word: normal_term(word) in accepted)
+        return (example,) if example else ()
 
     def key_display(self, part, kit: Any) -> str:
         value = part.value
