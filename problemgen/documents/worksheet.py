@@ -112,9 +112,10 @@ class ProblemCache:
 
 
 STRUCTURAL_OVERRIDES = ("representation", "convention", "alignment", "form", "order", "bias", "tied",
-                        "with_positions", "multi_query", "stages")
-"""Overrides that always shape a problem (a representation, a convention or form, which parts are asked);
-a numeric override does when it sizes a matrix or vector. ``question`` is content, not structure."""
+                        "with_positions", "multi_query", "stages", "norm", "kind")
+"""Overrides that always shape a problem (a representation, a convention or form, which parts are asked,
+which norm or feed-forward layer is meant); a numeric override does when it sizes a matrix or vector.
+``question`` is content, not structure."""
 
 
 def _dimensions(value, found: set[int] | None = None) -> set[int]:
