@@ -412,6 +412,24 @@ def test_quitting_mid_item_keeps_answered_parts_and_resumes_the_same_variant(sto
     assert "Part 2 of 2" in script.text and "Part 1 of 2" not in script.text
 
 
+def test_a_resumed_problem_answered_wrong_is_followed_by_the_same_skill_again(store):
+    """What comes next is chosen after the resumed problem, from the history it added to: a slip on it sends
+    the student back to that skill, as a slip on any other problem does."""
+    run(store, "quit")  # toy.sum left open
+    code, script = run(store, slip, "solution", "quit")
+    resumed, after = store.items()
+    assert "Resuming the problem you left:" in script.text and resumed.outcome == "wrong"
+    assert (after.kind, after.target) == ("toy.sum", "no_scaling")
+    assert "watch for this mistake" in script.text
+
+
+def test_a_unit_mastered_by_the_resumed_problem_is_followed_by_the_unit_it_unlocked(store):
+    run(store, right, right, "quit")  # toy.sum right, then part 1 of toy.pair and quit
+    code, script = run(store, right, "quit")  # part 2 of toy.pair: the streak and every skill
+    assert "★ Unit mastered: Sums." in script.text
+    assert store.items()[-1].kind == "toy.product" and "Unit: Products [products]" in script.text
+
+
 def test_a_problem_left_undecided_with_every_part_right_is_credited_not_resumed(store):
     """Two answers to its last parts at once (before they were taken one at a time) left every part right
     and no outcome: each quiz run resumed it, asked nothing and recorded nothing."""

@@ -175,7 +175,8 @@ class QuizSession:
         self.console.say("problemgen quiz: type your answer at the > prompt, or one of: "
                          + ", ".join(COMMANDS) + ".", "dim")
         try:
-            self._resume()
+            if self._resume():
+                choice = self._next()  # chosen again: the resumed problem may have failed or mastered its unit
             while True:
                 if choice.offers:
                     choice = self._offer(choice)
@@ -228,18 +229,19 @@ class QuizSession:
         if line.strip().lower() in ("quit", "exit"):
             raise Quit(0)
 
-    def _resume(self) -> None:
-        """Show again the variant the student left unfinished, asking only the parts not yet answered."""
+    def _resume(self) -> bool:
+        """Show again the variant the student left unfinished, asking only the parts not yet answered;
+        True when one was shown (what comes next must then be chosen from the history it added to)."""
         last = resumable(self.store.items())
         if last is None or last.kind not in self.services.available or (self.kind and last.kind != self.kind):
-            return
+            return False
         unit = self.curriculum.unit_of_kind(last.kind)
         if unit is None or (self.topic and self.curriculum.resolve_topic(self.topic) is not unit):
-            return
+            return False
         choice = Choice(unit, last.kind, last.difficulty, last.review, last.target, "resume")
         problem = self.services.generate(last.kind, last.seed, last.difficulty)
         if not self.store.resume_item(last.id, [p.key for p in problem.parts], self.clock()):
-            return
+            return False
         done = {a.part for a in self.store.answers(last.id) if a.status == "correct"}
         self.console.say()
         self.console.say("Resuming the problem you left:", "dim")
@@ -248,6 +250,7 @@ class QuizSession:
         item = ItemState(choice, problem, last.id, hints=last.hints, done=done)
         self._show(problem)
         self._finish(choice, item, self._ask_item(item), before)
+        return True
 
     def _offer(self, choice: Choice) -> Choice:
         """Wheel-spinning: say so, and let the student pick another way in (Enter keeps going)."""
