@@ -255,6 +255,13 @@ def test_user_errors_are_one_clear_line_with_exit_code_2(tmp_path, args, message
     assert run.returncode == 2 and run.stderr.startswith("error: ") and message in run.stderr
 
 
+def test_a_seed_too_large_to_store_is_a_usage_error_not_a_traceback(tmp_path):
+    run = subprocess.run([*PROBLEMGEN, "quiz", "--seed", "99999999999999999999999", "--db", str(tmp_path / "me.sqlite3")],
+                         input="quit\n", env=env_at(DAY1), capture_output=True, text=True, timeout=PATIENCE)
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert "'--seed': 99999999999999999999999 is not in the range 0<=x<=9223372036854775807" in run.stderr
+
+
 def test_a_file_that_is_not_a_store_is_refused(tmp_path):
     notes = tmp_path / "notes.txt"
     notes.write_text("my notes\n" * 500)

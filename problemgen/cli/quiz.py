@@ -14,7 +14,8 @@ DB_HELP = "Progress file (default: problemgen/progress.sqlite3 in your user data
 @click.option("--kind", metavar="KIND", help="Practise one problem kind (e.g. masks.causal).")
 @click.option("--difficulty", type=click.IntRange(1, 3), help="Fix the difficulty (default: adapts to you).")
 @click.option("--db", metavar="PATH", help=DB_HELP)
-@click.option("--seed", type=click.IntRange(min=0), help="Seed for new variants (replays a session exactly).")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1),  # what SQLite's INTEGER holds
+              help="Seed for new variants (replays a session exactly).")
 def quiz_command(topic: str | None, kind: str | None, difficulty: int | None, db: str | None,
                  seed: int | None) -> None:
     """Practise in the terminal: one problem at a time, instant feedback, mastery gates.

@@ -37,6 +37,7 @@ from problemgen.practice.rules import (
 )
 from problemgen.practice.hints import first_entry, first_intermediate, hint_text, solution_names  # noqa: F401  (re-exported)
 from problemgen.practice.progress import ItemConflict, ProgressStore, default_db_path, utc_now
+from problemgen.practice.store_checks import MAX_SEED
 from problemgen.documents.terminal import can_encode, layout_width, style, to_ascii, use_colour, wrap
 from problemgen.misconceptions.catalogue import describe
 from problemgen.problems import index
@@ -532,8 +533,8 @@ def run_quiz(topic: str | None = None, db: str | None = None, seed: int | None =
              stdin=None, stdout=None, env: Mapping[str, str] | None = None) -> int:
     """``problemgen quiz``: open the store, build the session and run it; return the exit code."""
     env = os.environ if env is None else env
-    if seed is not None and seed < 0:
-        raise ProblemgenError(f"--seed must be a non-negative integer, not {seed}")
+    if seed is not None and not 0 <= seed <= MAX_SEED:
+        raise ProblemgenError(f"--seed must be a whole number from 0 to {MAX_SEED}, not {seed}")
     console = terminal_console(stdin, stdout, env)
     with ProgressStore(db or default_db_path(env)) as store:
         session = QuizSession(store, load_curriculum(), console, default_services(),
