@@ -5,6 +5,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sqlite3
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -13,6 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from problemgen.model.core import ProblemgenError
+
+sys.path.insert(0, str(Path(__file__).parent))
+from unwritable import unwritable  # noqa: E402
 from problemgen.practice.progress import (
     MAX_ANSWER_CHARS,
     MIGRATIONS,
@@ -24,6 +28,7 @@ from problemgen.practice.progress import (
     from_text,
     to_text,
 )
+from problemgen.practice.store_checks import explain
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
 PARTS = ("scores",)
@@ -131,6 +136,14 @@ def test_a_store_another_process_keeps_busy_is_called_busy_not_foreign(tmp_path,
         holder.close()
     with ProgressStore(path) as store:
         assert store.integrity_ok()
+
+
+def test_sqlites_read_only_error_after_opening_says_which_path_cannot_be_written(store):
+    """The opening checks catch a read-only file; one made read-only during a session (its journal then
+    fails to merge) must still be one clear line, not SQLite's words alone."""
+    with unwritable(store.path):
+        error = explain(store.path, sqlite3.OperationalError("attempt to write a readonly database"))
+    assert str(error).startswith(f"{store.path}: the progress file is read-only")
 
 
 def test_a_wrong_item_stays_wrong_when_it_is_later_finished_otherwise(store):

@@ -28,6 +28,9 @@ from problemgen.misconceptions.catalogue import describe
 from problemgen.practice.rules import choose_next, load_curriculum, next_seed
 from problemgen.practice.progress import from_text
 
+sys.path.insert(0, str(Path(__file__).parent))
+from unwritable import unwritable  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMGEN = [sys.executable, "-m", "problemgen"]
 """The checkout's own code (``env_at`` puts the repository first on PYTHONPATH), never an installed script."""
@@ -260,6 +263,40 @@ def test_a_seed_too_large_to_store_is_a_usage_error_not_a_traceback(tmp_path):
                          input="quit\n", env=env_at(DAY1), capture_output=True, text=True, timeout=PATIENCE)
     assert run.returncode == 2 and "Traceback" not in run.stderr
     assert "'--seed': 99999999999999999999999 is not in the range 0<=x<=9223372036854775807" in run.stderr
+
+
+def _store_with_one_answer(db: Path) -> bytes:
+    done = subprocess.run([*PROBLEMGEN, "quiz", "--db", str(db), "--seed", "3"], input="0\nquit\n",
+                          env=env_at(DAY1), capture_output=True, text=True, timeout=PATIENCE)
+    assert done.returncode == 0, done.stderr
+    return db.read_bytes()
+
+
+@pytest.mark.parametrize("command", [["quiz"], ["progress", "--reset", "--yes"]], ids=["quiz", "reset"])
+def test_a_read_only_progress_file_is_one_error_line_for_the_commands_that_write_it(tmp_path, command):
+    db = tmp_path / "me.sqlite3"
+    before = _store_with_one_answer(db)
+    with unwritable(db):
+        run = subprocess.run([*PROBLEMGEN, *command, "--db", str(db)], input="quit\n", env=env_at(DAY1),
+                             capture_output=True, text=True, timeout=PATIENCE)
+    assert run.returncode == 2 and run.stderr == (
+        f"error: {db}: the progress file is read-only; `problemgen progress` can show it, but nothing can be "
+        "saved to it (make it writable, or name another file with --db)\n")
+    assert db.read_bytes() == before
+
+
+@pytest.mark.parametrize("where", ["file", "directory"])
+def test_progress_still_shows_a_store_that_cannot_be_written(tmp_path, where):
+    db = tmp_path / "shared" / "me.sqlite3"
+    db.parent.mkdir()
+    _store_with_one_answer(db)
+    with unwritable(db if where == "file" else db.parent):
+        rows = progress_json(db, DAY1)
+        quiz = subprocess.run([*PROBLEMGEN, "quiz", "--db", str(db)], input="quit\n", env=env_at(DAY1),
+                              capture_output=True, text=True, timeout=PATIENCE)
+    assert rows["attention"]["answered"] == 1
+    said = "the progress file is read-only" if where == "file" else f"the directory {db.parent} is not writable"
+    assert quiz.returncode == 2 and quiz.stderr.startswith(f"error: {db}: {said}") and quiz.stderr.count("\n") == 1
 
 
 def test_a_file_that_is_not_a_store_is_refused(tmp_path):

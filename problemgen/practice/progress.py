@@ -38,8 +38,11 @@ from problemgen.practice.store_checks import (
     check_base_seed,
     check_intact,
     check_rows,
+    check_writable,
     edited,
     explain,
+    unread_journal,
+    writable,
 )
 
 DB_FILENAME = "progress.sqlite3"
@@ -274,23 +277,34 @@ class AnswerRecord:
 class ProgressStore:
     """Open (creating and migrating as needed) a progress file; every write is its own transaction."""
 
-    def __init__(self, path: str | os.PathLike, *, any_thread: bool = False) -> None:
+    def __init__(self, path: str | os.PathLike, *, any_thread: bool = False, read_only: bool = False) -> None:
         """``any_thread``: the store may be used from threads other than the one that opened it, which the
-        caller makes sure happens one at a time (the web app's lock does); SQLite refuses it otherwise."""
+        caller makes sure happens one at a time (the web app's lock does); SQLite refuses it otherwise.
+
+        ``read_only``: for commands that only read (``progress``). A file that cannot be written, or whose
+        directory cannot, is then opened read-only instead of refused (and is not upgraded); a writer is
+        told which of the two is not writable before anything is shown or asked."""
         self.path = Path(path)
+        self.read_only = read_only and self.path.exists() and not writable(self.path)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            # isolation_level=None: no implicit transactions; each write below says BEGIN/COMMIT itself.
-            self._db = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_SECONDS, factory=_TimedConnection,
-                                       check_same_thread=not any_thread)
+            if self.read_only:
+                self._db = self._connect_read_only(check_same_thread=not any_thread)
+            else:
+                check_writable(self.path)
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                # isolation_level=None: no implicit transactions; each write below says BEGIN/COMMIT itself.
+                self._db = self._connect(self.path, check_same_thread=not any_thread)
         except (OSError, sqlite3.Error) as exc:
             raise ProblemgenError(f"{self.path}: cannot open the progress store ({exc})") from exc
         try:
             self._db.execute("PRAGMA trusted_schema=OFF")  # no SQL functions run from a file's views or triggers
-            self._set_up()
-            self._use_wal()  # after the checks: a foreign or damaged file is never switched
-            self._db.execute("PRAGMA synchronous=FULL")
-            self._db.execute("PRAGMA foreign_keys=ON")
+            if self.read_only:
+                self._check_read_only()
+            else:
+                self._set_up()
+                self._use_wal()  # after the checks: a foreign or damaged file is never switched
+                self._db.execute("PRAGMA synchronous=FULL")
+                self._db.execute("PRAGMA foreign_keys=ON")
         except sqlite3.Error as exc:
             self._db.close()
             raise explain(self.path, exc, opening=True) from exc
@@ -299,6 +313,43 @@ class ProgressStore:
             raise
 
     # -- lifecycle -------------------------------------------------------------------------------
+
+    @staticmethod
+    def _connect(target: str | Path, **options) -> sqlite3.Connection:
+        return sqlite3.connect(target, isolation_level=None, timeout=BUSY_SECONDS, factory=_TimedConnection,
+                               **options)
+
+    def _connect_read_only(self, **options) -> sqlite3.Connection:
+        """A read-only connection. SQLite reads a WAL file through its ``-shm`` file, which it must be able to
+        create when it is missing; where the directory forbids that, the file is opened as immutable, which
+        is sound only when no ``-wal`` journal holds answers the file does not (then it is refused)."""
+        uri = self.path.resolve().as_uri()
+        db = self._connect(uri + "?mode=ro", uri=True, **options)
+        try:
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return db
+        except sqlite3.OperationalError as exc:
+            db.close()
+            if "unable to open" not in str(exc):
+                raise
+        refused = unread_journal(self.path)
+        if refused:
+            raise refused
+        return self._connect(uri + "?immutable=1", uri=True, **options)
+
+    def _check_read_only(self) -> None:
+        """The checks of :meth:`_set_up` without its writes: a file older than this schema cannot be
+        upgraded here, so only an empty one (nothing recorded yet) or a current one is read."""
+        self._check_schema()
+        version = self.schema_version()
+        if version > SCHEMA_VERSION:
+            self._migrate()  # says this problemgen is too old, writing nothing
+        check_intact(self._db, self.path)
+        if version:
+            check_rows(self._db, self.path, version)
+        if version not in (0, SCHEMA_VERSION):
+            raise ProblemgenError(f"{self.path}: written by an older problemgen (schema v{version}); it is "
+                                  "upgraded when opened for writing, and this file cannot be written")
 
     def close(self) -> None:
         self._db.close()

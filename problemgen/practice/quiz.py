@@ -556,10 +556,11 @@ def run_progress(db: str | None = None, as_json: bool = False, reset: bool = Fal
     path = Path(db) if db else default_db_path(env)
     items, answers = [], []
     if path.exists():
-        with ProgressStore(path) as store:
+        with ProgressStore(path, read_only=not reset) as store:  # a file that cannot be written is still shown
             if reset:
                 store.reset()
-            items, answers = store.items(), store.answers()
+            if store.schema_version():  # 0: an empty file, nothing recorded yet
+                items, answers = store.items(), store.answers()
     if reset:
         stdout.write(f"Progress reset: {path}\n")
         return 0

@@ -21,6 +21,7 @@ ignores kinds that are not installed).
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 from pathlib import Path
@@ -120,6 +121,43 @@ def check_base_seed(db: sqlite3.Connection, path: Path) -> int | None:
     return int(value)
 
 
+def writable(path: Path) -> bool:
+    """True when the progress file (if it exists) and the directory it is or will be in can be written:
+    SQLite writes its journal files (``-wal``, ``-shm``) beside the file, even to read it in WAL mode."""
+    try:
+        check_writable(path)
+    except StoreRefused:
+        return False
+    return True
+
+
+def check_writable(path: Path) -> None:
+    """StoreRefused saying which of the file and its directory cannot be written (read-only file or file
+    system, ``chattr +i``, no permission), before SQLite fails with "attempt to write a readonly database"
+    in the middle of a quiz, or with "unable to open database file"."""
+    if path.exists() and not os.access(path, os.W_OK):
+        raise StoreRefused(f"{path}: the progress file is read-only; `problemgen progress` can show it, but "
+                           "nothing can be saved to it (make it writable, or name another file with --db)")
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent  # a new store's directories are made from the nearest one that exists
+    if not os.access(folder, os.W_OK | os.X_OK):
+        why = ("and SQLite keeps its journal files beside the progress file" if path.exists()
+               else "so the progress file cannot be created there")
+        raise StoreRefused(f"{path}: the directory {folder} is not writable, {why} "
+                           "(make it writable, or name a file elsewhere with --db)")
+
+
+def unread_journal(path: Path) -> StoreRefused | None:
+    """For a file read where nothing can be written beside it: StoreRefused when its ``-wal`` journal holds
+    answers not yet copied into the file (SQLite can only read them with a ``-shm`` file it may write)."""
+    wal = path.with_name(path.name + "-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        return StoreRefused(f"{path}: its latest answers are still in {wal.name}, which SQLite cannot read "
+                            f"while the directory {path.parent} is not writable (make it writable to read them)")
+    return None
+
+
 def damaged(path: Path, detail: str) -> StoreRefused:
     return StoreRefused(f"{path}: the progress file is damaged ({detail}); it was left as it is "
                         "(move it aside to start afresh, or try the sqlite3 shell's .recover on a copy)")
@@ -141,6 +179,12 @@ def explain(path: Path, exc: sqlite3.Error, *, opening: bool = False) -> Problem
     if "locked" in text or name.startswith("SQLITE_BUSY"):
         return StoreRefused(f"{path}: the progress store stayed busy for {progress.BUSY_SECONDS:g} s "
                             "(another problemgen is writing it); try again")
+    if name.startswith("SQLITE_READONLY") or "readonly" in text:  # made read-only after it was opened
+        try:
+            check_writable(path)
+        except StoreRefused as refused:
+            return refused
+        return StoreRefused(f"{path}: the progress file cannot be written ({text})")
     if name.startswith("SQLITE_CORRUPT") or "malformed" in text:
         return damaged(path, text)
     if opening or name == "SQLITE_NOTADB":
