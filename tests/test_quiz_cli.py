@@ -235,6 +235,13 @@ def test_progress_shows_units_and_reset_clears_them(tmp_path):
     assert progress_json(db, DAY1)["attention"]["answered"] == 0
 
 
+def test_reset_of_a_file_that_does_not_exist_says_there_was_nothing_to_reset(tmp_path):
+    db = tmp_path / "never-used.sqlite3"
+    result = CliRunner().invoke(cli, ["progress", "--reset", "--yes", "--db", str(db)])
+    assert (result.exit_code, result.output) == (0, f"Nothing to reset: {db} does not exist.\n")
+    assert not db.exists()
+
+
 def test_reset_without_yes_asks_first_and_keeps_history_when_declined(tmp_path):
     db = tmp_path / "me.sqlite3"
     subprocess.run([*PROBLEMGEN, "quiz", "--db", str(db)], input="skip\nquit\n", env=env_at(DAY1), text=True,

@@ -562,7 +562,7 @@ def run_progress(db: str | None = None, as_json: bool = False, reset: bool = Fal
             if store.schema_version():  # 0: an empty file, nothing recorded yet
                 items, answers = store.items(), store.answers()
     if reset:
-        stdout.write(f"Progress reset: {path}\n")
+        stdout.write(f"Progress reset: {path}\n" if path.exists() else f"Nothing to reset: {path} does not exist.\n")
         return 0
     now = clock_from_env(env)()
     curriculum = load_curriculum()
