@@ -182,7 +182,7 @@ def test_a_closed_item_takes_no_answer_and_no_hint(store, first, ending):
         with pytest.raises(ItemConflict, match="this problem is closed"):
             store.record_answer(item, "scores", "1", status, 0.0, "transpose_scores", T0, parts=PARTS)
     with pytest.raises(ItemConflict, match="this problem is closed"):
-        store.record_hint(item, 1)
+        store.record_hint(item, "scores")
     assert len(store.answers(item)) == len(first) and store.items()[0].closed_at == T0
     assert store.items()[0].hints == 0
 
@@ -221,11 +221,43 @@ def test_a_version_1_store_is_upgraded_with_its_decided_items_closed(tmp_path):
         assert [i.closed_at for i in store.items()] == [from_text("2026-03-01T09:05:00Z"), None]
 
 
-def test_hints_record_the_highest_level_used(store):
+def test_hint_levels_are_kept_per_part_and_every_hint_is_counted_on_the_item(store):
     item = _item(store)
-    store.record_hint(item, 1)
-    store.record_hint(item, 2)
-    assert store.items()[0].hints == 2
+    levels = [store.record_hint(item, part) for part in ("scores", "scores", "weights", "scores")]
+    assert levels == [1, 2, 1, 3]
+    assert store.items()[0].hints == 4
+    with ProgressStore(store.path) as again:  # a resumed quiz or a reloaded page goes on from there
+        assert again.record_hint(item, "weights") == 2
+
+
+def test_a_version_2_store_is_upgraded_and_its_hinted_items_still_count_as_hinted(tmp_path):
+    path = tmp_path / "v2.sqlite3"
+    db = sqlite3.connect(path)
+    db.executescript(MIGRATIONS[0] + MIGRATIONS[1] + f"""
+        PRAGMA user_version = 2;
+        INSERT INTO sessions VALUES (1, '{to_text(T0)}', 7, NULL);
+        INSERT INTO items (session_id, unit, kind, seed, difficulty, variant_id, hints, started_at)
+            VALUES (1, 'u', 'k', 1, 1, 'k/1', 2, '2026-03-01T09:00:00Z');
+    """)
+    db.close()
+    with ProgressStore(path) as store:
+        assert store.schema_version() == SCHEMA_VERSION == 3 and store.items()[0].hints == 2
+        assert store.record_hint(1, "p") == 1 and store.items()[0].hints == 3
+
+
+def test_a_read_only_version_2_store_is_read_as_it_is(tmp_path):
+    """Reading needs nothing v3 added, and a file that cannot be written cannot be upgraded."""
+    path = tmp_path / "v2.sqlite3"
+    db = sqlite3.connect(path)
+    db.executescript(MIGRATIONS[0] + MIGRATIONS[1] + f"""
+        PRAGMA user_version = 2;
+        INSERT INTO sessions VALUES (1, '{to_text(T0)}', 7, NULL);
+        INSERT INTO items (session_id, unit, kind, seed, difficulty, variant_id, started_at)
+            VALUES (1, 'u', 'k', 1, 1, 'k/1', '2026-03-01T09:00:00Z');
+    """)
+    db.close()
+    with unwritable(path), ProgressStore(path, read_only=True) as store:
+        assert store.read_only and store.schema_version() == 2 and len(store.items()) == 1
 
 
 def test_the_same_variant_cannot_be_shown_twice(store):

@@ -155,6 +155,14 @@ def test_hints_are_progressive_recorded_and_a_hinted_answer_does_not_count(store
     assert "Sums: progress 0 of 2" in script.text
 
 
+def test_each_part_of_a_problem_has_its_own_hint_levels(store):
+    """toy.pair (the second problem) has two parts: the second starts again from the most general hint."""
+    code, script = run(store, right, "hint", "hint", "hint", right, "hint", "quit")
+    pair = script.text.split("Part 2 of 2", 1)[1]
+    assert "Hint 1: Add the two numbers." in pair and "Hint 4" not in pair and "no more hints" not in pair
+    assert store.items()[1].hints == 4
+
+
 def the_page_answers_first(store, then: Callable[[Problem, AnswerPart], str]) -> Callable[[Problem, AnswerPart], str]:
     """A script line: the page on the same progress file answers the part on screen right, a moment
     before the quiz's student types ``then(problem, part)``."""

@@ -103,8 +103,21 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE items ADD COLUMN closed_at TEXT;
     UPDATE items SET closed_at = COALESCE(finished_at, started_at) WHERE outcome IS NOT NULL;
     """,
+    # v3: hint levels per answer part (each part starts at the first, most general hint), kept so a resumed
+    # problem or a reloaded page goes on from the level reached. items.hints now counts the item's hints
+    # (it held the highest level, the same number while levels were per item); only hints > 0 matters.
+    """
+    CREATE TABLE hints (
+        item_id INTEGER NOT NULL REFERENCES items(id),
+        part    TEXT NOT NULL,
+        level   INTEGER NOT NULL,
+        PRIMARY KEY (item_id, part)
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
+READABLE_FROM = 2
+"""The oldest schema the reads understand as it is (a read-only file cannot be upgraded)."""
 
 
 def utc_now() -> datetime:
@@ -347,7 +360,7 @@ class ProgressStore:
         check_intact(self._db, self.path)
         if version:
             check_rows(self._db, self.path, version)
-        if version not in (0, SCHEMA_VERSION):
+        if 0 < version < READABLE_FROM:
             raise ProblemgenError(f"{self.path}: written by an older problemgen (schema v{version}); it is "
                                   "upgraded when opened for writing, and this file cannot be written")
 
@@ -525,12 +538,19 @@ class ProgressStore:
         return row[0], {part for (part,) in rows.fetchall()}
 
     @_guarded
-    def record_hint(self, item_id: int, level: int) -> None:
-        """Count a hint on an item that still takes answers; ItemConflict once it is closed. A hint
-        counted after every part was right took back the credit the item had earned unaided."""
+    def record_hint(self, item_id: int, part: str) -> int:
+        """Count a hint on ``part`` of an item that still takes answers and return its level for that part
+        (1 for the part's first hint); ItemConflict once the item is closed. A hint counted after every
+        part was right took back the credit the item had earned unaided. Levels are per part: the second
+        part of a problem starts again from the most general hint, and two windows asking at once get
+        the next two levels, not the same one."""
         with self._transaction():
             self._open_item(item_id)
-            self._db.execute("UPDATE items SET hints = MAX(hints, ?) WHERE id = ?", (level, item_id))
+            self._db.execute("INSERT OR IGNORE INTO hints (item_id, part, level) VALUES (?, ?, 0)", (item_id, part))
+            self._db.execute("UPDATE hints SET level = level + 1 WHERE item_id = ? AND part = ?", (item_id, part))
+            self._db.execute("UPDATE items SET hints = hints + 1 WHERE id = ?", (item_id,))
+            return self._db.execute("SELECT level FROM hints WHERE item_id = ? AND part = ?",
+                                    (item_id, part)).fetchone()[0]
 
     @_guarded
     def finish_item(self, item_id: int, outcome: str, now: datetime) -> None:
@@ -575,7 +595,7 @@ class ProgressStore:
     def reset(self) -> None:
         """Forget all history (the base seed goes too, so new variants are drawn afresh)."""
         with self._transaction():
-            for table in ("answers", "items", "sessions", "meta"):
+            for table in ("hints", "answers", "items", "sessions", "meta"):
                 self._db.execute(f"DELETE FROM {table}")
 
     # -- reads -----------------------------------------------------------------------------------

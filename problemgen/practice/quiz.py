@@ -142,13 +142,13 @@ class Quit(Exception):
 
 @dataclass
 class ItemState:
-    """The item on screen: its problem, id in the store, hint level and what has happened so far."""
+    """The item on screen: its problem, id in the store, hints taken and what has happened so far."""
 
     choice: Choice
     problem: Problem
     item_id: int
     part: AnswerPart | None = None
-    hints: int = 0
+    hints: int = 0  # on any part: then the item does not count toward mastery
     failed: bool = False
     done: set[str] = field(default_factory=set)  # parts answered right (kept when resuming)
 
@@ -453,12 +453,13 @@ class QuizSession:
         self.console.say("  Try again, or type hint, solution or skip.", "dim")
 
     def _hint(self, item: ItemState) -> None:
+        """The next hint for the part being asked: each part has its own levels (the store keeps them)."""
+        level = self.store.record_hint(item.item_id, item.part.key)
         item.hints += 1
-        self.store.record_hint(item.item_id, item.hints)
         kind = item.problem.kind
         unit_hint = item.choice.unit.hint_for(kind) or self.services.summary.get(kind, "")
-        text = hint_text(item.problem, item.part, unit_hint, item.hints, self.services.shown(kind))
-        self.console.say(f"Hint {item.hints}: {text}", "accent")
+        text = hint_text(item.problem, item.part, unit_hint, level, self.services.shown(kind))
+        self.console.say(f"Hint {level}: {text}", "accent")
 
     # -- after an item ------------------------------------------------------------------------
 

@@ -79,6 +79,9 @@ ROW_CHECKS: dict[str, tuple[tuple[str, str, str], ...]] = {
         ("mistake", _or_null(_TEXT.format("mistake"), "mistake"), "a mistake name or NULL"),
         ("at", _time_ok("at"), _TIME),
     ),
+    "hints": (
+        ("level", _COUNT.format("level"), "a count from 0"),
+    ),
 }
 """Every column the store reads back (``sessions`` is only counted, and the outcome and status columns
 are held by CHECK constraints)."""
@@ -96,16 +99,18 @@ def check_rows(db: sqlite3.Connection, path: Path, version: int) -> None:
     """Every value the store reads has the type and form its column means; StoreRefused naming the first
     row that does not. ``version`` is the file's schema version (v1 has no ``closed_at``)."""
     for table, checks in ROW_CHECKS.items():
+        if table == "hints" and version < 3:
+            continue
         present = [c for c in checks if version >= 2 or c[0] != "closed_at"]
         cases = " ".join(f"WHEN NOT {sql} THEN '{column}'" for column, sql, _ in present)
-        row = db.execute(f"SELECT id, bad FROM (SELECT id, CASE {cases} END AS bad FROM {table})"
-                         " WHERE bad IS NOT NULL ORDER BY id LIMIT 1").fetchone()
+        row = db.execute(f"SELECT rowid, bad FROM (SELECT rowid, CASE {cases} END AS bad FROM {table})"
+                         " WHERE bad IS NOT NULL ORDER BY rowid LIMIT 1").fetchone()
         if row is not None:
-            item_id, column = row
-            shown = db.execute(f"SELECT substr(quote({column}), 1, 40) FROM {table} WHERE id = ?",
-                               (item_id,)).fetchone()[0]
+            row_id, column = row
+            shown = db.execute(f"SELECT substr(quote({column}), 1, 40) FROM {table} WHERE rowid = ?",
+                               (row_id,)).fetchone()[0]
             wanted = next(what for name, _, what in present if name == column)
-            raise edited(path, f"{table} row {item_id}: {column} is {shown}, not {wanted}")
+            raise edited(path, f"{table} row {row_id}: {column} is {shown}, not {wanted}")
     check_base_seed(db, path)
 
 

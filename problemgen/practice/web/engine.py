@@ -197,9 +197,8 @@ class Practice:
         item takes none (the store refuses it): a second tab still showing the Hint button of a finished
         item took back the credit it had earned."""
         view = self.item(item_id)
-        level = view.record.hints + 1
-        self.store.record_hint(item_id, level)
-        part = (view.remaining() or list(view.problem.parts))[0]
+        part = (view.remaining() or list(view.problem.parts))[0]  # the first part not yet right
+        level = self.store.record_hint(item_id, part.key)  # levels are per part, as in the terminal quiz
         kind = view.problem.kind
         unit_hint = self.curriculum.unit(view.record.unit).hint_for(kind) or self.services.summary.get(kind, "")
         return {"level": level, "text": hint_text(view.problem, part, unit_hint, level, self.services.shown(kind))}
