@@ -491,6 +491,58 @@ def test_a_matrix_can_be_typed_one_row_per_line(store):
     assert store.items()[0].outcome == "correct"
 
 
+def run_matrix(store, *lines) -> Script:
+    script = Script(*lines)
+    script.session = QuizSession(store, CURRICULUM, Console(script.read, script.out.append), matrix_services(),
+                                 clock=lambda: T0, seed=11)
+    script.session.run()
+    return script
+
+
+def row(number: int) -> Callable[[Problem, AnswerPart], str]:
+    return lambda problem, part: " ".join(str(x) for x in part.value[number])
+
+
+def test_commands_work_at_the_row_prompt_and_the_same_row_is_asked_again(store):
+    script = run_matrix(store, row(0), "hint", "show", row(1), "quit")
+    assert "row 2 of 2> hint\nHint 1: " in script.text and script.text.count("row 2 of 2> ") == 3
+    assert "✓ Correct." in script.text
+    assert [(a.status, a.text.count(";")) for a in store.answers()] == [("correct", 1)]
+
+
+@pytest.mark.parametrize("ending, outcome", [("skip", "skipped"), ("quit now", "quit"), ("solution", "revealed")])
+def test_a_command_that_ends_the_problem_ends_it_from_the_row_prompt(store, ending, outcome):
+    script = run_matrix(store, row(0), ending, "quit")
+    assert store.answers() == [] and store.items()[0].outcome == outcome
+
+
+def test_a_command_word_followed_by_more_words_is_that_command(store):
+    code, script = run(store, "hint please", "quit now")
+    assert "Hint 1: Add the two numbers." in script.text and code == 0
+    assert store.answers() == [] and store.items()[0].outcome == "quit"
+    script = run_matrix(store, "hint me", "quit")  # two words are also a row of two entries
+    assert "row 2 of" not in script.text and "Hint 1:" in script.text
+
+
+def test_a_right_answer_that_starts_with_a_command_word_is_an_answer(store):
+    """"skip connection" is a right answer to what a residual connection is also called."""
+    def generate(kind, seed, difficulty):
+        part = AnswerPart("name", "term", ["residual connection", "skip connection"], label="its other name")
+        return Problem(kind, seed, difficulty, {}, "Terms", "toy", {"a": 0, "b": 0}, (part,), {})
+
+    fake = replace(services(), generate=generate)
+    script = Script("skip connection", "skip a turn")
+    script.session = QuizSession(store, CURRICULUM, Console(script.read, script.out.append), fake, clock=lambda: T0)
+    script.session.run()
+    assert [i.outcome for i in store.items()][:2] == ["correct", "skipped"]
+
+
+def test_every_prompt_command_is_read_as_a_command_word():
+    from problemgen.practice.typed_lines import COMMAND_WORDS
+
+    assert COMMAND_WORDS == set(COMMANDS) | {"exit"}
+
+
 def test_a_single_number_for_a_matrix_is_graded_at_once_not_taken_as_a_row(store):
     script = Script("0", "quit")
     script.session = QuizSession(store, CURRICULUM, Console(script.read, script.out.append), matrix_services(),

@@ -346,6 +346,21 @@ def test_ctrl_c_at_the_prompt_saves_and_exits_130(tmp_path):
     assert progress_json(db, DAY1)["attention"]["correct"] == 1
 
 
+def test_in_a_terminal_a_command_at_the_row_prompt_runs_and_the_row_is_asked_again(tmp_path):
+    db = tmp_path / "me.sqlite3"
+    term = Terminal(db, DAY1, "--kind", "attention.projection", "--seed", "4")
+    rows = [" ".join(typed(x) for x in row) for row in key_value(term.next_problem().parts[0])]
+    term.send(rows[0])
+    term.child.expect_exact("row 2 of 2> ")
+    term.child.sendline("hint")
+    term.child.expect_exact("Hint 1: ")
+    term.send(rows[1])
+    term.child.expect_exact("✓ Correct.")
+    term.quit()
+    answers = sqlite3.connect(db).execute("SELECT status FROM answers").fetchall()
+    assert answers == [("correct",)]
+
+
 @pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
 def test_an_output_encoding_without_unicode_gets_ascii_maths_not_a_traceback(tmp_path, encoding):
     db = tmp_path / "me.sqlite3"

@@ -38,6 +38,7 @@ from problemgen.practice.rules import (
 from problemgen.practice.hints import first_entry, first_intermediate, hint_text, solution_names  # noqa: F401  (re-exported)
 from problemgen.practice.progress import ItemConflict, ProgressStore, default_db_path, utc_now
 from problemgen.practice.store_checks import MAX_SEED
+from problemgen.practice.typed_lines import command_of, matrix_rows, one_row, rows_as_one_line
 from problemgen.documents.terminal import can_encode, layout_width, style, to_ascii, use_colour, wrap
 from problemgen.misconceptions.catalogue import describe
 from problemgen.problems import index
@@ -361,35 +362,42 @@ class QuizSession:
         return "closed"
 
     def _ask_part(self, item: ItemState, part: AnswerPart) -> str:
+        """Read lines until the part is answered right (or a command ends the item); return how it ended."""
         while True:
             line = self._read("> ", item)
-            command = line.strip().lower()
-            if not command:
+            if not line.strip():
                 continue
-            if command in ("hint", "solution", "show", "skip", "another", "help", "quit", "exit"):
-                ending = self._command(item, command)
+            ending, answer = self._command_or_answer(item, part, line)
+            if ending is None and answer:
+                ending = self._take_answer(item, part, answer)
+            if ending:
+                return ending
+
+    def _command_or_answer(self, item: ItemState, part: AnswerPart, line: str) -> tuple[str | None, str]:
+        """Run ``line`` when it is a command: (the ending it gave, ""); else (None, the line)."""
+        command = command_of(line, lambda text: self.services.grade(part, text).status == "correct")
+        if command is None:
+            return None, line
+        return self._command(item, command), ""
+
+    def _take_answer(self, item: ItemState, part: AnswerPart, line: str) -> str | None:
+        """Grade ``line``; but when it is one row of a matrix with several rows, first ask for the others
+        (a command there runs as at the > prompt; an empty line cancels) and grade the rows together.
+        Return "answered" once the part is right, the ending a command gave, or None to ask again."""
+        rows, typed = matrix_rows(part), [line]
+        if rows > 1 and one_row(line, len(part.value[0])):
+            while len(typed) < rows:
+                more = self._read(f"row {len(typed) + 1} of {rows}> ", item)
+                if not more.strip():
+                    self.console.say("Matrix entry cancelled.", "dim")
+                    return None
+                ending, row = self._command_or_answer(item, part, more)
                 if ending:
                     return ending
-                continue
-            line = self._more_rows(item, part, line)
-            if line and self._answer(item, part, line):
-                return "answered"
-
-    def _more_rows(self, item: ItemState, part: AnswerPart, line: str) -> str:
-        """A matrix may be typed one row per line: when the first line is one row of a matrix with
-        several rows, ask for the others (an empty line cancels) and hand the rows on together."""
-        rows = matrix_rows(part)
-        if rows < 2 or not _one_row(line, len(part.value[0])):
-            return line
-        typed = [line]
-        while len(typed) < rows:
-            more = self._read(f"row {len(typed) + 1} of {rows}> ", item)
-            if not more.strip():
-                self.console.say("Matrix entry cancelled.", "dim")
-                return ""
-            typed.append(more)
-        rows_text = [row.strip()[1:-1] if row.strip().startswith("[") else row.strip() for row in typed]
-        return "[" + "; ".join(rows_text) + "]"  # the rows as one MATLAB-style line, which the reader takes
+                if row:
+                    typed.append(row)  # after hint, show or help the same row is asked again
+        text = rows_as_one_line(typed) if len(typed) > 1 else line
+        return "answered" if self._answer(item, part, text) else None
 
     def _read(self, prompt: str, item: ItemState) -> str:
         try:
@@ -481,35 +489,6 @@ class QuizSession:
             now = unit_unlocked(other, self.curriculum, after, self.services.available)
             if now and not was:
                 self.console.say(f"Unlocked: {other.title} [{other.id}].", "good")
-
-
-def matrix_rows(part: AnswerPart) -> int:
-    """Rows of a matrix or mask answer (0 for other answers)."""
-    value = part.value
-    if part.type not in ("matrix", "mask") or not isinstance(value, list) or not value:
-        return 0
-    return len(value) if isinstance(value[0], list) else 0
-
-
-def _one_row(line: str, columns: int) -> bool:
-    """True when a typed line is exactly one row of ``columns`` (≥ 2) entries (``1 2 3``, ``1, 2, 3``,
-    ``[1, 2, 3]``), not a whole matrix and not a single number."""
-    text = line.strip()
-    if columns < 2 or ";" in text or text.startswith(("[[", "((", "array", "np.", "numpy.", "torch.")):
-        return False
-    text = text[1:-1] if text.startswith("[") and text.endswith("]") else text
-    if "[" in text or "]" in text:
-        return False
-    depth, entries, current = 0, [], ""
-    for char in text + " ":
-        depth += {"(": 1, ")": -1}.get(char, 0)
-        if depth == 0 and char in ", \t":
-            if current.strip():
-                entries.append(current)
-            current = ""
-        else:
-            current += char
-    return len(entries) == columns
 
 
 def _progress_phrase(state: UnitState, rule: MasteryRule) -> str:
