@@ -543,6 +543,30 @@ def test_every_prompt_command_is_read_as_a_command_word():
     assert COMMAND_WORDS == set(COMMANDS) | {"exit"}
 
 
+PASTED = {  # a 2 x 3 matrix as numpy prints it, as a Python list, and in MATLAB, each over two lines
+    "numpy": lambda m: [f"[[{m[0][0]:2d} {m[0][1]:2d} {m[0][2]:2d}]", f" [{m[1][0]:2d} {m[1][1]:2d} {m[1][2]:2d}]]"],
+    "python": lambda m: [f"[{m[0]},", f" {m[1]}]"],
+    "matlab": lambda m: [f"[{m[0][0]} {m[0][1]} {m[0][2]}", f" {m[1][0]} {m[1][1]} {m[1][2]}]"],
+}
+
+
+@pytest.mark.parametrize("form", PASTED)
+def test_a_matrix_pasted_over_several_lines_is_read_as_one_answer(store, form):
+    def line(number):
+        return lambda problem, part: PASTED[form](part.value)[number]
+
+    script = run_matrix(store, line(0), line(1), "quit")
+    assert "...> " in script.text and "✓ Correct." in script.text and "check the brackets" not in script.text
+    assert [a.status for a in store.answers()] == ["correct"]
+
+
+def test_an_empty_line_cancels_an_answer_whose_brackets_are_open_and_a_stray_one_is_capped(store):
+    script = run_matrix(store, "[[1, 2, 3],", "", "quit")
+    assert "Entry cancelled." in script.text and store.answers() == []
+    run_matrix(store, *(["[1"] * 32), "quit")
+    assert [a.text.count("[") for a in store.answers()] == [32]  # read as it was after 32 lines
+
+
 def test_a_single_number_for_a_matrix_is_graded_at_once_not_taken_as_a_row(store):
     script = Script("0", "quit")
     script.session = QuizSession(store, CURRICULUM, Console(script.read, script.out.append), matrix_services(),

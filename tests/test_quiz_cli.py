@@ -361,6 +361,19 @@ def test_in_a_terminal_a_command_at_the_row_prompt_runs_and_the_row_is_asked_aga
     assert answers == [("correct",)]
 
 
+def test_in_a_terminal_a_matrix_pasted_as_numpy_prints_it_is_one_answer(tmp_path):
+    db = tmp_path / "me.sqlite3"
+    term = Terminal(db, DAY1, "--kind", "attention.projection", "--seed", "4")
+    matrix = key_value(term.next_problem().parts[0])
+    printed = "\n ".join("[" + " ".join(f"{typed(x):>2}" for x in row) + "]" for row in matrix)
+    term.child.expect(ANSWER_PROMPT)
+    term.child.send(f"[{printed}]\n")  # one paste: every line at once, as a terminal delivers it
+    term.child.expect_exact("✓ Correct.")
+    term.quit()
+    answers = sqlite3.connect(db).execute("SELECT status FROM answers").fetchall()
+    assert answers == [("correct",)]
+
+
 @pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
 def test_an_output_encoding_without_unicode_gets_ascii_maths_not_a_traceback(tmp_path, encoding):
     db = tmp_path / "me.sqlite3"

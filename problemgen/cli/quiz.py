@@ -25,8 +25,9 @@ def quiz_command(topic: str | None, kind: str | None, difficulty: int | None, db
     skill (problem kind) of the unit; after 8 tries at a skill without success
     the quiz offers a worked example, an easier level or the prerequisite unit.
     At the > prompt type your answer (arrow keys and history work; a matrix may
-    be typed one row per line), or a command (also at a row prompt; words after
-    it are ignored):
+    be typed one row per line, or pasted over several lines: while a bracket is
+    open the answer goes on at ...>), or a command (also at those prompts; words
+    after it are ignored):
       hint      a hint; ask again for a more specific one (hinted answers do not count toward mastery)
       solution  the worked solution of this variant (ends the item; Enter to go on)
       show      print the current problem again

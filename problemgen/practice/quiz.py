@@ -38,7 +38,16 @@ from problemgen.practice.rules import (
 from problemgen.practice.hints import first_entry, first_intermediate, hint_text, solution_names  # noqa: F401  (re-exported)
 from problemgen.practice.progress import ItemConflict, ProgressStore, default_db_path, utc_now
 from problemgen.practice.store_checks import MAX_SEED
-from problemgen.practice.typed_lines import command_of, matrix_rows, one_row, rows_as_one_line
+from problemgen.practice.typed_lines import (
+    command_of,
+    continuation_prompt,
+    join_lines,
+    matrix_rows,
+    one_row,
+    open_brackets,
+    row_prompt,
+    rows_as_one_line,
+)
 from problemgen.documents.terminal import can_encode, layout_width, style, to_ascii, use_colour, wrap
 from problemgen.misconceptions.catalogue import describe
 from problemgen.problems import index
@@ -381,23 +390,38 @@ class QuizSession:
         return self._command(item, command), ""
 
     def _take_answer(self, item: ItemState, part: AnswerPart, line: str) -> str | None:
-        """Grade ``line``; but when it is one row of a matrix with several rows, first ask for the others
-        (a command there runs as at the > prompt; an empty line cancels) and grade the rows together.
+        """Grade ``line``, or the lines it starts: while its brackets are open (a matrix pasted over several
+        lines), or when it is one row of a matrix with several rows; those are graded as one answer.
         Return "answered" once the part is right, the ending a command gave, or None to ask again."""
-        rows, typed = matrix_rows(part), [line]
-        if rows > 1 and one_row(line, len(part.value[0])):
-            while len(typed) < rows:
-                more = self._read(f"row {len(typed) + 1} of {rows}> ", item)
-                if not more.strip():
-                    self.console.say("Matrix entry cancelled.", "dim")
-                    return None
-                ending, row = self._command_or_answer(item, part, more)
-                if ending:
-                    return ending
-                if row:
-                    typed.append(row)  # after hint, show or help the same row is asked again
-        text = rows_as_one_line(typed) if len(typed) > 1 else line
+        rows = matrix_rows(part)
+        if open_brackets(line):
+            ending, typed = self._more_lines(item, part, [line], continuation_prompt)
+            text = join_lines(typed) if typed else ""
+        elif rows > 1 and one_row(line, len(part.value[0])):
+            ending, typed = self._more_lines(item, part, [line], lambda typed: row_prompt(typed, rows))
+            text = rows_as_one_line(typed) if typed else ""
+        else:
+            ending, text = None, line
+        if ending or not text:
+            return ending
         return "answered" if self._answer(item, part, text) else None
+
+    def _more_lines(self, item: ItemState, part: AnswerPart, typed: list[str],
+                    prompt_for: Callable[[list[str]], str | None]) -> tuple[str | None, list[str]]:
+        """Ask for more lines of one answer while ``prompt_for(typed)`` gives a prompt; return (None, the
+        lines), or (the ending, []) when a command there ended the problem, (None, []) when an empty line
+        cancelled. Hint, show and help run as at the > prompt, then the same line is asked for again."""
+        while prompt := prompt_for(typed):
+            more = self._read(prompt, item)
+            if not more.strip():
+                self.console.say("Entry cancelled.", "dim")
+                return None, []
+            ending, text = self._command_or_answer(item, part, more)
+            if ending:
+                return ending, []
+            if text:
+                typed.append(text)
+        return None, typed
 
     def _read(self, prompt: str, item: ItemState) -> str:
         try:
