@@ -438,6 +438,16 @@ def test_a_unit_mastered_by_the_resumed_problem_is_followed_by_the_unit_it_unloc
     assert store.items()[-1].kind == "toy.product" and "Unit: Products [products]" in script.text
 
 
+def test_quit_after_a_wrong_answer_goes_on_with_the_same_skill_and_the_help_says_so(store):
+    """A wrong answer decides the problem, so it is not resumed; quit's help must not promise it is."""
+    run(store, slip, "quit")
+    code, script = run(store, "quit")
+    wrong, again = store.items()
+    assert "Resuming" not in script.text and wrong.outcome == "wrong"
+    assert (again.kind, again.target) == (wrong.kind, "no_scaling") and again.seed != wrong.seed
+    assert "after a wrong answer, its skill with a new variant" in COMMANDS["quit"]
+
+
 def test_a_problem_left_undecided_with_every_part_right_is_credited_not_resumed(store):
     """Two answers to its last parts at once (before they were taken one at a time) left every part right
     and no outcome: each quiz run resumed it, asked nothing and recorded nothing."""

@@ -33,7 +33,8 @@ def quiz_command(topic: str | None, kind: str | None, difficulty: int | None, db
       show      print the current problem again
       skip      leave this problem and, for now, this skill
       another   a different, never-seen variant of the same skill
-      quit      save and leave; the next run resumes the same problem
+      quit      save and leave; the next run resumes the same problem (after a
+                wrong answer: the same skill, with a new variant)
       help      list the commands
     With piped input, one answer (or command) is read per line and plain text is printed.
 

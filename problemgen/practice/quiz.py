@@ -61,7 +61,7 @@ COMMANDS: dict[str, str] = {
     "show": "print the current problem again",
     "skip": "leave this problem, and this skill for now, and go to the next one",
     "another": "a different, never-seen variant of the same skill",
-    "quit": "save and leave (your progress is kept; run the quiz again to resume)",
+    "quit": "save and leave (the next run resumes this problem; after a wrong answer, its skill with a new variant)",
     "help": "list these commands",
 }
 COMMAND_HELP = "\n".join(f"  {name:<9} {text}" for name, text in COMMANDS.items())

@@ -531,7 +531,9 @@ def same_answers(a: Problem, b: Problem) -> bool:
 
 
 def resumable(items: list[ItemRecord]) -> ItemRecord | None:
-    """The last item when the student left it unfinished (quit, or the process died): resume it."""
+    """The last item when the student left it undecided (quit, or the process died): resume it. One a
+    wrong answer decided is not resumed even when left by quit: it cannot count as right any more, and
+    the failure it recorded already sends the student back to its skill with a new variant."""
     if items and items[-1].outcome in (None, "quit"):
         return items[-1]
     return None
