@@ -264,6 +264,26 @@ def test_ctrl_c_while_a_problem_is_drawn_keeps_every_answer_and_exits_130(store)
     assert "Progress saved" in script.text
 
 
+def interrupted_at(prompt_start: str, script: Script) -> Callable[[str], str]:
+    """The script's console, but Ctrl-C at the first prompt that starts with ``prompt_start``."""
+    def read(prompt: str) -> str:
+        if prompt.startswith(prompt_start):
+            raise KeyboardInterrupt
+        return script.read(prompt)
+    return read
+
+
+@pytest.mark.parametrize("where, lines", [
+    ("choose> ", [slip, right] * 8),  # eight tries without success: the offers come up
+    ("Press Enter", ["solution"]),
+], ids=["offers", "after a solution"])
+def test_ctrl_c_between_problems_exits_130_as_at_the_answer_prompt(store, where, lines):
+    script = Script(*lines)
+    console = Console(interrupted_at(where, script), script.out.append, interactive=True)
+    script.session = QuizSession(store, CURRICULUM, console, services(), clock=lambda: T0, seed=11)
+    assert script.session.run() == 130 and "Progress saved" in script.text
+
+
 def test_a_mastered_unit_comes_back_for_review_when_due(store):
     run(store, right, right, right, "quit")
     code, script = run(store, right, right, "quit", clock=lambda: T0 + timedelta(days=1, hours=1))

@@ -233,12 +233,18 @@ class QuizSession:
         """After a worked solution, let the student read it before the next problem appears."""
         if not self.console.interactive:
             return
-        try:
-            line = self.console.read("Press Enter for the next problem (or type quit) ")
-        except (EOFError, KeyboardInterrupt):
-            raise Quit(0) from None
+        line = self._read_between("Press Enter for the next problem (or type quit) ")
         if line.strip().lower() in ("quit", "exit"):
             raise Quit(0)
+
+    def _read_between(self, prompt: str) -> str:
+        """A line read between problems: the end of input quits (0), Ctrl-C quits with 130, as at the
+        answer prompt (it exited 0 here)."""
+        try:
+            return self.console.read(prompt)
+        except (EOFError, KeyboardInterrupt) as exc:
+            self.console.say()
+            raise Quit(130 if isinstance(exc, KeyboardInterrupt) else 0) from None
 
     def _resume(self) -> bool:
         """Show again the variant the student left unfinished, asking only the parts not yet answered;
@@ -273,10 +279,7 @@ class QuizSession:
             self.console.say(f"  {number}. {OFFER_TEXT[offer]}")
         self.console.say("  Enter: keep practising as before", "dim")
         while True:
-            try:
-                line = self.console.read("choose> ").strip().lower()
-            except (EOFError, KeyboardInterrupt):
-                raise Quit(0) from None
+            line = self._read_between("choose> ").strip().lower()
             if line in ("quit", "exit"):
                 raise Quit(0)
             if not line:
