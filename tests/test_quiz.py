@@ -468,6 +468,26 @@ def test_quit_after_a_wrong_answer_goes_on_with_the_same_skill_and_the_help_says
     assert "after a wrong answer, its skill with a new variant" in COMMANDS["quit"]
 
 
+def test_an_open_problem_this_problemgen_cannot_show_is_left_as_it_is_and_the_student_goes_on(store):
+    """An items row edited to a difficulty its kind does not offer used to end every run with the
+    generator's error, naming neither the file nor the row, and a new sessions row each time."""
+    def generate(kind, seed, difficulty):
+        if difficulty not in services().available[kind]:
+            raise ProblemgenError(f"kind {kind!r} has no difficulty {difficulty}")
+        return toy_problem(kind, seed, difficulty)
+
+    item = store.start_item(store.start_session(11, None, T0), unit="sums", kind="toy.sum", seed=3, difficulty=99,
+                            variant_id="toy.sum/d99/s3", review=False, target=None, now=T0)
+    script = Script(right, right, "quit")  # the next problem is toy.pair (toy.sum was shown): two parts
+    fake = replace(services(), generate=generate)
+    script.session = QuizSession(store, CURRICULUM, Console(script.read, script.out.append), fake, clock=lambda: T0)
+    assert script.session.run() == 0
+    assert (f"Note: the problem left open in {store.path} (items row {item}: toy.sum, difficulty 99) cannot be "
+            "shown by this problemgen; it is left as it is.") in script.text
+    left, answered = store.items()[:2]
+    assert (left.outcome, left.closed_at, answered.outcome) == (None, None, "correct")
+
+
 def test_a_problem_left_undecided_with_every_part_right_is_credited_not_resumed(store):
     """Two answers to its last parts at once (before they were taken one at a time) left every part right
     and no outcome: each quiz run resumed it, asked nothing and recorded nothing."""

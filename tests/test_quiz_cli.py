@@ -306,6 +306,19 @@ def test_progress_still_shows_a_store_that_cannot_be_written(tmp_path, where):
     assert quiz.returncode == 2 and quiz.stderr.startswith(f"error: {db}: {said}") and quiz.stderr.count("\n") == 1
 
 
+def test_an_open_problem_edited_to_a_difficulty_its_kind_lacks_does_not_lock_the_student_out(tmp_path):
+    db = tmp_path / "me.sqlite3"
+    subprocess.run([*PROBLEMGEN, "quiz", "--db", str(db), "--seed", "3"], input="quit\n", env=env_at(DAY1),
+                   capture_output=True, text=True, timeout=PATIENCE, check=True)
+    with sqlite3.connect(db) as edit:
+        edit.execute("UPDATE items SET difficulty = 99")
+    run = subprocess.run([*PROBLEMGEN, "quiz", "--db", str(db), "--seed", "3"], input="quit\n", env=env_at(DAY1),
+                         capture_output=True, text=True, timeout=PATIENCE)
+    assert run.returncode == 0 and run.stderr == ""
+    assert f"Note: the problem left open in {db} (items row 1: " in run.stdout
+    assert VARIANT.search(run.stdout)  # and a new problem is asked
+
+
 def test_a_file_that_is_not_a_store_is_refused(tmp_path):
     notes = tmp_path / "notes.txt"
     notes.write_text("my notes\n" * 500)

@@ -31,6 +31,7 @@ from problemgen.practice.rules import (
     last_of_kind,
     load_curriculum,
     mistake_history,
+    regenerate,
     resumable,
     summary,
     unit_unlocked,
@@ -256,7 +257,12 @@ class QuizSession:
         if unit is None or (self.topic and self.curriculum.resolve_topic(self.topic) is not unit):
             return False
         choice = Choice(unit, last.kind, last.difficulty, last.review, last.target, "resume")
-        problem = self.services.generate(last.kind, last.seed, last.difficulty)
+        problem = regenerate(last, self.services.generate)
+        if problem is None:
+            self.console.say(f"Note: the problem left open in {self.store.path} (items row {last.id}: "
+                             f"{last.kind}, difficulty {last.difficulty}) cannot be shown by this problemgen; "
+                             "it is left as it is.", "warn")
+            return False
         if not self.store.resume_item(last.id, [p.key for p in problem.parts], self.clock()):
             return False
         done = {a.part for a in self.store.answers(last.id) if a.status == "correct"}
@@ -343,7 +349,7 @@ class QuizSession:
 
     def _draw(self, choice: Choice) -> Problem:
         last = last_of_kind(self.store.items(), choice.kind)
-        previous = last and self.services.generate(last.kind, last.seed, last.difficulty)
+        previous = last and regenerate(last, self.services.generate)
         return draw_variant(choice, self.seed, set(self.store.seen(choice.kind)), self.services.generate,
                             previous)
 

@@ -519,6 +519,17 @@ def draw_variant(choice: Choice, base_seed: int, seen: set[tuple[int, int]],
     return fallback or problem
 
 
+def regenerate(item: ItemRecord, generate: Callable[[str, int, int], Problem]) -> Problem | None:
+    """The variant a stored item showed, made again; None when this problemgen cannot make it (its kind
+    does not offer that difficulty: a file edited by hand, or written by another version). Front ends
+    leave such an item as it is, as they leave items of kinds that are not installed, so the student
+    can go on; its row in the file is kept."""
+    try:
+        return generate(item.kind, item.seed, item.difficulty)
+    except ProblemgenError:
+        return None
+
+
 def last_of_kind(items: list[ItemRecord], kind: str) -> ItemRecord | None:
     """The most recent item of ``kind``: a new variant must not repeat its answers."""
     return next((i for i in reversed(items) if i.kind == kind), None)

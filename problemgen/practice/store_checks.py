@@ -16,7 +16,8 @@ A file that fails is refused with one line naming it and what is wrong, and is l
 nothing is repaired, dropped or written. A value of the right type that this problemgen cannot use (a
 kind it does not have, a difficulty its kind does not offer) is not damage, since another problemgen
 version may have written it: such rows are left out of practice instead (``problemgen.practice.rules``
-ignores kinds that are not installed).
+ignores kinds that are not installed, and ``rules.regenerate`` lets the front ends leave a problem they
+cannot make again as it is).
 """
 
 from __future__ import annotations
