@@ -142,7 +142,8 @@ def test_sqlites_read_only_error_after_opening_says_which_path_cannot_be_written
     """The opening checks catch a read-only file; one made read-only during a session (its journal then
     fails to merge) must still be one clear line, not SQLite's words alone."""
     with unwritable(store.path):
-        error = explain(store.path, sqlite3.OperationalError("attempt to write a readonly database"))
+        error = explain(store.path, sqlite3.OperationalError("attempt to write a readonly database"),
+                        query_seconds=2, busy_seconds=5)
     assert str(error).startswith(f"{store.path}: the progress file is read-only")
 
 

@@ -223,7 +223,7 @@ def _guarded(method):
         try:
             return method(self, *args, **kwargs)
         except sqlite3.Error as exc:
-            raise explain(self.path, exc) from exc
+            raise self._explain(exc) from exc
     return guarded
 
 
@@ -320,12 +320,16 @@ class ProgressStore:
                 self._db.execute("PRAGMA foreign_keys=ON")
         except sqlite3.Error as exc:
             self._db.close()
-            raise explain(self.path, exc, opening=True) from exc
+            raise self._explain(exc, opening=True) from exc
         except ProblemgenError:
             self._db.close()
             raise
 
     # -- lifecycle -------------------------------------------------------------------------------
+
+    def _explain(self, exc: sqlite3.Error, *, opening: bool = False) -> ProblemgenError:
+        """SQLite's error as one line about this file (``store_checks.explain``) with this store's limits."""
+        return explain(self.path, exc, query_seconds=QUERY_SECONDS, busy_seconds=BUSY_SECONDS, opening=opening)
 
     @staticmethod
     def _connect(target: str | Path, **options) -> sqlite3.Connection:

@@ -174,16 +174,15 @@ def edited(path: Path, detail: str) -> StoreRefused:
                         "(correct or delete that row in the sqlite3 shell)")
 
 
-def explain(path: Path, exc: sqlite3.Error, *, opening: bool = False) -> ProblemgenError:
-    """One line for an error SQLite raised on the file at ``path``: what is wrong, in the student's terms."""
-    from problemgen.practice import progress  # the time box and busy wait are the store's settings
-
+def explain(path: Path, exc: sqlite3.Error, *, query_seconds: float, busy_seconds: float,
+            opening: bool = False) -> ProblemgenError:
+    """One line for an error SQLite raised on the file at ``path``: what is wrong, in the student's terms
+    (``query_seconds`` and ``busy_seconds`` are the store's time box and busy wait, for the message)."""
     text, name = str(exc), getattr(exc, "sqlite_errorname", "")
     if "interrupted" in text:
-        return StoreRefused(f"{path}: a query took longer than {progress.QUERY_SECONDS:g} s; "
-                            "not a usable progress store")
+        return StoreRefused(f"{path}: a query took longer than {query_seconds:g} s; not a usable progress store")
     if "locked" in text or name.startswith("SQLITE_BUSY"):
-        return StoreRefused(f"{path}: the progress store stayed busy for {progress.BUSY_SECONDS:g} s "
+        return StoreRefused(f"{path}: the progress store stayed busy for {busy_seconds:g} s "
                             "(another problemgen is writing it); try again")
     if name.startswith("SQLITE_READONLY") or "readonly" in text:  # made read-only after it was opened
         try:
