@@ -206,17 +206,23 @@ def test_an_undecided_item_whose_every_part_is_right_is_credited_instead_of_resu
     assert (store.items()[0].outcome, store.items()[0].closed_at) == ("correct", T0)
 
 
-def test_a_version_1_store_is_upgraded_with_its_decided_items_closed(tmp_path):
-    path = tmp_path / "v1.sqlite3"
+def _older_store(path: Path, version: int, items: str) -> Path:
+    """A store as problemgen wrote it at schema ``version``: one session, and the items rows ``items``."""
     db = sqlite3.connect(path)
-    db.executescript(MIGRATIONS[0] + f"""
-        PRAGMA user_version = 1;
+    db.executescript("".join(MIGRATIONS[:version]) + f"""
+        PRAGMA user_version = {version};
         INSERT INTO sessions VALUES (1, '{to_text(T0)}', 7, NULL);
-        INSERT INTO items (session_id, unit, kind, seed, difficulty, variant_id, outcome, started_at, finished_at)
-            VALUES (1, 'u', 'k', 1, 1, 'k/1', 'wrong', '2026-03-01T09:00:00Z', '2026-03-01T09:05:00Z'),
-                   (1, 'u', 'k', 2, 1, 'k/2', NULL, '2026-03-01T09:06:00Z', NULL);
+        {items};
     """)
     db.close()
+    return path
+
+
+def test_a_version_1_store_is_upgraded_with_its_decided_items_closed(tmp_path):
+    path = _older_store(tmp_path / "v1.sqlite3", 1, """
+        INSERT INTO items (session_id, unit, kind, seed, difficulty, variant_id, outcome, started_at, finished_at)
+            VALUES (1, 'u', 'k', 1, 1, 'k/1', 'wrong', '2026-03-01T09:00:00Z', '2026-03-01T09:05:00Z'),
+                   (1, 'u', 'k', 2, 1, 'k/2', NULL, '2026-03-01T09:06:00Z', NULL)""")
     with ProgressStore(path) as store:
         assert store.schema_version() == SCHEMA_VERSION and store.integrity_ok()
         assert [i.closed_at for i in store.items()] == [from_text("2026-03-01T09:05:00Z"), None]
@@ -232,15 +238,9 @@ def test_hint_levels_are_kept_per_part_and_every_hint_is_counted_on_the_item(sto
 
 
 def test_a_version_2_store_is_upgraded_and_its_hinted_items_still_count_as_hinted(tmp_path):
-    path = tmp_path / "v2.sqlite3"
-    db = sqlite3.connect(path)
-    db.executescript(MIGRATIONS[0] + MIGRATIONS[1] + f"""
-        PRAGMA user_version = 2;
-        INSERT INTO sessions VALUES (1, '{to_text(T0)}', 7, NULL);
+    path = _older_store(tmp_path / "v2.sqlite3", 2, """
         INSERT INTO items (session_id, unit, kind, seed, difficulty, variant_id, hints, started_at)
-            VALUES (1, 'u', 'k', 1, 1, 'k/1', 2, '2026-03-01T09:00:00Z');
-    """)
-    db.close()
+            VALUES (1, 'u', 'k', 1, 1, 'k/1', 2, '2026-03-01T09:00:00Z')""")
     with ProgressStore(path) as store:
         assert store.schema_version() == SCHEMA_VERSION == 3 and store.items()[0].hints == 2
         assert store.record_hint(1, "p") == 1 and store.items()[0].hints == 3
@@ -248,15 +248,9 @@ def test_a_version_2_store_is_upgraded_and_its_hinted_items_still_count_as_hinte
 
 def test_a_read_only_version_2_store_is_read_as_it_is(tmp_path):
     """Reading needs nothing v3 added, and a file that cannot be written cannot be upgraded."""
-    path = tmp_path / "v2.sqlite3"
-    db = sqlite3.connect(path)
-    db.executescript(MIGRATIONS[0] + MIGRATIONS[1] + f"""
-        PRAGMA user_version = 2;
-        INSERT INTO sessions VALUES (1, '{to_text(T0)}', 7, NULL);
+    path = _older_store(tmp_path / "v2.sqlite3", 2, """
         INSERT INTO items (session_id, unit, kind, seed, difficulty, variant_id, started_at)
-            VALUES (1, 'u', 'k', 1, 1, 'k/1', '2026-03-01T09:00:00Z');
-    """)
-    db.close()
+            VALUES (1, 'u', 'k', 1, 1, 'k/1', '2026-03-01T09:00:00Z')""")
     with unwritable(path), ProgressStore(path, read_only=True) as store:
         assert store.read_only and store.schema_version() == 2 and len(store.items()) == 1
 
