@@ -69,6 +69,29 @@ def test_project_errors_become_one_line_without_a_traceback():
     assert "Traceback" not in result.stderr
 
 
+class _CtrlCWhileImporting:
+    """Stands in for ``problemgen.cli.app`` while it is being imported: Ctrl-C arrives then."""
+
+    def __getattr__(self, name):
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_while_the_command_line_loads_exits_130_without_a_traceback(monkeypatch, capsys):
+    """The first tenth of a second of every command imports click and the commands, outside click's own
+    Ctrl-C handling: a KeyboardInterrupt traceback, exit 1."""
+    from problemgen.cli import main
+
+    monkeypatch.setitem(sys.modules, "problemgen.cli.app", _CtrlCWhileImporting())
+    try:
+        main(["quiz", "--seed", "1"])
+    except KeyboardInterrupt:
+        pytest.fail("Ctrl-C escaped the command line (a traceback for the user)")
+    except SystemExit as leaving:
+        assert leaving.code == 130 and capsys.readouterr().err == "\naborted\n"
+    else:
+        pytest.fail("the command ran on after Ctrl-C")
+
+
 def test_fast_help_is_exactly_what_click_prints():
     """The precomputed help (start-up fast path) must not drift from the real one: regenerate with
     `python -m problemgen.cli.app` when this fails."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sqlite3
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -13,6 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from problemgen.model.core import ProblemgenError
+
+sys.path.insert(0, str(Path(__file__).parent))
+from unwritable import unwritable  # noqa: E402
 from problemgen.practice.progress import (
     MAX_ANSWER_CHARS,
     MIGRATIONS,
@@ -24,6 +28,7 @@ from problemgen.practice.progress import (
     from_text,
     to_text,
 )
+from problemgen.practice.store_checks import explain
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
 PARTS = ("scores",)
@@ -133,6 +138,15 @@ def test_a_store_another_process_keeps_busy_is_called_busy_not_foreign(tmp_path,
         assert store.integrity_ok()
 
 
+def test_sqlites_read_only_error_after_opening_says_which_path_cannot_be_written(store):
+    """The opening checks catch a read-only file; one made read-only during a session (its journal then
+    fails to merge) must still be one clear line, not SQLite's words alone."""
+    with unwritable(store.path):
+        error = explain(store.path, sqlite3.OperationalError("attempt to write a readonly database"),
+                        query_seconds=2, busy_seconds=5)
+    assert str(error).startswith(f"{store.path}: the progress file is read-only")
+
+
 def test_a_wrong_item_stays_wrong_when_it_is_later_finished_otherwise(store):
     item = _item(store)
     store.record_answer(item, "scores", "1", "wrong", 0.0, None, T0, parts=PARTS)
@@ -169,7 +183,7 @@ def test_a_closed_item_takes_no_answer_and_no_hint(store, first, ending):
         with pytest.raises(ItemConflict, match="this problem is closed"):
             store.record_answer(item, "scores", "1", status, 0.0, "transpose_scores", T0, parts=PARTS)
     with pytest.raises(ItemConflict, match="this problem is closed"):
-        store.record_hint(item, 1)
+        store.record_hint(item, "scores")
     assert len(store.answers(item)) == len(first) and store.items()[0].closed_at == T0
     assert store.items()[0].hints == 0
 
@@ -192,27 +206,53 @@ def test_an_undecided_item_whose_every_part_is_right_is_credited_instead_of_resu
     assert (store.items()[0].outcome, store.items()[0].closed_at) == ("correct", T0)
 
 
-def test_a_version_1_store_is_upgraded_with_its_decided_items_closed(tmp_path):
-    path = tmp_path / "v1.sqlite3"
+def _older_store(path: Path, version: int, items: str) -> Path:
+    """A store as problemgen wrote it at schema ``version``: one session, and the items rows ``items``."""
     db = sqlite3.connect(path)
-    db.executescript(MIGRATIONS[0] + f"""
-        PRAGMA user_version = 1;
+    db.executescript("".join(MIGRATIONS[:version]) + f"""
+        PRAGMA user_version = {version};
         INSERT INTO sessions VALUES (1, '{to_text(T0)}', 7, NULL);
-        INSERT INTO items (session_id, unit, kind, seed, difficulty, variant_id, outcome, started_at, finished_at)
-            VALUES (1, 'u', 'k', 1, 1, 'k/1', 'wrong', '2026-03-01T09:00:00Z', '2026-03-01T09:05:00Z'),
-                   (1, 'u', 'k', 2, 1, 'k/2', NULL, '2026-03-01T09:06:00Z', NULL);
+        {items};
     """)
     db.close()
+    return path
+
+
+def test_a_version_1_store_is_upgraded_with_its_decided_items_closed(tmp_path):
+    path = _older_store(tmp_path / "v1.sqlite3", 1, """
+        INSERT INTO items (session_id, unit, kind, seed, difficulty, variant_id, outcome, started_at, finished_at)
+            VALUES (1, 'u', 'k', 1, 1, 'k/1', 'wrong', '2026-03-01T09:00:00Z', '2026-03-01T09:05:00Z'),
+                   (1, 'u', 'k', 2, 1, 'k/2', NULL, '2026-03-01T09:06:00Z', NULL)""")
     with ProgressStore(path) as store:
         assert store.schema_version() == SCHEMA_VERSION and store.integrity_ok()
         assert [i.closed_at for i in store.items()] == [from_text("2026-03-01T09:05:00Z"), None]
 
 
-def test_hints_record_the_highest_level_used(store):
+def test_hint_levels_are_kept_per_part_and_every_hint_is_counted_on_the_item(store):
     item = _item(store)
-    store.record_hint(item, 1)
-    store.record_hint(item, 2)
-    assert store.items()[0].hints == 2
+    levels = [store.record_hint(item, part) for part in ("scores", "scores", "weights", "scores")]
+    assert levels == [1, 2, 1, 3]
+    assert store.items()[0].hints == 4
+    with ProgressStore(store.path) as again:  # a resumed quiz or a reloaded page goes on from there
+        assert again.record_hint(item, "weights") == 2
+
+
+def test_a_version_2_store_is_upgraded_and_its_hinted_items_still_count_as_hinted(tmp_path):
+    path = _older_store(tmp_path / "v2.sqlite3", 2, """
+        INSERT INTO items (session_id, unit, kind, seed, difficulty, variant_id, hints, started_at)
+            VALUES (1, 'u', 'k', 1, 1, 'k/1', 2, '2026-03-01T09:00:00Z')""")
+    with ProgressStore(path) as store:
+        assert store.schema_version() == SCHEMA_VERSION == 3 and store.items()[0].hints == 2
+        assert store.record_hint(1, "p") == 1 and store.items()[0].hints == 3
+
+
+def test_a_read_only_version_2_store_is_read_as_it_is(tmp_path):
+    """Reading needs nothing v3 added, and a file that cannot be written cannot be upgraded."""
+    path = _older_store(tmp_path / "v2.sqlite3", 2, """
+        INSERT INTO items (session_id, unit, kind, seed, difficulty, variant_id, started_at)
+            VALUES (1, 'u', 'k', 1, 1, 'k/1', '2026-03-01T09:00:00Z')""")
+    with unwritable(path), ProgressStore(path, read_only=True) as store:
+        assert store.read_only and store.schema_version() == 2 and len(store.items()) == 1
 
 
 def test_the_same_variant_cannot_be_shown_twice(store):

@@ -155,6 +155,14 @@ def test_hints_are_progressive_recorded_and_a_hinted_answer_does_not_count(store
     assert "Sums: progress 0 of 2" in script.text
 
 
+def test_each_part_of_a_problem_has_its_own_hint_levels(store):
+    """toy.pair (the second problem) has two parts: the second starts again from the most general hint."""
+    code, script = run(store, right, "hint", "hint", "hint", right, "hint", "quit")
+    pair = script.text.split("Part 2 of 2", 1)[1]
+    assert "Hint 1: Add the two numbers." in pair and "Hint 4" not in pair and "no more hints" not in pair
+    assert store.items()[1].hints == 4
+
+
 def the_page_answers_first(store, then: Callable[[Problem, AnswerPart], str]) -> Callable[[Problem, AnswerPart], str]:
     """A script line: the page on the same progress file answers the part on screen right, a moment
     before the quiz's student types ``then(problem, part)``."""
@@ -254,6 +262,26 @@ def test_ctrl_c_while_a_problem_is_drawn_keeps_every_answer_and_exits_130(store)
     assert code == 130
     assert [item.outcome for item in store.items()][:1] == ["correct"]
     assert "Progress saved" in script.text
+
+
+def interrupted_at(prompt_start: str, script: Script) -> Callable[[str], str]:
+    """The script's console, but Ctrl-C at the first prompt that starts with ``prompt_start``."""
+    def read(prompt: str) -> str:
+        if prompt.startswith(prompt_start):
+            raise KeyboardInterrupt
+        return script.read(prompt)
+    return read
+
+
+@pytest.mark.parametrize("where, lines", [
+    ("choose> ", [slip, right] * 8),  # eight tries without success: the offers come up
+    ("Press Enter", ["solution"]),
+], ids=["offers", "after a solution"])
+def test_ctrl_c_between_problems_exits_130_as_at_the_answer_prompt(store, where, lines):
+    script = Script(*lines)
+    console = Console(interrupted_at(where, script), script.out.append, interactive=True)
+    script.session = QuizSession(store, CURRICULUM, console, services(), clock=lambda: T0, seed=11)
+    assert script.session.run() == 130 and "Progress saved" in script.text
 
 
 def test_a_mastered_unit_comes_back_for_review_when_due(store):
@@ -412,6 +440,54 @@ def test_quitting_mid_item_keeps_answered_parts_and_resumes_the_same_variant(sto
     assert "Part 2 of 2" in script.text and "Part 1 of 2" not in script.text
 
 
+def test_a_resumed_problem_answered_wrong_is_followed_by_the_same_skill_again(store):
+    """What comes next is chosen after the resumed problem, from the history it added to: a slip on it sends
+    the student back to that skill, as a slip on any other problem does."""
+    run(store, "quit")  # toy.sum left open
+    code, script = run(store, slip, "solution", "quit")
+    resumed, after = store.items()
+    assert "Resuming the problem you left:" in script.text and resumed.outcome == "wrong"
+    assert (after.kind, after.target) == ("toy.sum", "no_scaling")
+    assert "watch for this mistake" in script.text
+
+
+def test_a_unit_mastered_by_the_resumed_problem_is_followed_by_the_unit_it_unlocked(store):
+    run(store, right, right, "quit")  # toy.sum right, then part 1 of toy.pair and quit
+    code, script = run(store, right, "quit")  # part 2 of toy.pair: the streak and every skill
+    assert "★ Unit mastered: Sums." in script.text
+    assert store.items()[-1].kind == "toy.product" and "Unit: Products [products]" in script.text
+
+
+def test_quit_after_a_wrong_answer_goes_on_with_the_same_skill_and_the_help_says_so(store):
+    """A wrong answer decides the problem, so it is not resumed; quit's help must not promise it is."""
+    run(store, slip, "quit")
+    code, script = run(store, "quit")
+    wrong, again = store.items()
+    assert "Resuming" not in script.text and wrong.outcome == "wrong"
+    assert (again.kind, again.target) == (wrong.kind, "no_scaling") and again.seed != wrong.seed
+    assert "after a wrong answer, its skill with a new variant" in COMMANDS["quit"]
+
+
+def test_an_open_problem_this_problemgen_cannot_show_is_left_as_it_is_and_the_student_goes_on(store):
+    """An items row edited to a difficulty its kind does not offer used to end every run with the
+    generator's error, naming neither the file nor the row, and a new sessions row each time."""
+    def generate(kind, seed, difficulty):
+        if difficulty not in services().available[kind]:
+            raise ProblemgenError(f"kind {kind!r} has no difficulty {difficulty}")
+        return toy_problem(kind, seed, difficulty)
+
+    item = store.start_item(store.start_session(11, None, T0), unit="sums", kind="toy.sum", seed=3, difficulty=99,
+                            variant_id="toy.sum/d99/s3", review=False, target=None, now=T0)
+    script = Script(right, right, "quit")  # the next problem is toy.pair (toy.sum was shown): two parts
+    fake = replace(services(), generate=generate)
+    script.session = QuizSession(store, CURRICULUM, Console(script.read, script.out.append), fake, clock=lambda: T0)
+    assert script.session.run() == 0
+    assert (f"Note: the problem left open in {store.path} (items row {item}: toy.sum, difficulty 99) cannot be "
+            "shown by this problemgen; it is left as it is.") in script.text
+    left, answered = store.items()[:2]
+    assert (left.outcome, left.closed_at, answered.outcome) == (None, None, "correct")
+
+
 def test_a_problem_left_undecided_with_every_part_right_is_credited_not_resumed(store):
     """Two answers to its last parts at once (before they were taken one at a time) left every part right
     and no outcome: each quiz run resumed it, asked nothing and recorded nothing."""
@@ -463,6 +539,82 @@ def test_a_matrix_can_be_typed_one_row_per_line(store):
     assert "row 2 of 2> " in script.text and "✓ Correct." in script.text
     assert "(or type it one row per line)" in script.text
     assert store.items()[0].outcome == "correct"
+
+
+def run_matrix(store, *lines) -> Script:
+    script = Script(*lines)
+    script.session = QuizSession(store, CURRICULUM, Console(script.read, script.out.append), matrix_services(),
+                                 clock=lambda: T0, seed=11)
+    script.session.run()
+    return script
+
+
+def row(number: int) -> Callable[[Problem, AnswerPart], str]:
+    return lambda problem, part: " ".join(str(x) for x in part.value[number])
+
+
+def test_commands_work_at_the_row_prompt_and_the_same_row_is_asked_again(store):
+    script = run_matrix(store, row(0), "hint", "show", row(1), "quit")
+    assert "row 2 of 2> hint\nHint 1: " in script.text and script.text.count("row 2 of 2> ") == 3
+    assert "✓ Correct." in script.text
+    assert [(a.status, a.text.count(";")) for a in store.answers()] == [("correct", 1)]
+
+
+@pytest.mark.parametrize("ending, outcome", [("skip", "skipped"), ("quit now", "quit"), ("solution", "revealed")])
+def test_a_command_that_ends_the_problem_ends_it_from_the_row_prompt(store, ending, outcome):
+    script = run_matrix(store, row(0), ending, "quit")
+    assert store.answers() == [] and store.items()[0].outcome == outcome
+
+
+def test_a_command_word_followed_by_more_words_is_that_command(store):
+    code, script = run(store, "hint please", "quit now")
+    assert "Hint 1: Add the two numbers." in script.text and code == 0
+    assert store.answers() == [] and store.items()[0].outcome == "quit"
+    script = run_matrix(store, "hint me", "quit")  # two words are also a row of two entries
+    assert "row 2 of" not in script.text and "Hint 1:" in script.text
+
+
+def test_a_right_answer_that_starts_with_a_command_word_is_an_answer(store):
+    """"skip connection" is a right answer to what a residual connection is also called."""
+    def generate(kind, seed, difficulty):
+        part = AnswerPart("name", "term", ["residual connection", "skip connection"], label="its other name")
+        return Problem(kind, seed, difficulty, {}, "Terms", "toy", {"a": 0, "b": 0}, (part,), {})
+
+    fake = replace(services(), generate=generate)
+    script = Script("skip connection", "skip a turn")
+    script.session = QuizSession(store, CURRICULUM, Console(script.read, script.out.append), fake, clock=lambda: T0)
+    script.session.run()
+    assert [i.outcome for i in store.items()][:2] == ["correct", "skipped"]
+
+
+def test_every_prompt_command_is_read_as_a_command_word():
+    from problemgen.practice.typed_lines import COMMAND_WORDS
+
+    assert COMMAND_WORDS == set(COMMANDS) | {"exit"}
+
+
+PASTED = {  # a 2 x 3 matrix as numpy prints it, as a Python list, and in MATLAB, each over two lines
+    "numpy": lambda m: [f"[[{m[0][0]:2d} {m[0][1]:2d} {m[0][2]:2d}]", f" [{m[1][0]:2d} {m[1][1]:2d} {m[1][2]:2d}]]"],
+    "python": lambda m: [f"[{m[0]},", f" {m[1]}]"],
+    "matlab": lambda m: [f"[{m[0][0]} {m[0][1]} {m[0][2]}", f" {m[1][0]} {m[1][1]} {m[1][2]}]"],
+}
+
+
+@pytest.mark.parametrize("form", PASTED)
+def test_a_matrix_pasted_over_several_lines_is_read_as_one_answer(store, form):
+    def line(number):
+        return lambda problem, part: PASTED[form](part.value)[number]
+
+    script = run_matrix(store, line(0), line(1), "quit")
+    assert "...> " in script.text and "✓ Correct." in script.text and "check the brackets" not in script.text
+    assert [a.status for a in store.answers()] == ["correct"]
+
+
+def test_an_empty_line_cancels_an_answer_whose_brackets_are_open_and_a_stray_one_is_capped(store):
+    script = run_matrix(store, "[[1, 2, 3],", "", "quit")
+    assert "Entry cancelled." in script.text and store.answers() == []
+    run_matrix(store, *(["[1"] * 32), "quit")
+    assert [a.text.count("[") for a in store.answers()] == [32]  # read as it was after 32 lines
 
 
 def test_a_single_number_for_a_matrix_is_graded_at_once_not_taken_as_a_row(store):

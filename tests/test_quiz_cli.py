@@ -28,6 +28,9 @@ from problemgen.misconceptions.catalogue import describe
 from problemgen.practice.rules import choose_next, load_curriculum, next_seed
 from problemgen.practice.progress import from_text
 
+sys.path.insert(0, str(Path(__file__).parent))
+from unwritable import unwritable  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMGEN = [sys.executable, "-m", "problemgen"]
 """The checkout's own code (``env_at`` puts the repository first on PYTHONPATH), never an installed script."""
@@ -232,6 +235,13 @@ def test_progress_shows_units_and_reset_clears_them(tmp_path):
     assert progress_json(db, DAY1)["attention"]["answered"] == 0
 
 
+def test_reset_of_a_file_that_does_not_exist_says_there_was_nothing_to_reset(tmp_path):
+    db = tmp_path / "never-used.sqlite3"
+    result = CliRunner().invoke(cli, ["progress", "--reset", "--yes", "--db", str(db)])
+    assert (result.exit_code, result.output) == (0, f"Nothing to reset: {db} does not exist.\n")
+    assert not db.exists()
+
+
 def test_reset_without_yes_asks_first_and_keeps_history_when_declined(tmp_path):
     db = tmp_path / "me.sqlite3"
     subprocess.run([*PROBLEMGEN, "quiz", "--db", str(db)], input="skip\nquit\n", env=env_at(DAY1), text=True,
@@ -253,6 +263,60 @@ def test_user_errors_are_one_clear_line_with_exit_code_2(tmp_path, args, message
     run = subprocess.run([*PROBLEMGEN, *args, "--db", str(tmp_path / "me.sqlite3")], input="",
                          env=env_at(DAY1), capture_output=True, text=True, timeout=PATIENCE)
     assert run.returncode == 2 and run.stderr.startswith("error: ") and message in run.stderr
+
+
+def test_a_seed_too_large_to_store_is_a_usage_error_not_a_traceback(tmp_path):
+    run = subprocess.run([*PROBLEMGEN, "quiz", "--seed", "99999999999999999999999", "--db", str(tmp_path / "me.sqlite3")],
+                         input="quit\n", env=env_at(DAY1), capture_output=True, text=True, timeout=PATIENCE)
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert "'--seed': 99999999999999999999999 is not in the range 0<=x<=9223372036854775807" in run.stderr
+
+
+def _store_with_one_answer(db: Path) -> bytes:
+    done = subprocess.run([*PROBLEMGEN, "quiz", "--db", str(db), "--seed", "3"], input="0\nquit\n",
+                          env=env_at(DAY1), capture_output=True, text=True, timeout=PATIENCE)
+    assert done.returncode == 0, done.stderr
+    return db.read_bytes()
+
+
+@pytest.mark.parametrize("command", [["quiz"], ["progress", "--reset", "--yes"]], ids=["quiz", "reset"])
+def test_a_read_only_progress_file_is_one_error_line_for_the_commands_that_write_it(tmp_path, command):
+    db = tmp_path / "me.sqlite3"
+    before = _store_with_one_answer(db)
+    with unwritable(db):
+        run = subprocess.run([*PROBLEMGEN, *command, "--db", str(db)], input="quit\n", env=env_at(DAY1),
+                             capture_output=True, text=True, timeout=PATIENCE)
+    assert run.returncode == 2 and run.stderr == (
+        f"error: {db}: the progress file is read-only; `problemgen progress` can show it, but nothing can be "
+        "saved to it (make it writable, or name another file with --db)\n")
+    assert db.read_bytes() == before
+
+
+@pytest.mark.parametrize("where", ["file", "directory"])
+def test_progress_still_shows_a_store_that_cannot_be_written(tmp_path, where):
+    db = tmp_path / "shared" / "me.sqlite3"
+    db.parent.mkdir()
+    _store_with_one_answer(db)
+    with unwritable(db if where == "file" else db.parent):
+        rows = progress_json(db, DAY1)
+        quiz = subprocess.run([*PROBLEMGEN, "quiz", "--db", str(db)], input="quit\n", env=env_at(DAY1),
+                              capture_output=True, text=True, timeout=PATIENCE)
+    assert rows["attention"]["answered"] == 1
+    said = "the progress file is read-only" if where == "file" else f"the directory {db.parent} is not writable"
+    assert quiz.returncode == 2 and quiz.stderr.startswith(f"error: {db}: {said}") and quiz.stderr.count("\n") == 1
+
+
+def test_an_open_problem_edited_to_a_difficulty_its_kind_lacks_does_not_lock_the_student_out(tmp_path):
+    db = tmp_path / "me.sqlite3"
+    subprocess.run([*PROBLEMGEN, "quiz", "--db", str(db), "--seed", "3"], input="quit\n", env=env_at(DAY1),
+                   capture_output=True, text=True, timeout=PATIENCE, check=True)
+    with sqlite3.connect(db) as edit:
+        edit.execute("UPDATE items SET difficulty = 99")
+    run = subprocess.run([*PROBLEMGEN, "quiz", "--db", str(db), "--seed", "3"], input="quit\n", env=env_at(DAY1),
+                         capture_output=True, text=True, timeout=PATIENCE)
+    assert run.returncode == 0 and run.stderr == ""
+    assert f"Note: the problem left open in {db} (items row 1: " in run.stdout
+    assert VARIANT.search(run.stdout)  # and a new problem is asked
 
 
 def test_a_file_that_is_not_a_store_is_refused(tmp_path):
@@ -293,6 +357,34 @@ def test_ctrl_c_at_the_prompt_saves_and_exits_130(tmp_path):
     term.child.close()
     assert term.child.exitstatus == 130
     assert progress_json(db, DAY1)["attention"]["correct"] == 1
+
+
+def test_in_a_terminal_a_command_at_the_row_prompt_runs_and_the_row_is_asked_again(tmp_path):
+    db = tmp_path / "me.sqlite3"
+    term = Terminal(db, DAY1, "--kind", "attention.projection", "--seed", "4")
+    rows = [" ".join(typed(x) for x in row) for row in key_value(term.next_problem().parts[0])]
+    term.send(rows[0])
+    term.child.expect_exact("row 2 of 2> ")
+    term.child.sendline("hint")
+    term.child.expect_exact("Hint 1: ")
+    term.send(rows[1])
+    term.child.expect_exact("✓ Correct.")
+    term.quit()
+    answers = sqlite3.connect(db).execute("SELECT status FROM answers").fetchall()
+    assert answers == [("correct",)]
+
+
+def test_in_a_terminal_a_matrix_pasted_as_numpy_prints_it_is_one_answer(tmp_path):
+    db = tmp_path / "me.sqlite3"
+    term = Terminal(db, DAY1, "--kind", "attention.projection", "--seed", "4")
+    matrix = key_value(term.next_problem().parts[0])
+    printed = "\n ".join("[" + " ".join(f"{typed(x):>2}" for x in row) + "]" for row in matrix)
+    term.child.expect(ANSWER_PROMPT)
+    term.child.send(f"[{printed}]\n")  # one paste: every line at once, as a terminal delivers it
+    term.child.expect_exact("✓ Correct.")
+    term.quit()
+    answers = sqlite3.connect(db).execute("SELECT status FROM answers").fetchall()
+    assert answers == [("correct",)]
 
 
 @pytest.mark.parametrize("encoding", ["ascii", "latin-1"])

@@ -321,6 +321,27 @@ def test_hints_go_up_a_level_and_the_solution_ends_the_item(client, db):
     assert client.api("/api/current") is None
 
 
+def test_each_part_has_its_own_hint_levels_as_in_the_terminal_quiz(client):
+    item = client.api("/api/start")
+    problem = problem_of(item)
+    assert len(problem.parts) >= 2  # precondition: the first problem of the curriculum has several parts
+    hint = lambda: client.api("/api/hint", {"item": item["item"]})  # noqa: E731
+    assert [hint()["level"] for _ in range(3)] == [1, 2, 3]
+    first = problem.parts[0]
+    client.api("/api/answer", {"item": item["item"], "part": first.key, **key_payload(first)})
+    assert hint()["level"] == 1  # the second part starts from the most general hint
+
+
+def test_an_open_problem_this_problemgen_cannot_show_is_left_as_it_is(client, db):
+    item = client.api("/api/start")
+    with ProgressStore(db) as store:
+        store._db.execute("UPDATE items SET difficulty = 99 WHERE id = ?", (item["item"],))
+    fresh = client.api("/api/start")
+    assert fresh["item"] != item["item"] and fresh["difficulty"] != 99
+    with ProgressStore(db) as store:
+        assert [(i.difficulty, i.outcome) for i in store.items()] == [(99, None), (fresh["difficulty"], None)]
+
+
 def test_another_variant_keeps_the_skill_and_never_repeats(client):
     item = client.api("/api/start")
     other = client.api("/api/another", {"item": item["item"]})

@@ -78,7 +78,19 @@ def _simple_list_options(args: list[str]) -> dict | None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point: run the CLI, turning project errors into one clear line."""
+    """Console-script entry point: run the CLI, turning project errors into one clear line.
+
+    Ctrl-C exits 130 with one word wherever it lands. Inside a command click turns it into Abort (and the
+    quiz handles its own), but importing click and the commands comes before that: Ctrl-C there printed
+    a KeyboardInterrupt traceback."""
+    try:
+        _main(argv)
+    except KeyboardInterrupt:
+        sys.stderr.write("\naborted\n")  # as click's Abort: the ^C the terminal echoed ends its line
+        sys.exit(130)
+
+
+def _main(argv: list[str] | None) -> None:
     from problemgen.errors import ProblemgenError
 
     args = sys.argv[1:] if argv is None else list(argv)

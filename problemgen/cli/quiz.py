@@ -14,7 +14,8 @@ DB_HELP = "Progress file (default: problemgen/progress.sqlite3 in your user data
 @click.option("--kind", metavar="KIND", help="Practise one problem kind (e.g. masks.causal).")
 @click.option("--difficulty", type=click.IntRange(1, 3), help="Fix the difficulty (default: adapts to you).")
 @click.option("--db", metavar="PATH", help=DB_HELP)
-@click.option("--seed", type=click.IntRange(min=0), help="Seed for new variants (replays a session exactly).")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1),  # what SQLite's INTEGER holds
+              help="Seed for new variants (replays a session exactly).")
 def quiz_command(topic: str | None, kind: str | None, difficulty: int | None, db: str | None,
                  seed: int | None) -> None:
     """Practise in the terminal: one problem at a time, instant feedback, mastery gates.
@@ -24,13 +25,16 @@ def quiz_command(topic: str | None, kind: str | None, difficulty: int | None, db
     skill (problem kind) of the unit; after 8 tries at a skill without success
     the quiz offers a worked example, an easier level or the prerequisite unit.
     At the > prompt type your answer (arrow keys and history work; a matrix may
-    be typed one row per line), or a command:
+    be typed one row per line, or pasted over several lines: while a bracket is
+    open the answer goes on at ...>), or a command (also at those prompts; words
+    after it are ignored):
       hint      a hint; ask again for a more specific one (hinted answers do not count toward mastery)
       solution  the worked solution of this variant (ends the item; Enter to go on)
       show      print the current problem again
       skip      leave this problem and, for now, this skill
       another   a different, never-seen variant of the same skill
-      quit      save and leave; the next run resumes the same problem
+      quit      save and leave; the next run resumes the same problem (after a
+                wrong answer: the same skill, with a new variant)
       help      list the commands
     With piped input, one answer (or command) is read per line and plain text is printed.
 

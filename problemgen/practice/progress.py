@@ -9,6 +9,10 @@ The store keeps the raw history only: sessions, items (one problem variant shown
 answers. Mastery, difficulty and the review schedule are *derived* from that history by the pure
 functions in ``problemgen.practice.rules``, so there is a single source of truth and nothing to drift.
 
+A file is checked when it is opened, before anything is written to it (``problemgen.practice.store_checks``):
+a damaged or hand-edited one is refused with one line naming it, and any later SQLite error is reported
+the same way (:func:`_guarded`), never as a traceback.
+
 Default location (``--db`` overrides): ``$XDG_DATA_HOME/problemgen`` or ``~/.local/share/problemgen``
 on Linux, ``~/Library/Application Support/problemgen`` on macOS, ``%APPDATA%/problemgen`` on Windows.
 """
@@ -28,6 +32,18 @@ from pathlib import Path
 from typing import Collection, Iterator, Mapping
 
 from problemgen.model.core import ProblemgenError
+from problemgen.practice.store_checks import (
+    FIRST_YEAR,
+    LAST_YEAR,
+    check_base_seed,
+    check_intact,
+    check_rows,
+    check_writable,
+    edited,
+    explain,
+    unread_journal,
+    writable,
+)
 
 DB_FILENAME = "progress.sqlite3"
 MAX_ANSWER_CHARS = 4000
@@ -87,8 +103,21 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE items ADD COLUMN closed_at TEXT;
     UPDATE items SET closed_at = COALESCE(finished_at, started_at) WHERE outcome IS NOT NULL;
     """,
+    # v3: hint levels per answer part (each part starts at the first, most general hint), kept so a resumed
+    # problem or a reloaded page goes on from the level reached. items.hints now counts the item's hints
+    # (it held the highest level, the same number while levels were per item); only hints > 0 matters.
+    """
+    CREATE TABLE hints (
+        item_id INTEGER NOT NULL REFERENCES items(id),
+        part    TEXT NOT NULL,
+        level   INTEGER NOT NULL,
+        PRIMARY KEY (item_id, part)
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
+READABLE_FROM = 2
+"""The oldest schema the reads understand as it is (a read-only file cannot be upgraded)."""
 
 
 def utc_now() -> datetime:
@@ -102,7 +131,11 @@ def to_text(moment: datetime) -> str:
 
 
 def from_text(text: str) -> datetime:
-    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    """A stored time; ValueError unless it is one of ours (``to_text``) in the years the store allows."""
+    moment = datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    if not FIRST_YEAR <= moment.year <= LAST_YEAR:
+        raise ValueError(f"{text!r} is not in the years {FIRST_YEAR}-{LAST_YEAR}")
+    return moment
 
 
 def _moment(text: str | None) -> datetime | None:
@@ -182,6 +215,18 @@ class _TimedConnection(sqlite3.Connection):
         return super().executescript(*args, **kwargs)
 
 
+def _guarded(method):
+    """Any error SQLite raises in ``method`` becomes one ProblemgenError that names the file and says what is
+    wrong (damaged, busy, …), instead of a traceback from wherever a query first met it."""
+    @functools.wraps(method)
+    def guarded(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as exc:
+            raise self._explain(exc) from exc
+    return guarded
+
+
 def _statements(script: str) -> Iterator[str]:
     """The statements of a migration script, one by one. ``executescript`` would run them in one call, but
     it commits any open transaction first, and a migration must run inside the opener's lock."""
@@ -245,40 +290,83 @@ class AnswerRecord:
 class ProgressStore:
     """Open (creating and migrating as needed) a progress file; every write is its own transaction."""
 
-    def __init__(self, path: str | os.PathLike, *, any_thread: bool = False) -> None:
+    def __init__(self, path: str | os.PathLike, *, any_thread: bool = False, read_only: bool = False) -> None:
         """``any_thread``: the store may be used from threads other than the one that opened it, which the
-        caller makes sure happens one at a time (the web app's lock does); SQLite refuses it otherwise."""
+        caller makes sure happens one at a time (the web app's lock does); SQLite refuses it otherwise.
+
+        ``read_only``: for commands that only read (``progress``). A file that cannot be written, or whose
+        directory cannot, is then opened read-only instead of refused (and is not upgraded); a writer is
+        told which of the two is not writable before anything is shown or asked."""
         self.path = Path(path)
+        self.read_only = read_only and self.path.exists() and not writable(self.path)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            # isolation_level=None: no implicit transactions; each write below says BEGIN/COMMIT itself.
-            self._db = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_SECONDS, factory=_TimedConnection,
-                                       check_same_thread=not any_thread)
+            if self.read_only:
+                self._db = self._connect_read_only(check_same_thread=not any_thread)
+            else:
+                check_writable(self.path)
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                # isolation_level=None: no implicit transactions; each write below says BEGIN/COMMIT itself.
+                self._db = self._connect(self.path, check_same_thread=not any_thread)
         except (OSError, sqlite3.Error) as exc:
             raise ProblemgenError(f"{self.path}: cannot open the progress store ({exc})") from exc
         try:
             self._db.execute("PRAGMA trusted_schema=OFF")  # no SQL functions run from a file's views or triggers
-            self._set_up()
-            self._use_wal()  # after the check: a foreign file is never switched
-            self._db.execute("PRAGMA synchronous=FULL")
-            self._db.execute("PRAGMA foreign_keys=ON")
-        except sqlite3.OperationalError as exc:
+            if self.read_only:
+                self._check_read_only()
+            else:
+                self._set_up()
+                self._use_wal()  # after the checks: a foreign or damaged file is never switched
+                self._db.execute("PRAGMA synchronous=FULL")
+                self._db.execute("PRAGMA foreign_keys=ON")
+        except sqlite3.Error as exc:
             self._db.close()
-            if "interrupted" in str(exc):
-                raise ProblemgenError(f"{self.path}: a query took longer than {QUERY_SECONDS:g} s; "
-                                      "not a usable progress store") from exc  # fmt: skip
-            if "locked" in str(exc):  # a sound store another process kept busy: nothing wrong with the file
-                raise ProblemgenError(f"{self.path}: the progress store stayed busy for {BUSY_SECONDS:g} s "
-                                      "(another problemgen is writing it); try again") from exc
-            raise ProblemgenError(f"{self.path}: not a problemgen progress store ({exc})") from exc
-        except sqlite3.DatabaseError as exc:
-            self._db.close()
-            raise ProblemgenError(f"{self.path}: not a problemgen progress store ({exc})") from exc
+            raise self._explain(exc, opening=True) from exc
         except ProblemgenError:
             self._db.close()
             raise
 
     # -- lifecycle -------------------------------------------------------------------------------
+
+    def _explain(self, exc: sqlite3.Error, *, opening: bool = False) -> ProblemgenError:
+        """SQLite's error as one line about this file (``store_checks.explain``) with this store's limits."""
+        return explain(self.path, exc, query_seconds=QUERY_SECONDS, busy_seconds=BUSY_SECONDS, opening=opening)
+
+    @staticmethod
+    def _connect(target: str | Path, **options) -> sqlite3.Connection:
+        return sqlite3.connect(target, isolation_level=None, timeout=BUSY_SECONDS, factory=_TimedConnection,
+                               **options)
+
+    def _connect_read_only(self, **options) -> sqlite3.Connection:
+        """A read-only connection. SQLite reads a WAL file through its ``-shm`` file, which it must be able to
+        create when it is missing; where the directory forbids that, the file is opened as immutable, which
+        is sound only when no ``-wal`` journal holds answers the file does not (then it is refused)."""
+        uri = self.path.resolve().as_uri()
+        db = self._connect(uri + "?mode=ro", uri=True, **options)
+        try:
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return db
+        except sqlite3.OperationalError as exc:
+            db.close()
+            if "unable to open" not in str(exc):
+                raise
+        refused = unread_journal(self.path)
+        if refused:
+            raise refused
+        return self._connect(uri + "?immutable=1", uri=True, **options)
+
+    def _check_read_only(self) -> None:
+        """The checks of :meth:`_set_up` without its writes: a file older than this schema cannot be
+        upgraded here, so only an empty one (nothing recorded yet) or a current one is read."""
+        self._check_schema()
+        version = self.schema_version()
+        if version > SCHEMA_VERSION:
+            self._migrate()  # says this problemgen is too old, writing nothing
+        check_intact(self._db, self.path)
+        if version:
+            check_rows(self._db, self.path, version)
+        if 0 < version < READABLE_FROM:
+            raise ProblemgenError(f"{self.path}: written by an older problemgen (schema v{version}); it is "
+                                  "upgraded when opened for writing, and this file cannot be written")
 
     def close(self) -> None:
         self._db.close()
@@ -290,7 +378,8 @@ class ProgressStore:
         self.close()
 
     def _set_up(self) -> None:
-        """Check the file, then create or upgrade its schema, all under one write lock.
+        """Check the file (its schema, then that it is intact and every row readable: see
+        ``problemgen.practice.store_checks``), then create or upgrade its schema, all under one write lock.
 
         The quiz in a terminal and the practice page may open a new store at the same moment. Checked and
         migrated in separate steps, the second saw the first's half of the work (the old version beside the
@@ -299,6 +388,11 @@ class ProgressStore:
         A foreign file is still refused before anything is written: the checks come first and only read."""
         with self._transaction():
             self._check_schema()
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            if version <= SCHEMA_VERSION:  # a newer file is refused by _migrate, whatever its rows hold
+                check_intact(self._db, self.path)
+                if version:
+                    check_rows(self._db, self.path, version)
             self._migrate()
             self._check_schema()
 
@@ -345,9 +439,11 @@ class ProgressStore:
         shown = ", ".join(f"{kind} {name!r}" for kind, name in odd[:3])
         raise ProblemgenError(f"{self.path}: not a problemgen progress store (unexpected schema v{version}: {shown})")
 
+    @_guarded
     def schema_version(self) -> int:
         return self._db.execute("PRAGMA user_version").fetchone()[0]
 
+    @_guarded
     def integrity_ok(self) -> bool:
         return self._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
@@ -369,23 +465,26 @@ class ProgressStore:
 
     # -- meta ------------------------------------------------------------------------------------
 
+    @_guarded
     def base_seed(self) -> int:
         """The store's own seed for new variants (chosen at random once, then kept)."""
-        row = self._db.execute("SELECT value FROM meta WHERE key = 'base_seed'").fetchone()
-        if row:
-            return int(row[0])
+        stored = check_base_seed(self._db, self.path)
+        if stored is not None:
+            return stored
         seed = secrets.randbelow(1_000_000)
         with self._transaction():
             self._db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('base_seed', ?)", (str(seed),))
-        return int(self._db.execute("SELECT value FROM meta WHERE key = 'base_seed'").fetchone()[0])
+        return check_base_seed(self._db, self.path)
 
     # -- writes ----------------------------------------------------------------------------------
 
+    @_guarded
     def start_session(self, seed: int, topic: str | None, now: datetime) -> int:
         return self._write(
             "INSERT INTO sessions (started_at, seed, topic) VALUES (?, ?, ?)", (to_text(now), seed, topic)
         )
 
+    @_guarded
     def start_item(self, session_id: int, *, unit: str, kind: str, seed: int, difficulty: int,
                    variant_id: str, review: bool, target: str | None, now: datetime) -> int:
         """Store a variant just shown. SessionGone when a reset deleted the session: that foreign-key
@@ -403,6 +502,7 @@ class ProgressStore:
         except sqlite3.IntegrityError as exc:
             raise ProblemgenError(f"variant {variant_id} was already shown ({exc})") from exc
 
+    @_guarded
     def record_answer(self, item_id: int, part: str, text: str, status: str, score: float,
                       mistake: str | None, now: datetime, *, parts: Collection[str]) -> str | None:
         """Store one graded line of an item whose answer parts are ``parts``, and the outcome it decides
@@ -441,13 +541,22 @@ class ProgressStore:
         rows = self._db.execute("SELECT part FROM answers WHERE item_id = ? AND status = 'correct'", (item_id,))
         return row[0], {part for (part,) in rows.fetchall()}
 
-    def record_hint(self, item_id: int, level: int) -> None:
-        """Count a hint on an item that still takes answers; ItemConflict once it is closed. A hint
-        counted after every part was right took back the credit the item had earned unaided."""
+    @_guarded
+    def record_hint(self, item_id: int, part: str) -> int:
+        """Count a hint on ``part`` of an item that still takes answers and return its level for that part
+        (1 for the part's first hint); ItemConflict once the item is closed. A hint counted after every
+        part was right took back the credit the item had earned unaided. Levels are per part: the second
+        part of a problem starts again from the most general hint, and two windows asking at once get
+        the next two levels, not the same one."""
         with self._transaction():
             self._open_item(item_id)
-            self._db.execute("UPDATE items SET hints = MAX(hints, ?) WHERE id = ?", (level, item_id))
+            self._db.execute("INSERT OR IGNORE INTO hints (item_id, part, level) VALUES (?, ?, 0)", (item_id, part))
+            self._db.execute("UPDATE hints SET level = level + 1 WHERE item_id = ? AND part = ?", (item_id, part))
+            self._db.execute("UPDATE items SET hints = hints + 1 WHERE id = ?", (item_id,))
+            return self._db.execute("SELECT level FROM hints WHERE item_id = ? AND part = ?",
+                                    (item_id, part)).fetchone()[0]
 
+    @_guarded
     def finish_item(self, item_id: int, outcome: str, now: datetime) -> None:
         """Close an item: it takes no more answers. ``outcome`` is how it ended, unless an answer already
         decided it (a wrong answer stays wrong)."""
@@ -455,6 +564,7 @@ class ProgressStore:
             self._set_outcome(item_id, outcome, now, None)
             self._close(item_id, now)
 
+    @_guarded
     def resume_item(self, item_id: int, parts: Collection[str], now: datetime) -> bool:
         """Open again an item the student quit (or that a dead process left open) to resume it; True when
         it is open. One whose every part is already right is decided and closed instead (False): before
@@ -485,35 +595,50 @@ class ProgressStore:
             (outcome, to_text(now), mistake, item_id),
         )
 
+    @_guarded
     def reset(self) -> None:
         """Forget all history (the base seed goes too, so new variants are drawn afresh)."""
         with self._transaction():
-            for table in ("answers", "items", "sessions", "meta"):
+            for table in ("hints", "answers", "items", "sessions", "meta"):
                 self._db.execute(f"DELETE FROM {table}")
 
     # -- reads -----------------------------------------------------------------------------------
 
+    @contextmanager
+    def _readable(self, table: str) -> Iterator[None]:
+        """Rows are checked when the file is opened; one edited while it is open is refused here alike."""
+        try:
+            yield
+        except (ValueError, TypeError, OverflowError) as exc:
+            raise edited(self.path, f"a row of {table} cannot be read ({exc})") from exc
+
+    @_guarded
     def items(self, unit: str | None = None) -> list[ItemRecord]:
         sql = ("SELECT id, unit, kind, seed, difficulty, outcome, hints, review, target, mistake,"
                " started_at, finished_at, closed_at FROM items")
         rows = self._db.execute(sql + (" WHERE unit = ? ORDER BY id" if unit else " ORDER BY id"),
                                 (unit,) if unit else ()).fetchall()
-        return [
-            ItemRecord(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7]), r[8], r[9],
-                       from_text(r[10]), _moment(r[11]), _moment(r[12]))
-            for r in rows
-        ]
+        with self._readable("items"):
+            return [
+                ItemRecord(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7]), r[8], r[9],
+                           from_text(r[10]), _moment(r[11]), _moment(r[12]))
+                for r in rows
+            ]
 
+    @_guarded
     def answers(self, item_id: int | None = None) -> list[AnswerRecord]:
         sql = "SELECT item_id, part, text, status, score, mistake, at FROM answers"
         rows = self._db.execute(sql + (" WHERE item_id = ? ORDER BY id" if item_id else " ORDER BY id"),
                                 (item_id,) if item_id else ()).fetchall()
-        return [AnswerRecord(r[0], r[1], r[2], r[3], r[4], r[5], from_text(r[6])) for r in rows]
+        with self._readable("answers"):
+            return [AnswerRecord(r[0], r[1], r[2], r[3], r[4], r[5], from_text(r[6])) for r in rows]
 
+    @_guarded
     def seen(self, kind: str) -> set[tuple[int, int]]:
         """(seed, difficulty) pairs of ``kind`` already shown: never shown again."""
         rows = self._db.execute("SELECT seed, difficulty FROM items WHERE kind = ?", (kind,)).fetchall()
         return {(int(s), int(d)) for s, d in rows}
 
+    @_guarded
     def session_count(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]

@@ -31,12 +31,24 @@ from problemgen.practice.rules import (
     last_of_kind,
     load_curriculum,
     mistake_history,
+    regenerate,
     resumable,
     summary,
     unit_unlocked,
 )
 from problemgen.practice.hints import first_entry, first_intermediate, hint_text, solution_names  # noqa: F401  (re-exported)
 from problemgen.practice.progress import ItemConflict, ProgressStore, default_db_path, utc_now
+from problemgen.practice.store_checks import MAX_SEED
+from problemgen.practice.typed_lines import (
+    command_of,
+    continuation_prompt,
+    join_lines,
+    matrix_rows,
+    one_row,
+    open_brackets,
+    row_prompt,
+    rows_as_one_line,
+)
 from problemgen.documents.terminal import can_encode, layout_width, style, to_ascii, use_colour, wrap
 from problemgen.misconceptions.catalogue import describe
 from problemgen.problems import index
@@ -50,7 +62,7 @@ COMMANDS: dict[str, str] = {
     "show": "print the current problem again",
     "skip": "leave this problem, and this skill for now, and go to the next one",
     "another": "a different, never-seen variant of the same skill",
-    "quit": "save and leave (your progress is kept; run the quiz again to resume)",
+    "quit": "save and leave (the next run resumes this problem; after a wrong answer, its skill with a new variant)",
     "help": "list these commands",
 }
 COMMAND_HELP = "\n".join(f"  {name:<9} {text}" for name, text in COMMANDS.items())
@@ -141,13 +153,13 @@ class Quit(Exception):
 
 @dataclass
 class ItemState:
-    """The item on screen: its problem, id in the store, hint level and what has happened so far."""
+    """The item on screen: its problem, id in the store, hints taken and what has happened so far."""
 
     choice: Choice
     problem: Problem
     item_id: int
     part: AnswerPart | None = None
-    hints: int = 0
+    hints: int = 0  # on any part: then the item does not count toward mastery
     failed: bool = False
     done: set[str] = field(default_factory=set)  # parts answered right (kept when resuming)
 
@@ -175,7 +187,8 @@ class QuizSession:
         self.console.say("problemgen quiz: type your answer at the > prompt, or one of: "
                          + ", ".join(COMMANDS) + ".", "dim")
         try:
-            self._resume()
+            if self._resume():
+                choice = self._next()  # chosen again: the resumed problem may have failed or mastered its unit
             while True:
                 if choice.offers:
                     choice = self._offer(choice)
@@ -221,25 +234,37 @@ class QuizSession:
         """After a worked solution, let the student read it before the next problem appears."""
         if not self.console.interactive:
             return
-        try:
-            line = self.console.read("Press Enter for the next problem (or type quit) ")
-        except (EOFError, KeyboardInterrupt):
-            raise Quit(0) from None
+        line = self._read_between("Press Enter for the next problem (or type quit) ")
         if line.strip().lower() in ("quit", "exit"):
             raise Quit(0)
 
-    def _resume(self) -> None:
-        """Show again the variant the student left unfinished, asking only the parts not yet answered."""
+    def _read_between(self, prompt: str) -> str:
+        """A line read between problems: the end of input quits (0), Ctrl-C quits with 130, as at the
+        answer prompt (it exited 0 here)."""
+        try:
+            return self.console.read(prompt)
+        except (EOFError, KeyboardInterrupt) as exc:
+            self.console.say()
+            raise Quit(130 if isinstance(exc, KeyboardInterrupt) else 0) from None
+
+    def _resume(self) -> bool:
+        """Show again the variant the student left unfinished, asking only the parts not yet answered;
+        True when one was shown (what comes next must then be chosen from the history it added to)."""
         last = resumable(self.store.items())
         if last is None or last.kind not in self.services.available or (self.kind and last.kind != self.kind):
-            return
+            return False
         unit = self.curriculum.unit_of_kind(last.kind)
         if unit is None or (self.topic and self.curriculum.resolve_topic(self.topic) is not unit):
-            return
+            return False
         choice = Choice(unit, last.kind, last.difficulty, last.review, last.target, "resume")
-        problem = self.services.generate(last.kind, last.seed, last.difficulty)
+        problem = regenerate(last, self.services.generate)
+        if problem is None:
+            self.console.say(f"Note: the problem left open in {self.store.path} (items row {last.id}: "
+                             f"{last.kind}, difficulty {last.difficulty}) cannot be shown by this problemgen; "
+                             "it is left as it is.", "warn")
+            return False
         if not self.store.resume_item(last.id, [p.key for p in problem.parts], self.clock()):
-            return
+            return False
         done = {a.part for a in self.store.answers(last.id) if a.status == "correct"}
         self.console.say()
         self.console.say("Resuming the problem you left:", "dim")
@@ -248,6 +273,7 @@ class QuizSession:
         item = ItemState(choice, problem, last.id, hints=last.hints, done=done)
         self._show(problem)
         self._finish(choice, item, self._ask_item(item), before)
+        return True
 
     def _offer(self, choice: Choice) -> Choice:
         """Wheel-spinning: say so, and let the student pick another way in (Enter keeps going)."""
@@ -259,10 +285,7 @@ class QuizSession:
             self.console.say(f"  {number}. {OFFER_TEXT[offer]}")
         self.console.say("  Enter: keep practising as before", "dim")
         while True:
-            try:
-                line = self.console.read("choose> ").strip().lower()
-            except (EOFError, KeyboardInterrupt):
-                raise Quit(0) from None
+            line = self._read_between("choose> ").strip().lower()
             if line in ("quit", "exit"):
                 raise Quit(0)
             if not line:
@@ -326,7 +349,7 @@ class QuizSession:
 
     def _draw(self, choice: Choice) -> Problem:
         last = last_of_kind(self.store.items(), choice.kind)
-        previous = last and self.services.generate(last.kind, last.seed, last.difficulty)
+        previous = last and regenerate(last, self.services.generate)
         return draw_variant(choice, self.seed, set(self.store.seen(choice.kind)), self.services.generate,
                             previous)
 
@@ -357,35 +380,57 @@ class QuizSession:
         return "closed"
 
     def _ask_part(self, item: ItemState, part: AnswerPart) -> str:
+        """Read lines until the part is answered right (or a command ends the item); return how it ended."""
         while True:
             line = self._read("> ", item)
-            command = line.strip().lower()
-            if not command:
+            if not line.strip():
                 continue
-            if command in ("hint", "solution", "show", "skip", "another", "help", "quit", "exit"):
-                ending = self._command(item, command)
-                if ending:
-                    return ending
-                continue
-            line = self._more_rows(item, part, line)
-            if line and self._answer(item, part, line):
-                return "answered"
+            ending, answer = self._command_or_answer(item, part, line)
+            if ending is None and answer:
+                ending = self._take_answer(item, part, answer)
+            if ending:
+                return ending
 
-    def _more_rows(self, item: ItemState, part: AnswerPart, line: str) -> str:
-        """A matrix may be typed one row per line: when the first line is one row of a matrix with
-        several rows, ask for the others (an empty line cancels) and hand the rows on together."""
+    def _command_or_answer(self, item: ItemState, part: AnswerPart, line: str) -> tuple[str | None, str]:
+        """Run ``line`` when it is a command: (the ending it gave, ""); else (None, the line)."""
+        command = command_of(line, lambda text: self.services.grade(part, text).status == "correct")
+        if command is None:
+            return None, line
+        return self._command(item, command), ""
+
+    def _take_answer(self, item: ItemState, part: AnswerPart, line: str) -> str | None:
+        """Grade ``line``, or the lines it starts: while its brackets are open (a matrix pasted over several
+        lines), or when it is one row of a matrix with several rows; those are graded as one answer.
+        Return "answered" once the part is right, the ending a command gave, or None to ask again."""
         rows = matrix_rows(part)
-        if rows < 2 or not _one_row(line, len(part.value[0])):
-            return line
-        typed = [line]
-        while len(typed) < rows:
-            more = self._read(f"row {len(typed) + 1} of {rows}> ", item)
+        if open_brackets(line):
+            ending, typed = self._more_lines(item, part, [line], continuation_prompt)
+            text = join_lines(typed) if typed else ""
+        elif rows > 1 and one_row(line, len(part.value[0])):
+            ending, typed = self._more_lines(item, part, [line], lambda typed: row_prompt(typed, rows))
+            text = rows_as_one_line(typed) if typed else ""
+        else:
+            ending, text = None, line
+        if ending or not text:
+            return ending
+        return "answered" if self._answer(item, part, text) else None
+
+    def _more_lines(self, item: ItemState, part: AnswerPart, typed: list[str],
+                    prompt_for: Callable[[list[str]], str | None]) -> tuple[str | None, list[str]]:
+        """Ask for more lines of one answer while ``prompt_for(typed)`` gives a prompt; return (None, the
+        lines), or (the ending, []) when a command there ended the problem, (None, []) when an empty line
+        cancelled. Hint, show and help run as at the > prompt, then the same line is asked for again."""
+        while prompt := prompt_for(typed):
+            more = self._read(prompt, item)
             if not more.strip():
-                self.console.say("Matrix entry cancelled.", "dim")
-                return ""
-            typed.append(more)
-        rows_text = [row.strip()[1:-1] if row.strip().startswith("[") else row.strip() for row in typed]
-        return "[" + "; ".join(rows_text) + "]"  # the rows as one MATLAB-style line, which the reader takes
+                self.console.say("Entry cancelled.", "dim")
+                return None, []
+            ending, text = self._command_or_answer(item, part, more)
+            if ending:
+                return ending, []
+            if text:
+                typed.append(text)
+        return None, typed
 
     def _read(self, prompt: str, item: ItemState) -> str:
         try:
@@ -449,12 +494,13 @@ class QuizSession:
         self.console.say("  Try again, or type hint, solution or skip.", "dim")
 
     def _hint(self, item: ItemState) -> None:
+        """The next hint for the part being asked: each part has its own levels (the store keeps them)."""
+        level = self.store.record_hint(item.item_id, item.part.key)
         item.hints += 1
-        self.store.record_hint(item.item_id, item.hints)
         kind = item.problem.kind
         unit_hint = item.choice.unit.hint_for(kind) or self.services.summary.get(kind, "")
-        text = hint_text(item.problem, item.part, unit_hint, item.hints, self.services.shown(kind))
-        self.console.say(f"Hint {item.hints}: {text}", "accent")
+        text = hint_text(item.problem, item.part, unit_hint, level, self.services.shown(kind))
+        self.console.say(f"Hint {level}: {text}", "accent")
 
     # -- after an item ------------------------------------------------------------------------
 
@@ -476,35 +522,6 @@ class QuizSession:
             now = unit_unlocked(other, self.curriculum, after, self.services.available)
             if now and not was:
                 self.console.say(f"Unlocked: {other.title} [{other.id}].", "good")
-
-
-def matrix_rows(part: AnswerPart) -> int:
-    """Rows of a matrix or mask answer (0 for other answers)."""
-    value = part.value
-    if part.type not in ("matrix", "mask") or not isinstance(value, list) or not value:
-        return 0
-    return len(value) if isinstance(value[0], list) else 0
-
-
-def _one_row(line: str, columns: int) -> bool:
-    """True when a typed line is exactly one row of ``columns`` (≥ 2) entries (``1 2 3``, ``1, 2, 3``,
-    ``[1, 2, 3]``), not a whole matrix and not a single number."""
-    text = line.strip()
-    if columns < 2 or ";" in text or text.startswith(("[[", "((", "array", "np.", "numpy.", "torch.")):
-        return False
-    text = text[1:-1] if text.startswith("[") and text.endswith("]") else text
-    if "[" in text or "]" in text:
-        return False
-    depth, entries, current = 0, [], ""
-    for char in text + " ":
-        depth += {"(": 1, ")": -1}.get(char, 0)
-        if depth == 0 and char in ", \t":
-            if current.strip():
-                entries.append(current)
-            current = ""
-        else:
-            current += char
-    return len(entries) == columns
 
 
 def _progress_phrase(state: UnitState, rule: MasteryRule) -> str:
@@ -529,8 +546,8 @@ def run_quiz(topic: str | None = None, db: str | None = None, seed: int | None =
              stdin=None, stdout=None, env: Mapping[str, str] | None = None) -> int:
     """``problemgen quiz``: open the store, build the session and run it; return the exit code."""
     env = os.environ if env is None else env
-    if seed is not None and seed < 0:
-        raise ProblemgenError(f"--seed must be a non-negative integer, not {seed}")
+    if seed is not None and not 0 <= seed <= MAX_SEED:
+        raise ProblemgenError(f"--seed must be a whole number from 0 to {MAX_SEED}, not {seed}")
     console = terminal_console(stdin, stdout, env)
     with ProgressStore(db or default_db_path(env)) as store:
         session = QuizSession(store, load_curriculum(), console, default_services(),
@@ -552,12 +569,13 @@ def run_progress(db: str | None = None, as_json: bool = False, reset: bool = Fal
     path = Path(db) if db else default_db_path(env)
     items, answers = [], []
     if path.exists():
-        with ProgressStore(path) as store:
+        with ProgressStore(path, read_only=not reset) as store:  # a file that cannot be written is still shown
             if reset:
                 store.reset()
-            items, answers = store.items(), store.answers()
+            if store.schema_version():  # 0: an empty file, nothing recorded yet
+                items, answers = store.items(), store.answers()
     if reset:
-        stdout.write(f"Progress reset: {path}\n")
+        stdout.write(f"Progress reset: {path}\n" if path.exists() else f"Nothing to reset: {path} does not exist.\n")
         return 0
     now = clock_from_env(env)()
     curriculum = load_curriculum()

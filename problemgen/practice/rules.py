@@ -519,6 +519,17 @@ def draw_variant(choice: Choice, base_seed: int, seen: set[tuple[int, int]],
     return fallback or problem
 
 
+def regenerate(item: ItemRecord, generate: Callable[[str, int, int], Problem]) -> Problem | None:
+    """The variant a stored item showed, made again; None when this problemgen cannot make it (its kind
+    does not offer that difficulty: a file edited by hand, or written by another version). Front ends
+    leave such an item as it is, as they leave items of kinds that are not installed, so the student
+    can go on; its row in the file is kept."""
+    try:
+        return generate(item.kind, item.seed, item.difficulty)
+    except ProblemgenError:
+        return None
+
+
 def last_of_kind(items: list[ItemRecord], kind: str) -> ItemRecord | None:
     """The most recent item of ``kind``: a new variant must not repeat its answers."""
     return next((i for i in reversed(items) if i.kind == kind), None)
@@ -531,7 +542,9 @@ def same_answers(a: Problem, b: Problem) -> bool:
 
 
 def resumable(items: list[ItemRecord]) -> ItemRecord | None:
-    """The last item when the student left it unfinished (quit, or the process died): resume it."""
+    """The last item when the student left it undecided (quit, or the process died): resume it. One a
+    wrong answer decided is not resumed even when left by quit: it cannot count as right any more, and
+    the failure it recorded already sends the student back to its skill with a new variant."""
     if items and items[-1].outcome in (None, "quit"):
         return items[-1]
     return None

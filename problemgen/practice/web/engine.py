@@ -31,6 +31,7 @@ from problemgen.practice.rules import (
     choose_next,
     draw_variant,
     last_of_kind,
+    regenerate,
     resumable,
     unit_unlocked,
 )
@@ -86,11 +87,14 @@ class Practice:
     def current(self) -> ItemView | None:
         """The item to resume, by the terminal quiz's rule (``rules.resumable``: undecided, or quit in
         the terminal, which is reopened), else None. A decided item is not resumed (in either front end),
-        nor one whose every part is already right (the store credits it instead)."""
+        nor one whose every part is already right (the store credits it instead), nor one this problemgen
+        cannot make again (``rules.regenerate``: it is left as it is)."""
         record = resumable(self.store.items())
         if record is None or record.kind not in self.services.available:
             return None
-        problem = self._generate(record.kind, record.seed, record.difficulty)
+        problem = regenerate(record, self._generate)
+        if problem is None:
+            return None
         if not self.store.resume_item(record.id, [p.key for p in problem.parts], self.clock()):
             return None
         return self.view(self.store.items()[-1])
@@ -150,7 +154,7 @@ class Practice:
     def _begin(self, choice: Choice) -> ItemView:
         """Draw a never-seen variant for ``choice`` (answers unlike the last of its kind) and store it."""
         last = last_of_kind(self.store.items(), choice.kind)
-        previous = last and self._generate(last.kind, last.seed, last.difficulty)
+        previous = last and regenerate(last, self._generate)
         problem = draw_variant(choice, self.store.base_seed(), set(self.store.seen(choice.kind)),
                                self._generate, previous)
         self._file(choice, problem)
@@ -197,9 +201,8 @@ class Practice:
         item takes none (the store refuses it): a second tab still showing the Hint button of a finished
         item took back the credit it had earned."""
         view = self.item(item_id)
-        level = view.record.hints + 1
-        self.store.record_hint(item_id, level)
-        part = (view.remaining() or list(view.problem.parts))[0]
+        part = (view.remaining() or list(view.problem.parts))[0]  # the first part not yet right
+        level = self.store.record_hint(item_id, part.key)  # levels are per part, as in the terminal quiz
         kind = view.problem.kind
         unit_hint = self.curriculum.unit(view.record.unit).hint_for(kind) or self.services.summary.get(kind, "")
         return {"level": level, "text": hint_text(view.problem, part, unit_hint, level, self.services.shown(kind))}
