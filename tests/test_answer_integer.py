@@ -116,3 +116,22 @@ def test_generated_counts_take_their_own_unit_only(kind, seed, difficulty, unit)
         assert bits == ({"correct"} if unit == "bytes" else {"invalid"})
         for other in {"params", "bytes", "FLOPs"} - {own}:
             assert {r.status for r in verdicts(part, f"{part.value} {other}").values()} == {"invalid"}
+
+
+def test_a_variant_file_without_units_asks_the_same_quantity_as_a_new_one():
+    """Files written before parts carried ``spec["unit"]`` are read by their labels: every whole-number
+    part of every kind must come out as the quantity its generator now names (multihead.head_dim's
+    "entries of one head's W_Q" once came out a plain count, so "23040 params" turned invalid)."""
+    from dataclasses import replace
+
+    from problemgen.answers.types.integer import asked_unit
+    from problemgen.model.registry import _REGISTRY, generate, load_all
+
+    load_all()
+    for name, spec in sorted(_REGISTRY.items()):
+        for difficulty in spec.difficulties:
+            for seed in range(6):
+                for part in generate(name, seed, difficulty).parts:
+                    if part.type == "integer":
+                        legacy = replace(part, spec={k: v for k, v in part.spec.items() if k != "unit"})
+                        assert asked_unit(legacy) == part.spec.get("unit"), (name, part.key, part.label)

@@ -47,6 +47,8 @@ EXAMPLE_INTEGERS = (123456789, 987654321)
 """Format examples for a whole-number part: no count, size or FLOP total of the problems (GPT-2 small's
 124,439,808 was one, and the key of its own problem)."""
 _LABEL_UNIT = re.compile(r"\b(bytes|parameters?|flops)\b", re.IGNORECASE)
+_LABEL_WEIGHT_ENTRIES = re.compile(r"\bentries of .*\bW_|\bW_\w+ entries\b")
+"""The labels that count a weight matrix's entries (parameters) without the word: multihead.head_dim's."""
 
 
 def asked_unit(part: AnswerPart) -> str | None:
@@ -57,7 +59,7 @@ def asked_unit(part: AnswerPart) -> str | None:
         return part.spec["unit"]
     word = _LABEL_UNIT.search(part.label)
     if word is None:
-        return None
+        return "parameters" if _LABEL_WEIGHT_ENTRIES.search(part.label) else None
     return {"bytes": "bytes", "flops": "FLOPs"}.get(word.group(1).lower(), "parameters")
 
 
