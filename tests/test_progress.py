@@ -237,13 +237,16 @@ def test_hint_levels_are_kept_per_part_and_every_hint_is_counted_on_the_item(sto
         assert again.record_hint(item, "weights") == 2
 
 
-def test_a_version_2_store_is_upgraded_and_its_hinted_items_still_count_as_hinted(tmp_path):
+def test_a_version_2_store_is_upgraded_and_its_hinted_items_go_on_from_the_level_reached(tmp_path):
+    """Before v3 ``items.hints`` held the problem's level: an open problem shown hints 1 and 2 goes on
+    with hint 3 after the upgrade (not 1 again); a part asked after that starts at its own first."""
     path = _older_store(tmp_path / "v2.sqlite3", 2, """
         INSERT INTO items (session_id, unit, kind, seed, difficulty, variant_id, hints, started_at)
             VALUES (1, 'u', 'k', 1, 1, 'k/1', 2, '2026-03-01T09:00:00Z')""")
     with ProgressStore(path) as store:
         assert store.schema_version() == SCHEMA_VERSION == 3 and store.items()[0].hints == 2
-        assert store.record_hint(1, "p") == 1 and store.items()[0].hints == 3
+        assert store.record_hint(1, "p") == 3 and store.items()[0].hints == 3
+        assert store.record_hint(1, "q") == 1
 
 
 def test_a_read_only_version_2_store_is_read_as_it_is(tmp_path):

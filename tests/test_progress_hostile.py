@@ -81,6 +81,27 @@ def test_every_statement_is_interrupted_after_the_time_box(monkeypatch):
     assert db.execute("SELECT 1").fetchone() == (1,)  # the next statement gets its own time box
 
 
+def test_a_write_cut_off_by_its_time_box_says_so_and_leaves_the_store_usable(tmp_path, monkeypatch):
+    """SQLite rolls back the statement it interrupted itself; a second ROLLBACK once replaced the real
+    error with "cannot rollback - no transaction is active"."""
+    path = tmp_path / "big.sqlite3"
+    with ProgressStore(path) as store:
+        session = store.start_session(1, None, T0)
+        with store._transaction():
+            store._db.executemany(
+                "INSERT INTO items (session_id, unit, kind, seed, difficulty, variant_id, started_at) "
+                "VALUES (?, 'attention', 'attention.scores', ?, 1, 'v', ?)",
+                [(session, seed, progress.to_text(T0)) for seed in range(20000)])
+    store = ProgressStore(path)
+    monkeypatch.setattr(progress, "QUERY_SECONDS", -1.0)  # every statement past its first steps is cut off
+    with pytest.raises(ProblemgenError, match="took longer than"):
+        store.reset()
+    monkeypatch.setattr(progress, "QUERY_SECONDS", 2.0)
+    assert not store._db.in_transaction
+    store.start_session(1, None, T0)
+    store.close()
+
+
 # ------------------------------------------------------------------- damaged and hand-edited files
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)

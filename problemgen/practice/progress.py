@@ -454,14 +454,19 @@ class ProgressStore:
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
-        """BEGIN IMMEDIATE … COMMIT (ROLLBACK on error): one durable step of history."""
+        """BEGIN IMMEDIATE … COMMIT (ROLLBACK on error): one durable step of history.
+
+        SQLite itself rolls back a statement it interrupted (a query past its time), so ROLLBACK runs only
+        while a transaction is open: else its own "no transaction is active" would replace the real error.
+        A failed COMMIT is rolled back too, so a long-lived store (the page's) is not left inside it."""
         self._db.execute("BEGIN IMMEDIATE")
         try:
             yield
+            self._db.execute("COMMIT")
         except BaseException:
-            self._db.execute("ROLLBACK")
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
             raise
-        self._db.execute("COMMIT")
 
     # -- meta ------------------------------------------------------------------------------------
 
@@ -550,7 +555,11 @@ class ProgressStore:
         the next two levels, not the same one."""
         with self._transaction():
             self._open_item(item_id)
-            self._db.execute("INSERT OR IGNORE INTO hints (item_id, part, level) VALUES (?, ?, 0)", (item_id, part))
+            # An item hinted before v3 has no rows, and its items.hints held the level it reached: its first
+            # part asked goes on from there, as it would have before the upgrade.
+            self._db.execute("INSERT OR IGNORE INTO hints (item_id, part, level) VALUES (?, ?, CASE WHEN EXISTS"
+                             " (SELECT 1 FROM hints WHERE item_id = ?) THEN 0 ELSE"
+                             " (SELECT hints FROM items WHERE id = ?) END)", (item_id, part, item_id, item_id))
             self._db.execute("UPDATE hints SET level = level + 1 WHERE item_id = ? AND part = ?", (item_id, part))
             self._db.execute("UPDATE items SET hints = hints + 1 WHERE id = ?", (item_id,))
             return self._db.execute("SELECT level FROM hints WHERE item_id = ? AND part = ?",
