@@ -44,20 +44,21 @@ def test_every_entry_gets_a_row_and_only_files_and_directories_are_accepted(tmp_
     (tmp_path / "nb.ipynb").write_text("{}")
     (tmp_path / "notes.txt").write_text("")
     (tmp_path / os.fsdecode(b"bad\xff.py")).write_text("")
-    found = {e.name: e.refused for e in entries.scan(tmp_path, (".py",))}
+    found = {e.name: e.refused for e in entries.scan(tmp_path, (".py", ".ipynb"))}
     assert found == {
         ".hidden.py": "hidden entry", "ana": "", "bad\\xff.py": "unreadable name (not UTF-8)", "bo": "",
         "fifo.py": "special file (FIFO)", "link.py": "symbolic link",
         "nb": "",  # a notebook is a student; whether it can be read is decided when it is graded
-        "notes.txt": "unsupported type (expected .py or a directory)",
+        "notes.txt": "unsupported type (expected .py or .ipynb or a directory)",
     }
 
 
-def test_without_a_notebook_reader_a_notebook_is_refused_with_its_reason(tmp_path, monkeypatch):
-    monkeypatch.setattr(entries, "notebooks_supported", lambda: False)
-    (tmp_path / "nb.ipynb").write_text("{}")
-    assert [(e.name, e.refused) for e in entries.scan(tmp_path, (".py",))] == [
-        ("nb.ipynb", "notebook submissions are not supported yet")]
+def test_an_answer_sheet_class_takes_no_notebook_so_it_is_no_second_submission(tmp_path):
+    """A sheet class once took ana.ipynb as a submission, so ana.toml beside it was refused as a duplicate."""
+    (tmp_path / "ana.toml").write_text("")
+    (tmp_path / "ana.ipynb").write_text("{}")
+    assert sorted((e.name, e.refused) for e in entries.scan(tmp_path, (".toml",))) == [
+        ("ana", ""), ("ana.ipynb", "unsupported type (expected .toml or a directory)")]
 
 
 def test_two_names_equal_in_their_first_80_characters_refuse_only_those_two(tmp_path):

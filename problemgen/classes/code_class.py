@@ -27,7 +27,7 @@ from problemgen.model.core import ProblemgenError
 
 def class_entries(directory: str | Path) -> list[entries.Entry]:
     """Every entry of a code class directory, accepted or refused (see ``classes.entries``)."""
-    found = entries.scan(directory, (".py",), _holds_code)
+    found = entries.scan(directory, (".py", ".ipynb"), _holds_code)
     if not found:
         raise ProblemgenError(f"{directory}: no submissions (expected .py files or one sub-directory per student)")
     return found

@@ -11,8 +11,8 @@ symbolic link              a link (it could point at another student's work or o
 special file (FIFO…)       FIFO, socket or device: opening a FIFO would block the class run forever
 unreadable name            a name that is not UTF-8 (shown escaped, e.g. ``bad\\xff.py``)
 hidden entry               dot-files and ``__pycache__``-style entries
-unsupported type           any other suffix; ``.ipynb``: notebooks, until ``problemgen.code.notebook``
-                           exists (the one hook: :func:`notebooks_supported`)
+unsupported type           any suffix the caller does not take (a code class takes ``.py`` and
+                           ``.ipynb``, an answer-sheet class ``.toml``)
 duplicate-submission       two entries that map to the same student (``ana.py`` and ``ana/``, ``Ana.py``
                            and ``ana.py``, or two names equal in their first 80 characters): both
                            refused, the class goes on
@@ -39,7 +39,6 @@ from problemgen.model.core import ProblemgenError
 
 MAX_NAME = 80
 """Student names are cut to this many characters (report file names stay short on every platform)."""
-NOTEBOOK_REASON = "notebook submissions are not supported yet"
 _SPECIAL = ((stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
             (stat.S_ISBLK, "block device"))
 
@@ -76,13 +75,6 @@ def escaped(raw: bytes) -> str:
     """A printable rendering of any entry name: undecodable bytes and control characters as \\xNN."""
     text = raw.decode("utf-8", "backslashreplace")
     return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
-
-
-def notebooks_supported() -> bool:
-    """Whether ``.ipynb`` submissions can be graded: the hook for a notebook extractor module."""
-    import importlib.util
-
-    return importlib.util.find_spec("problemgen.code.notebook") is not None
 
 
 def scan(directory: str | Path, suffixes: tuple[str, ...],
@@ -126,10 +118,7 @@ def _classify(directory: Path, raw: bytes, suffixes: tuple[str, ...]) -> Entry:
         return Entry(safe_name(name), path, is_dir=True)
     if not stat.S_ISREG(mode):
         return Entry(shown, path, "unsupported type")
-    suffix = Path(name).suffix.lower()
-    if suffix == ".ipynb" and ".ipynb" not in suffixes and not notebooks_supported():
-        return Entry(shown, path, NOTEBOOK_REASON)
-    if suffix not in suffixes and not (suffix == ".ipynb" and notebooks_supported()):
+    if Path(name).suffix.lower() not in suffixes:
         return Entry(shown, path, f"unsupported type (expected {' or '.join(suffixes)} or a directory)")
     return Entry(safe_name(Path(name).stem), path)
 
