@@ -187,8 +187,8 @@ class QuizSession:
         self.console.say("problemgen quiz: type your answer at the > prompt, or one of: "
                          + ", ".join(COMMANDS) + ".", "dim")
         try:
-            if self._resume():
-                choice = self._next()  # chosen again: the resumed problem may have failed or mastered its unit
+            self._resume()
+            choice = self._next()  # chosen again: resuming may have failed, mastered or credited a problem
             while True:
                 if choice.offers:
                     choice = self._offer(choice)
@@ -247,24 +247,25 @@ class QuizSession:
             self.console.say()
             raise Quit(130 if isinstance(exc, KeyboardInterrupt) else 0) from None
 
-    def _resume(self) -> bool:
-        """Show again the variant the student left unfinished, asking only the parts not yet answered;
-        True when one was shown (what comes next must then be chosen from the history it added to)."""
+    def _resume(self) -> None:
+        """Show again the variant the student left unfinished, asking only the parts not yet answered (or
+        credit it, when every part was already right); what comes next is chosen after this, from the
+        history it added to."""
         last = resumable(self.store.items())
         if last is None or last.kind not in self.services.available or (self.kind and last.kind != self.kind):
-            return False
+            return
         unit = self.curriculum.unit_of_kind(last.kind)
         if unit is None or (self.topic and self.curriculum.resolve_topic(self.topic) is not unit):
-            return False
+            return
         choice = Choice(unit, last.kind, last.difficulty, last.review, last.target, "resume")
         problem = regenerate(last, self.services.generate)
         if problem is None:
             self.console.say(f"Note: the problem left open in {self.store.path} (items row {last.id}: "
                              f"{last.kind}, difficulty {last.difficulty}) cannot be shown by this problemgen; "
                              "it is left as it is.", "warn")
-            return False
+            return
         if not self.store.resume_item(last.id, [p.key for p in problem.parts], self.clock()):
-            return False
+            return
         done = {a.part for a in self.store.answers(last.id) if a.status == "correct"}
         self.console.say()
         self.console.say("Resuming the problem you left:", "dim")
@@ -273,7 +274,6 @@ class QuizSession:
         item = ItemState(choice, problem, last.id, hints=last.hints, done=done)
         self._show(problem)
         self._finish(choice, item, self._ask_item(item), before)
-        return True
 
     def _offer(self, choice: Choice) -> Choice:
         """Wheel-spinning: say so, and let the student pick another way in (Enter keeps going)."""
