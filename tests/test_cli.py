@@ -61,6 +61,16 @@ def test_unknown_command_is_a_usage_error_with_exit_code_2():
     assert "No such command" in result.stderr
 
 
+@pytest.mark.parametrize("argv", [("show", "attention.weights", "--difficulty", "9"), ("no-such-command",),
+                                  ("grade-code", "no-such-file.py", "--task", "softmax"), ("export", "gift")])
+def test_usage_errors_are_one_error_line_that_says_where_help_is(argv):
+    """The exit-code table promises one `error:` line for bad input; click's own block took four."""
+    result = run_main(*argv)
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
+    assert "--help" in result.stderr
+
+
 def test_project_errors_become_one_line_without_a_traceback():
     result = run_main("show", "atention.weights")
     assert result.returncode == 2

@@ -117,8 +117,8 @@ def run_click(args: list[str]) -> int:
     except ProblemgenError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return EXIT_USAGE
-    except click.ClickException as exc:
-        exc.show()
+    except click.ClickException as exc:  # a usage error or a file click checked: one line, as ours
+        sys.stderr.write(f"error: {_one_line(exc)}\n")
         return EXIT_USAGE
     except click.exceptions.Abort:
         sys.stderr.write("aborted\n")
@@ -127,6 +127,13 @@ def run_click(args: list[str]) -> int:
         return EXIT_OK
     # In non-standalone mode click returns ctx.exit()'s code instead of exiting.
     return result if isinstance(result, int) else EXIT_OK
+
+
+def _one_line(exc) -> str:
+    """Click's message on one line, with where to read more (click itself prints a four-line block)."""
+    message = " ".join(exc.format_message().split())
+    context = getattr(exc, "ctx", None)
+    return f"{message} (see '{context.command_path} --help')" if context is not None else message
 
 
 def __getattr__(name: str):
