@@ -183,3 +183,20 @@ def test_every_required_export_option_is_enforced_as_a_usage_error(tmp_path, nam
     assert result.exit_code == 2, result.output
     assert f"Missing option '{missing.name}'" in result.output, result.output
     assert "Traceback" not in result.output and not (tmp_path / "out").exists()
+
+
+def test_a_class_set_writes_nothing_but_its_result_unless_progress_is_asked_for(tmp_path):
+    """stderr not a terminal (a log): `worksheet --roster` once always printed a `students` line there, and
+    `--progress` drew no bar, only the word; it now writes plain lines of done/total on request."""
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id\na1\nb2\n", encoding="utf-8")
+    env = {**os.environ, "TEST_CLASS_SECRET": "a long class secret for tests"}
+
+    def worksheet(out: str, *more: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "problemgen", "worksheet", "masking", "-o", str(tmp_path / out),
+                               "--roster", str(roster), "--secret-env", "TEST_CLASS_SECRET", *more],
+                              capture_output=True, text=True, timeout=120, env=env)
+
+    quiet, loud = worksheet("quiet"), worksheet("loud", "--progress")
+    assert quiet.returncode == loud.returncode == 0 and quiet.stderr == ""
+    assert loud.stderr.splitlines()[-1] == "students: 2/2"

@@ -1,7 +1,9 @@
-"""The progress bar of the class commands (``grade`` and ``grade-code`` on a directory).
+"""The progress shown by the long commands (``grade`` and ``grade-code`` on a class, ``worksheet --roster``).
 
-One place decides when a bar is drawn, so both commands behave alike: on stderr when it is a terminal,
-never in a CI log unless asked for (``--progress``), and never on stdout, which carries the summary.
+One place decides how progress is shown, so every command behaves alike: a bar on stderr when it is a
+terminal; nothing in a log unless asked for (``--progress``), and then one plain line per tenth of the
+work, which a CI log keeps readable (a bar redrawn with carriage returns is not); never on stdout, which
+carries the command's result.
 """
 
 from __future__ import annotations
@@ -13,19 +15,28 @@ from contextlib import contextmanager
 import click
 
 PROGRESS_OPTION = click.option("--progress/--no-progress", default=None,
-                               help="Progress bar on stderr (default: when it is a terminal).")
+                               help="Progress on stderr (default: a bar when it is a terminal; "
+                                    "--progress in a log writes a line per tenth).")
+
+Progress = Callable[[int, int], None]
+"""``progress(done, total)``, called as the work goes."""
 
 
 @contextmanager
-def class_progress(wanted: bool | None) -> Iterator[Callable[[int, int], None]]:
-    """A ``progress(done, total)`` callback for a class run, drawn as click's bar when ``wanted`` (None:
-    when stderr is a terminal) and swallowed otherwise; the bar is closed when the block ends."""
-    show = sys.stderr.isatty() if wanted is None else wanted
-    with click.progressbar(length=1, label="grading", file=sys.stderr if show else _Null()) as bar:
-        yield _advance(bar)
+def class_progress(wanted: bool | None, label: str = "grading") -> Iterator[Progress]:
+    """A progress callback: click's bar on a terminal, lines in a log when ``wanted`` is True, else nothing
+    (``wanted`` None: a bar when stderr is a terminal)."""
+    terminal = sys.stderr.isatty()
+    if not (terminal if wanted is None else wanted):
+        yield lambda done, total: None
+    elif terminal:
+        with click.progressbar(length=1, label=label, file=sys.stderr) as bar:
+            yield _advance(bar)
+    else:
+        yield _log_lines(label)
 
 
-def _advance(bar) -> Callable[[int, int], None]:
+def _advance(bar) -> Progress:
     def update(done: int, total: int) -> None:
         bar.length = total
         bar.update(done - bar.pos)
@@ -33,14 +44,15 @@ def _advance(bar) -> Callable[[int, int], None]:
     return update
 
 
-class _Null:
-    """A sink for the progress bar when it is switched off."""
+def _log_lines(label: str) -> Progress:
+    """``label: done/total`` on stderr at each new tenth of the work and at its end."""
+    shown = [-1]
 
-    def write(self, text: str) -> int:
-        return len(text)
+    def update(done: int, total: int) -> None:
+        tenth = 10 * done // max(total, 1)
+        if tenth != shown[0] or done == total:
+            shown[0] = tenth
+            sys.stderr.write(f"{label}: {done}/{total}\n")
+            sys.stderr.flush()
 
-    def flush(self) -> None:
-        pass
-
-    def isatty(self) -> bool:
-        return False
+    return update

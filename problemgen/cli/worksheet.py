@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
+from problemgen.cli.progress import PROGRESS_OPTION, class_progress
 from problemgen.documents import banks, worksheet
 
 
@@ -21,7 +20,8 @@ from problemgen.documents import banks, worksheet
 @click.option("--templates", type=click.Path(file_okay=False), help="Directory of templates overriding the built-in ones.")
 @click.option("--force", is_flag=True, help="Write into a non-empty directory (same-named files are replaced).")
 @click.option("--jobs", type=click.IntRange(min=1), help="Worker processes for a class set (default: automatic).")
-def worksheet_command(bank, out_dir, seed, formats, roster, id_column, secret_env, templates, force, jobs):
+@PROGRESS_OPTION
+def worksheet_command(bank, out_dir, seed, formats, roster, id_column, secret_env, templates, force, jobs, progress):
     """Turn a question BANK into a worksheet, answer key, answer sheets and variant.json.
 
     BANK is a TOML file or the name of a shipped bank (see `problemgen bank list`). DIR receives
@@ -48,19 +48,9 @@ def worksheet_command(bank, out_dir, seed, formats, roster, id_column, secret_en
     if not roster:
         variant = worksheet.write_worksheet(job)
         return click.echo(f"wrote {len(variant.problems)} problems ({variant.variant_id}) to {out_dir}")
-    with click.progressbar(length=1, label="students", file=sys.stderr) as bar:
-        entries = worksheet.write_class_set(job, roster, secret_env, _advance(bar), id_column)
+    with class_progress(progress, "students") as advance:
+        entries = worksheet.write_class_set(job, roster, secret_env, advance, id_column)
     click.echo(f"wrote {len(entries)} student worksheets and manifest.json to {out_dir}")
-
-
-def _advance(bar):
-    """Progress callback moving a click progress bar to done/total."""
-
-    def update(done: int, total: int) -> None:
-        bar.length = total
-        bar.update(done - bar.pos)
-
-    return update
 
 
 @click.group("bank")
