@@ -231,3 +231,16 @@ def test_kinds_without_a_fragment_are_reported_unless_the_template_directory_sup
     (templates / "problems").mkdir(parents=True)
     (templates / "problems" / "demo.bare.j2").write_text("{% block prompt %}x{% endblock %}{% block solution %}y{% endblock %}")
     assert banks.check_bank(path, templates=templates)[1] == []
+
+
+def test_the_layout_documented_in_the_banks_module_is_a_valid_bank(tmp_path):
+    """README points bank authors to this example; its `vary` once named an override its kind lacks."""
+    import textwrap
+
+    from problemgen.documents import banks
+
+    layout = banks.__doc__.split("Layout::", 1)[1].split("\n\nValidation", 1)[0]
+    path = tmp_path / "my_bank.toml"
+    path.write_text(textwrap.dedent(layout.strip("\n")), encoding="utf-8")
+    bank = banks.load_bank(path)
+    assert bank.title == "Attention basics" and bank.items[0].vary == ("convention",)

@@ -535,8 +535,11 @@ def test_whose_traces_sheets_worksheets_files_and_variant_ids_to_their_student(c
         main(["whose", str(leaked), "--class", str(class_set)])
     assert exit_info.value.code == 0 and capsys.readouterr().out.startswith(f"s3: variant {manifest['s3']['variant_id']}")
     with pytest.raises(SystemExit) as exit_info:
-        main(["whose", "nobody", "--class", str(class_set)])
+        main(["whose", "masking-000000000000", "--class", str(class_set)])
     assert exit_info.value.code == 1
+    with pytest.raises(SystemExit) as exit_info:  # neither a file nor a variant id: bad input
+        main(["whose", "nobody", "--class", str(class_set)])
+    assert exit_info.value.code == 2
 
 
 @pytest.mark.grader_fault
@@ -591,3 +594,12 @@ def test_whose_finds_the_owner_of_an_edited_latex_handout_of_a_bank_whose_id_has
     assert whose(str(leaked), out).student == "bo"
     variant = json.loads((out / "manifest.json").read_text())["students"][1]["variant_id"]
     assert whose(variant.replace("_", "\\_"), out).student == "bo"
+
+
+def test_whose_calls_a_mistyped_path_an_error_not_a_leak_from_no_student(class_set, tmp_path):
+    """Anything not a file was looked up as a variant id, so a wrong path said "matches no student"."""
+    from problemgen.classes.whose import whose
+
+    with pytest.raises(ProblemgenError, match="no such file, and not a variant id"):
+        whose(str(tmp_path / "leaked" / "worksheet.md"), class_set)
+    assert whose("masking-000000000000", class_set) is None

@@ -139,3 +139,10 @@ def test_every_listed_override_value_can_be_set_as_typed_on_the_command_line(kin
                     refusals.append(str(exc))
             else:
                 pytest.fail(f"{kind} --set {name}={value}: refused at every difficulty: {refusals}")
+
+
+@pytest.mark.parametrize("kind", sorted({k for k, _ in _kinds_and_difficulties()}))
+def test_every_kind_summary_is_a_whole_sentence(kind):
+    """`list` shows a docstring's first line: masks.kv_alignment's once stopped mid-sentence."""
+    summary = get_kind(kind).summary
+    assert summary and summary.rstrip().endswith((".", "?", ")")) and "``" not in summary, summary

@@ -645,3 +645,15 @@ def test_after_eight_tries_without_progress_the_quiz_offers_a_worked_example(sto
     assert "Worked example:" in script.text and "[solution] a = " in script.text
     example = store.items()[8]
     assert example.outcome == "skipped" and example.kind == store.items()[7].kind
+
+
+@pytest.mark.parametrize("wrong", [{"kind": "nosuch.kind"}, {"topic": "nosuch"}])
+def test_a_mistyped_kind_or_topic_is_refused_before_the_progress_file_is_created(tmp_path, wrong):
+    import io
+
+    from problemgen.practice.quiz import run_quiz
+
+    db = tmp_path / "me.sqlite3"
+    with pytest.raises(ProblemgenError, match="unknown"):
+        run_quiz(db=str(db), stdin=io.StringIO("quit\n"), stdout=io.StringIO(), env={}, **wrong)
+    assert not db.exists()

@@ -46,8 +46,10 @@ def whose(what: str, class_dir: str | Path) -> Owner | None:
     by_variant = {str(e.get("variant_id")): e for e in entries}
     path = Path(what)
     if not path.is_file():
-        entry = by_variant.get(_unescaped(what.strip().encode()).decode(errors="replace"))
-        return _owner(entry, "variant id") if entry else None
+        variant = _unescaped(what.strip().encode()).decode(errors="replace")
+        if not _VARIANT_ID.fullmatch(variant.encode()):  # a mistyped path, not "no student"
+            raise ProblemgenError(f"{what}: no such file, and not a variant id (like masking-1a2b3c4d5e6f)")
+        return _owner(by_variant[variant], "variant id") if variant in by_variant else None
     if path.stat().st_size > MAX_FILE_BYTES:
         raise ProblemgenError(f"{path}: larger than {MAX_FILE_BYTES // 2**20} MiB")
     data = path.read_bytes()

@@ -10,13 +10,13 @@ public. Layout::
     instructions = "Show your working." # optional paragraph under the title
 
     [[problems]]
-    kind = "attention.weights"          # a registered kind (`problemgen list`)
+    kind = "attention.projection"       # a registered kind (`problemgen list`)
     count = 2                           # how many variants (default 1) …
     # seeds = [3, 7]                    # … or pinned seeds: the same variants for every student
     difficulty = 1                      # 1–3, default: the kind's easiest
     points = 2                          # default 1
-    title = "Weights by hand"           # optional; default: the kind's title
-    overrides = { L = 3 }               # the kind's keyword parameters
+    title = "Projections by hand"       # optional; default: the kind's title
+    overrides = { d_k = 2 }             # the kind's keyword parameters
     credit = "entries"                  # partial credit per matrix entry (default) or "all-or-nothing"
     mistake_credit = 0                  # 0–1: the credit for an answer equal to a named mistake (default 0)
     vary = ["convention"]               # overrides left free per student (default: one structure for all)

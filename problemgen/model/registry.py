@@ -58,6 +58,13 @@ _REGISTRY: dict[str, KindSpec] = {}
 _loaded = False
 
 
+def _summary(docstring: str | None) -> str:
+    """A generator docstring's first paragraph as one line of plain text (``list`` shows it; a first line
+    alone could stop mid-sentence, and reST's double backquotes mean nothing there)."""
+    paragraph = (docstring or "").strip().split("\n\n")[0]
+    return " ".join(paragraph.split()).replace("``", "")
+
+
 def register(name: str, *, title: str, difficulties: tuple[int, ...] = (1, 2, 3), summary: str = ""):
     """Decorator registering a generator under ``name`` (``topic.skill``)."""
 
@@ -66,7 +73,7 @@ def register(name: str, *, title: str, difficulties: tuple[int, ...] = (1, 2, 3)
             raise ValueError(f"kind {name!r} registered twice")
         if "." not in name:
             raise ValueError(f"kind {name!r} must be named topic.skill")
-        _REGISTRY[name] = KindSpec(name, title, make, tuple(difficulties), summary or (make.__doc__ or "").strip().split("\n")[0])
+        _REGISTRY[name] = KindSpec(name, title, make, tuple(difficulties), summary or _summary(make.__doc__))
         return make
 
     return decorate

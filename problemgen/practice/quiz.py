@@ -549,10 +549,13 @@ def run_quiz(topic: str | None = None, db: str | None = None, seed: int | None =
     if seed is not None and not 0 <= seed <= MAX_SEED:
         raise ProblemgenError(f"--seed must be a whole number from 0 to {MAX_SEED}, not {seed}")
     console = terminal_console(stdin, stdout, env)
+    curriculum, services, clock = load_curriculum(), default_services(), clock_from_env(env)
+    # --topic, --kind and --difficulty are checked on an empty history first: a mistyped one must not
+    # create (or open) the progress file
+    choose_next(curriculum, [], clock(), services.available, topic, kind=kind, difficulty=difficulty)
     with ProgressStore(db or default_db_path(env)) as store:
-        session = QuizSession(store, load_curriculum(), console, default_services(),
-                              clock=clock_from_env(env), seed=seed, topic=topic, kind=kind,
-                              difficulty=difficulty)
+        session = QuizSession(store, curriculum, console, services, clock=clock, seed=seed, topic=topic,
+                              kind=kind, difficulty=difficulty)
         return session.run()
 
 

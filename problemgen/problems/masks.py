@@ -194,8 +194,9 @@ def masked_weights(rng, difficulty, *, representation=None):
 
 @register("masks.kv_alignment", title="Causal mask alignment with a KV cache")
 def kv_alignment(rng, difficulty, *, representation=None, L=None, S=None):
-    """Bottom-right causal mask for L new queries against S cached-plus-new keys (L < S); ``L`` and ``S``
-    are overrides, so a class set gives every student one mask size."""
+    """Bottom-right causal mask for L new queries against S cached-plus-new keys (L < S).
+
+    ``L`` and ``S`` are overrides, so a class set gives every student one mask size."""
     rep = _representation(rng, representation)
     queries = {1: (1,), 2: (2, 3), 3: (3,)}[difficulty]
     L = override("L", L, pick(rng, queries) if len(queries) > 1 else queries[0], queries)
