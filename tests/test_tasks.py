@@ -351,3 +351,12 @@ def test_a_submission_whose_file_name_is_not_utf8_gets_a_report_in_every_format(
     assert report.score == 1.0 and report.title == "softmax: l\\xf6sung"
     for fmt in ("json", "junit", "md", "text", "gradescope"):
         render(report, fmt).encode("utf-8")
+
+
+def test_every_report_format_states_the_isolation_level_a_submission_ran_at(sandbox, tmp_path):
+    """The README promises it of every report; only JSON carried it."""
+    report = grade_submission(make_plan(get_task("softmax"), public_only=True),
+                              write(tmp_path, "softmax.py", solution("softmax")), sandbox)
+    level = report.meta["isolation"]
+    for fmt in ("text", "md", "junit", "gradescope", "json"):
+        assert "isolation" in render(report, fmt) and level in render(report, fmt), fmt

@@ -169,8 +169,14 @@ def _status(r: CheckResult) -> str:
 # ------------------------------------------------------------------------------------------ text
 
 
+def _isolation(report: Report) -> list[str]:
+    """``isolation: seccomp+landlock`` for a code report: every format says how confined the code ran."""
+    return [f"isolation: {report.meta['isolation']}"] if "isolation" in report.meta else []
+
+
 def render_text(report: Report) -> str:
-    lines = [report.title, f"score: {_pts(report.points)}/{_pts(report.max_points)} ({report.score:.0%})"]
+    lines = [report.title, f"score: {_pts(report.points)}/{_pts(report.max_points)} ({report.score:.0%})",
+             *_isolation(report)]
     if report.meta.get("error"):
         lines.append(f"error: {report.meta['error']}")
     lines += [f"warning: {w}" for w in _warnings(report)]
@@ -200,6 +206,7 @@ def _md_cell(text: str) -> str:
 def render_markdown(report: Report) -> str:
     lines = [f"## {_md_cell(report.title)}", "",
              f"Score: **{_pts(report.points)}/{_pts(report.max_points)}** ({report.score:.0%})", ""]
+    lines += [f"Sandbox {_md_cell(line)}" for line in _isolation(report)] + ([""] if _isolation(report) else [])
     if report.meta.get("error"):
         lines += [f"Error: {_md_cell(report.meta['error'])}", ""]
     lines += [f"Warning: {_md_cell(w)}" for w in _warnings(report)]
@@ -339,6 +346,8 @@ def render_junit(report: Report) -> str:
         props = ET.SubElement(suite, "properties")
         ET.SubElement(props, "property", {"name": "points", "value": _pts(sum(r.score for r in results))})
         ET.SubElement(props, "property", {"name": "max_points", "value": _pts(sum(r.max_score for r in results))})
+        if "isolation" in report.meta:
+            ET.SubElement(props, "property", {"name": "isolation", "value": _xml_text(report.meta["isolation"])})
         for r in results:
             _junit_case(suite, group, r)
         ET.SubElement(suite, "system-out").text = _xml_text("\n".join(_junit_notes(report))) if index == 0 else ""
@@ -395,7 +404,7 @@ def render_gradescope(report: Report, hidden_visibility: str = "hidden") -> str:
             "output": output,
             "visibility": "visible" if r.visible else hidden_visibility,
         })
-    summary = [_gradescope_summary(report, hidden_visibility)]
+    summary = [_gradescope_summary(report, hidden_visibility), *(f"sandbox {line}" for line in _isolation(report))]
     if report.meta.get("error"):
         summary.append(f"error: {report.meta['error']}")
     summary += [f"warning: {w}" for w in _warnings(report)]
