@@ -37,6 +37,8 @@ def test_every_command_has_help_with_a_pasteable_example(path, command):
     first = example.lstrip().splitlines()[0]
     assert first.startswith("problemgen " + path[0]) or "=" in first.split()[0], (
         f"`problemgen {' '.join(path)} --help`: the example is rewrapped into prose (a missing \\b?): {first!r}")
+    # pasteable anywhere, not only in a clone: shipped banks are named, not given as repository paths
+    assert "question_banks/" not in example, f"`problemgen {' '.join(path)} --help` names a file of the repository"
 
 
 def test_top_level_help_lists_every_command_without_importing_them():

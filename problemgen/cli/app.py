@@ -37,7 +37,7 @@ def cli() -> None:
     Examples:
       problemgen list
       problemgen show attention.weights --seed 7 --solution
-      problemgen worksheet question_banks/attention_basics.toml -o out/
+      problemgen worksheet attention_basics -o out/
       problemgen grade out/key.toml --variant out/variant.json --format json
       problemgen quiz --topic attention
 

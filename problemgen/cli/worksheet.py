@@ -37,7 +37,7 @@ def worksheet_command(bank, out_dir, seed, formats, roster, id_column, secret_en
 
     \b
     Example:
-      problemgen worksheet question_banks/attention_basics.toml -o out/
+      problemgen worksheet attention_basics -o out/
       problemgen worksheet masking -o out/ --seed 3 --format md,tex,pdf
       export CLASS_SECRET=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
       problemgen worksheet mixed_exam -o class/ --roster roster.csv --secret-env CLASS_SECRET
@@ -60,7 +60,7 @@ def bank_group():
     \b
     Example:
       problemgen bank list
-      problemgen bank validate question_banks/masking.toml
+      problemgen bank validate masking
       problemgen bank show attention_basics
     """
 
@@ -76,7 +76,7 @@ def validate_command(ctx, paths, templates):
 
     \b
     Example:
-      problemgen bank validate question_banks/masking.toml question_banks/mixed_exam.toml
+      problemgen bank validate masking mixed_exam
     """
     failures = 0
     for path in paths:
@@ -110,6 +110,6 @@ def show_command(bank):
 
     \b
     Example:
-      problemgen bank show question_banks/full_block.toml
+      problemgen bank show full_block
     """
     click.echo(banks.describe_bank(banks.load_bank(bank)))

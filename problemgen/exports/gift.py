@@ -122,7 +122,7 @@ EXPORT = Export(
 
     \b
     Example:
-      problemgen export gift --bank question_banks/params_memory.toml -n 5 -o pool.gift.txt
+      problemgen export gift --bank params_memory -n 5 -o pool.gift.txt
       problemgen export gift --bank masking -n 2 -o masking.txt --with-solutions --preview masking.md
     """,
     options=lms_options(),

@@ -239,7 +239,7 @@ EXPORT = Export(
 
     \b
     Example:
-      problemgen export moodle --bank question_banks/attention_basics.toml -n 5 -o pool.xml
+      problemgen export moodle --bank attention_basics -n 5 -o pool.xml
       problemgen export moodle --bank masking -n 3 -o masking.xml --with-solutions --preview masking.md
     """,
     options=lms_options(),

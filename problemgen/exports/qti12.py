@@ -274,7 +274,7 @@ EXPORT = Export(
 
     \b
     Example:
-      problemgen export qti12 --bank question_banks/params_memory.toml -n 5 -o params.zip
+      problemgen export qti12 --bank params_memory -n 5 -o params.zip
       problemgen export qti12 --bank masking -n 3 -o masking.zip --with-solutions --preview masking.md
     """,
     options=lms_options(),

@@ -272,7 +272,7 @@ EXPORT = Export(
 
     \b
     Example:
-      problemgen export qti21 --bank question_banks/params_memory.toml -n 5 -o params-qti21.zip
+      problemgen export qti21 --bank params_memory -n 5 -o params-qti21.zip
       problemgen export qti21 --bank masking -n 3 -o masking-qti21.zip --with-solutions
     """,
     options=lms_options(),
