@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from problemgen.model import overrides as watch
+from problemgen.model.summaries import docstring_summary
 from problemgen.model.core import Draft, Mistake, Problem, ProblemgenError, Redraw, to_jsonable, values_match
 
 MAX_ATTEMPTS = 200
@@ -58,13 +59,6 @@ _REGISTRY: dict[str, KindSpec] = {}
 _loaded = False
 
 
-def _summary(docstring: str | None) -> str:
-    """A generator docstring's first paragraph as one line of plain text (``list`` shows it; a first line
-    alone could stop mid-sentence, and reST's double backquotes mean nothing there)."""
-    paragraph = (docstring or "").strip().split("\n\n")[0]
-    return " ".join(paragraph.split()).replace("``", "")
-
-
 def register(name: str, *, title: str, difficulties: tuple[int, ...] = (1, 2, 3), summary: str = ""):
     """Decorator registering a generator under ``name`` (``topic.skill``)."""
 
@@ -73,7 +67,7 @@ def register(name: str, *, title: str, difficulties: tuple[int, ...] = (1, 2, 3)
             raise ValueError(f"kind {name!r} registered twice")
         if "." not in name:
             raise ValueError(f"kind {name!r} must be named topic.skill")
-        _REGISTRY[name] = KindSpec(name, title, make, tuple(difficulties), summary or _summary(make.__doc__))
+        _REGISTRY[name] = KindSpec(name, title, make, tuple(difficulties), summary or docstring_summary(make.__doc__))
         return make
 
     return decorate

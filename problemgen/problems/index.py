@@ -3,7 +3,7 @@
 The registry learns about kinds by importing the generator modules, which import numpy and the
 reference. Listing kinds should not pay for that, so this module reads the ``@register(...)`` lines
 of the topic modules as text: the kind's name, title, summary and difficulties are literals there,
-and the summary defaults to the first line of the generator's docstring. Nothing is generated or kept
+and the summary defaults to the first paragraph of the generator's docstring. Nothing is generated or kept
 by hand, so the list cannot go stale; ``tests/test_cli_problems.py`` checks that this reading equals
 the live registry, which keeps the one rule this needs: ``@register("topic.skill", title="…")`` on one
 line, with literal arguments (strings, an int tuple for ``difficulties``).
@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 
 from problemgen.errors import ProblemgenError
+from problemgen.model.summaries import docstring_summary
 
 FIELDS = ("name", "topic", "title", "summary", "difficulties")
 """Read from the sources; ``list --json`` adds ``overrides`` (every keyword override with its allowed
@@ -52,8 +53,8 @@ def _kinds_in(text: str, topic: str) -> list[dict]:
         if not call.endswith(")"):
             raise ProblemgenError(f"problems/{topic}.py: keep @register(...) on one line: {call[:60]}")
         name, options = _arguments(call[:-1], topic)
-        doc = text.find('"""', end)
-        summary = text[doc + 3: text.find("\n", doc)].strip().removesuffix('"""').strip()
+        doc = text.find('"""', end) + 3
+        summary = docstring_summary(text[doc: text.find('"""', doc)])
         entries.append({
             "name": name, "topic": topic, "title": options.get("title", ""),
             "summary": options.get("summary", summary),
