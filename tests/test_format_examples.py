@@ -147,3 +147,29 @@ def test_a_choice_shows_no_example_since_any_option_may_be_the_key():
 def test_a_key_equal_to_the_usual_example_is_shown_another(part):
     shown = examples_in(describe_format(part))
     assert shown and _refusals(part) == []
+
+
+def _sheet_header_examples() -> list[str]:
+    """The values of a blank sheet's "Write answers as on paper: …;" line."""
+    from problemgen.sheets import answersheet
+
+    source = open(answersheet.__file__, encoding="utf-8").read()
+    line = re.search(r"Write answers as on paper: (.*?); quotes are optional", source)[1]
+    items, depth, start = [], 0, 0
+    for at, char in enumerate(line + ","):
+        depth += (char in "([") - (char in ")]")
+        if char == "," and depth == 0:
+            items.append(line[start:at].strip())
+            start = at + 1
+    return items
+
+
+@pytest.mark.parametrize("kind,difficulty", _cases())
+def test_no_example_on_the_sheets_first_lines_is_accepted_for_any_part(kind, difficulty):
+    """The sheet's general line once showed 0.25, the scale's key at d_k = 16, and a 2x2 of weights. (A
+    matrix example may share an entry with a key, earning that entry's credit; it is never the key.)"""
+    examples = _sheet_header_examples()
+    assert len(examples) == 5
+    for part in (part for seed in range(6) for part in generate(kind, seed, difficulty).parts):
+        accepted = [e for e in examples if grade_part(part, e).status == "correct"]
+        assert accepted == [], (part.key, part.value, accepted)

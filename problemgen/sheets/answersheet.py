@@ -447,7 +447,7 @@ def _sheets(variant, headers: tuple[str, ...], values: tuple[Callable[[AnswerPar
     """Sheets of ``variant`` that differ only in their first line and in each answer's value, written in one
     pass: the comment lines, most of a sheet's cost, are made once for all of them."""
     sheets = [[header, "# One table per problem, one line per answer. \"\" means not answered.",
-               "# Write answers as on paper: 0.25, 1/4, [[1/2, 1/2], [1/4, 3/4]], (B, L, d), b; quotes are optional.",
+               "# Write answers as on paper: -4.25, -17/4, 2e-3, [[-4.25, 1/3], [2e-3, -7]], (N, C, W); quotes are optional.",
                "[meta]", f"variant = {toml_value(variant.variant_id)}",
                f"student = {toml_value(variant.student or '')}"]
               for header in headers]
