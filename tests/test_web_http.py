@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import io
 import json
 import re
 import socket
@@ -22,7 +23,7 @@ pytest.importorskip("flask", reason="the web extra (flask) is not installed")
 pytest.importorskip("latex2mathml", reason="the web extra (latex2mathml) is not installed")
 
 from problemgen.practice.web.app import MAX_REQUEST_BYTES, create_app  # noqa: E402
-from problemgen.practice.web.server import practice_server  # noqa: E402
+from problemgen.practice.web.server import practice_server, serve  # noqa: E402
 
 TIMEOUT = 30.0
 """A client's patience in these tests: far beyond any answer they expect, so a hang fails, not blocks."""
@@ -209,3 +210,6 @@ def test_a_port_in_use_is_a_one_line_error_not_werkzeugs_exit(tmp_path):
         app = create_app(tmp_path / "progress.sqlite3", hosts=["127.0.0.1"])
         with pytest.raises(ProblemgenError, match=f"cannot listen on 127.0.0.1:{port} .*in use"):
             practice_server("127.0.0.1", port, app)
+        with pytest.raises(ProblemgenError, match="cannot listen"):  # serve binds before it opens the store
+            serve("127.0.0.1", port, tmp_path / "untouched.sqlite3", open_browser=False, out=io.StringIO())
+        assert not (tmp_path / "untouched.sqlite3").exists()

@@ -68,8 +68,8 @@ def serve(host: str, port: int, db: str | Path, *, open_browser: bool, out: Text
     check_web_dependencies()
     from problemgen.practice.web.app import create_app  # lazy: Flask is optional, checked just above
 
-    app = create_app(db, hosts=[host])
-    server = practice_server(host, port, app)
+    server = practice_server(host, port, None)  # bound first: a port in use must not touch the progress file
+    server.app = create_app(db, hosts=[host])
     shown_host = f"[{host}]" if ":" in host else host
     url = f"http://{shown_host}:{server.server_port}/"
     out.write(f"problemgen serve: practise at {url}  (progress in {db}; Ctrl-C stops)\n")
