@@ -221,7 +221,7 @@ def test_hostile_answers_are_invalid_never_evaluated(client):
         assert reply.status_code == 200 and reply.get_json()["status"] in ("invalid", "wrong")
     assert client.post("/api/answer", {"item": item["item"], "part": "nope", "text": "1"}).status_code == 400
     assert client.post("/api/answer", {"item": "1", "part": part.key}).status_code == 400
-    assert client.post("/api/answer", {"item": item["item"] + 1, "part": part.key, "text": "1"}).status_code == 400
+    assert client.post("/api/answer", {"item": item["item"] + 1, "part": part.key, "text": "1"}).status_code == 409
 
 
 def test_an_answer_holding_a_lone_surrogate_is_graded_and_kept(client):

@@ -193,3 +193,52 @@ def test_the_bank_preview_shows_keys_and_heatmaps_and_passes_the_audit(page, ser
     assert page.locator("table.heatmap").count() > 0
     assert audit(page) == []
     assert page.errors == []
+
+
+def test_a_second_tab_on_a_problem_finished_elsewhere_moves_on(page, server):
+    """The page once showed the 409 in green and left every button live; it now says so as a warning,
+    closes the problem and offers the next one, with focus on it."""
+    ready(page, server + "/")
+    page.get_by_role("button", name="Practise what is next").click()
+    page.wait_for_url("**/practice")
+    other = page.context.new_page()
+    ready(other, server + "/practice")
+    ready(page, server + "/practice")
+    page.get_by_role("button", name="Show solution").click()
+    page.get_by_role("button", name="Next problem").wait_for()
+    other.get_by_role("button", name="Hint").click()
+    warning = other.locator(".report p.warn")
+    warning.get_by_text("closed").wait_for()
+    assert warning.evaluate("p => getComputedStyle(p).color") == "rgb(122, 74, 0)"  # --warn, not --good
+    next_problem = other.get_by_role("button", name="Next problem")
+    assert next_problem.is_visible() and next_problem.evaluate("b => b === document.activeElement")
+    assert other.get_by_role("button", name="Hint").is_hidden()
+    other.close()
+    assert page.errors == []
+
+
+def test_a_wrong_answer_sent_with_the_check_button_keeps_keyboard_focus(page, server):
+    """Disabling the focused Check button while it waited dropped focus to the page body."""
+    ready(page, server + "/")
+    page.get_by_role("button", name="Practise what is next").click()
+    page.wait_for_url("**/practice")
+    page.wait_for_selector("html[data-ready]")
+    fieldset = page.locator("fieldset.part:not(.done)").first
+    submit = fieldset.locator("button.submit")
+    submit.focus()
+    page.keyboard.press("Enter")  # blank: "I could not read that"
+    fieldset.locator(".feedback").get_by_text("I could not read that").wait_for()
+    playwright.expect(submit).to_be_enabled()
+    assert submit.evaluate("b => b === document.activeElement")
+
+
+def test_a_grid_fits_a_narrow_phone_screen_without_sideways_scrolling_of_the_page(page, server):
+    """At 360 px a wide grid once widened its part, pushing labels and feedback off the screen."""
+    page.set_viewport_size({"width": 360, "height": 740})
+    try:
+        for path in ("/bank/attention_basics", "/bank/masking", "/practice"):
+            ready(page, server + path)
+            assert page.evaluate("document.documentElement.scrollWidth") <= 360 + 1, path
+            assert audit(page) == [], path
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 720})

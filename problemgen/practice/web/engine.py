@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from problemgen.misconceptions.catalogue import describe
 from problemgen.model.core import AnswerPart, Problem, ProblemgenError
-from problemgen.practice.progress import ItemRecord, ProgressStore, SessionGone
+from problemgen.practice.progress import ItemConflict, ItemRecord, ProgressStore, SessionGone
 from problemgen.practice.hints import hint_text
 from problemgen.practice.services import OFFER_TEXT, Services
 from problemgen.practice.rules import (
@@ -110,7 +110,7 @@ class Practice:
         """The item ``item_id``; only the latest item can be acted on (an old tab cannot rewrite history)."""
         items = self.store.items()
         if not items or items[-1].id != item_id:
-            raise ProblemgenError("this problem is no longer the current one; reload the page")
+            raise ItemConflict("this problem is no longer the current one (another tab moved on, or the progress was reset)")
         return self.view(items[-1])
 
     def states(self) -> dict:

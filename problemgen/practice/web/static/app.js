@@ -12,7 +12,11 @@ async function post(url, body) {
     credentials: "same-origin",
   });
   const data = await response.json();
-  if (!response.ok) throw new Error(data && data.error ? data.error : response.statusText);
+  if (!response.ok) {
+    const error = new Error(data && data.error ? data.error : response.statusText);
+    error.status = response.status;  // 409: the problem was closed or left elsewhere (another tab, a reset)
+    throw error;
+  }
   return data;
 }
 
@@ -70,6 +74,7 @@ async function takeOffer(offer, where) {
   const taken = await post("/api/offer", { offer });
   if (taken.example) {
     where.innerHTML = taken.example;  // rendered and escaped by the server
+    scrollable();
     where.querySelector("h2").setAttribute("tabindex", "-1");
     where.querySelector("h2").focus();
   } else {
@@ -109,6 +114,15 @@ function setupProblem(article) {
     next.hidden = false;
     next.focus();
   };
+  // A failed request: the message in the report area; a conflict (the problem was finished, shown or left
+  // in another tab, or the progress reset) also ends this page's problem and offers the next one.
+  const failed = (error, where) => {
+    say(where || report, error.message, "warn");
+    if (error.status === 409) {
+      if (where && where !== report) say(report, error.message, "warn");
+      finish();
+    }
+  };
 
   article.querySelectorAll("fieldset.part").forEach((fieldset) => {
     const part = fieldset.dataset.part;
@@ -128,8 +142,12 @@ function setupProblem(article) {
     };
     fieldset.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(showPreview, 150); });
 
+    // Disabling the focused Check button drops focus to the page: give it back where the student was.
+    let returnTo = null;
+    const refocus = () => { if (returnTo && document.activeElement === document.body) returnTo.focus(); };
     const check = async () => {
       if (submit.disabled) return;
+      returnTo = document.activeElement;
       submit.disabled = true;
       try {
         const result = await post("/api/answer", { item, part, ...payload(fieldset) });
@@ -144,6 +162,7 @@ function setupProblem(article) {
         } else if (result.status === "invalid") {
           feedback.append(paragraph("I could not read that: " + result.feedback, "warn"));
           submit.disabled = false;
+          refocus();
         } else {
           feedback.append(paragraph("Wrong.", "bad"));
           if (result.mistake_title) {
@@ -156,6 +175,7 @@ function setupProblem(article) {
           if (result.feedback) feedback.append(paragraph(result.feedback));
           feedback.append(paragraph("Try again, or ask for a hint or the solution."));
           submit.disabled = false;
+          refocus();
         }
         if (result.item_complete) {
           report.replaceChildren(...result.progress.map((line) => paragraph(line)));
@@ -163,13 +183,14 @@ function setupProblem(article) {
           showOffers(article.querySelector(".offers"), result.offers, article.querySelector(".solution-box"));
         }
       } catch (error) {
-        say(feedback, error.message, "warn");
         submit.disabled = false;
+        failed(error, feedback);
+        if (error.status !== 409) submit.focus();
       }
     };
     submit.addEventListener("click", check);
     fieldset.addEventListener("keydown", (event) => {
-      if (event.key === "Enter" && event.target.matches("input.cell, input.text")) {
+      if (event.key === "Enter" && event.target.matches("input.cell, input.text, input[type=radio], input[type=checkbox]")) {
         event.preventDefault();
         check();
       }
@@ -181,21 +202,22 @@ function setupProblem(article) {
     try {
       const hint = await post("/api/hint", { item });
       article.querySelector(".hints").append(paragraph("Hint " + hint.level + ": " + hint.text));
-    } catch (error) { say(report, error.message, "warn"); }
+    } catch (error) { failed(error); }
   });
   tools.querySelector(".solution").addEventListener("click", async () => {
     try {
       const solution = await post("/api/solution", { item });
       article.querySelector(".solution-box").innerHTML = solution.html;  // rendered and escaped by the server
+      scrollable();
       finish();
       showOffers(article.querySelector(".offers"), solution.offers, article.querySelector(".solution-box"));
-    } catch (error) { say(report, error.message, "warn"); }
+    } catch (error) { failed(error); }
   });
   const leave = (how) => async () => {
     try {
       await post("/api/" + how, { item });
       window.location.reload();
-    } catch (error) { say(report, error.message, "warn"); }
+    } catch (error) { failed(error); }
   };
   tools.querySelector(".another").addEventListener("click", leave("another"));
   tools.querySelector(".skip-item").addEventListener("click", leave("skip"));
@@ -203,11 +225,27 @@ function setupProblem(article) {
     try {
       await post("/api/start", {});
       window.location.reload();
-    } catch (error) { say(report, error.message, "warn"); }
+    } catch (error) { failed(error); }
+  });
+}
+
+// Maths or a grid wider than the screen scrolls sideways; a keyboard can scroll only what it can focus, so each
+// region that overflows becomes a focusable, named stop (and stops being one when it fits again).
+function scrollable() {
+  document.querySelectorAll('.prompt, .worked, math[display="block"], .gridwrap').forEach((el) => {
+    if (el.scrollWidth > el.clientWidth + 1) {
+      el.tabIndex = 0;
+      if (!el.hasAttribute("aria-label")) el.setAttribute("aria-label", "wide content: scroll sideways");
+    } else if (el.tabIndex === 0 && el.getAttribute("aria-label") === "wide content: scroll sideways") {
+      el.removeAttribute("tabindex");
+      el.removeAttribute("aria-label");
+    }
   });
 }
 
 document.addEventListener("DOMContentLoaded", () => {
+  scrollable();
+  window.addEventListener("resize", scrollable);
   setupStart();
   setupOffers();
   const article = document.querySelector("article.problem[data-item]");
