@@ -152,6 +152,37 @@ def test_a_law_cannot_be_earned_by_remembering_its_first_input(sandbox, tmp_path
     assert {r.name: r for r in honest.results}["property/shift-invariance"].passed
 
 
+FINDING_HELD_INPUTS_SOFTMAX = """
+import gc
+import numpy as np
+
+def _right(x, axis=-1):
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+def softmax(x, axis=-1):
+    x = np.asarray(x, dtype=float)
+    if x.ndim == 1:
+        return _right(x, axis)  # right on vectors only
+    for held in (v for o in gc.get_objects() if isinstance(o, (list, tuple)) for v in o
+                 if type(v) is np.ndarray and v.shape == x.shape and not np.array_equal(v, x)):
+        shift = x - held
+        if np.ptp(shift) < 1e-9 and shift.flat[0] > 1e-6:  # x = a held input + c: the law's second call
+            x = held
+            break
+    return x**2 / (x**2).sum(axis=axis, keepdims=True)  # not shift-invariant
+"""
+
+
+def test_the_fresh_child_that_re_asks_a_law_does_not_hold_the_laws_first_input(sandbox, tmp_path):
+    """The re-asking child once came from a fork server holding every input of the plan, which a
+    submission could find with gc and answer the law's second call from."""
+    plan = make_plan(get_task("softmax"), secret="held")
+    report = grade_submission(plan, write(tmp_path, "softmax.py", FINDING_HELD_INPUTS_SOFTMAX), sandbox)
+    assert any(r.passed for r in report.results if r.group == "hidden")
+    assert {r.name: r for r in report.results}["property/shift-invariance"].status == "WRONG"
+
+
 def test_hidden_feedback_shows_where_but_never_the_expected_values(sandbox, tmp_path):
     source = solution("scaled_dot_product_attention").replace(" / np.sqrt(d_k)", " / 1.5")
     plan = make_plan(get_task("scaled_dot_product_attention"), secret="leak")

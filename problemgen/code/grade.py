@@ -141,15 +141,19 @@ def _run_plan(sandbox: Sandbox, staged, plan: Plan) -> SandboxRun:
     can keep the first input and answer the second from memory, so the law holds without being
     computed. That only earns something when the remembered output is not the right one (a right
     output makes the law true anyway) and when laws earn credit at all (a value case passed), so only
-    such laws are asked again, in a child that shares nothing with the first: not its memory, and no
-    file, since a child may not write one. Right submissions, and wrong ones that earn no law credit,
-    pay for no second child.
+    such laws are asked again, in a fresh child given only those calls: it shares no objects with the
+    first (the fork server it comes from holds just the calls it was sent), and no file, since a child
+    may not write one. Right submissions, and wrong ones that earn no law credit, pay for no second
+    child. (What stays beyond reach: bytes of the plan's inputs left in memory the fork server freed,
+    which only a submission reading raw memory could find, for one law's points.)
     """
     run = _run_with_one_retry(sandbox, staged, plan.calls)
     doubtful = _laws_to_confirm(plan, run.outcomes)
     if not doubtful or not _laws_earn(plan, [_case_verdict(c, o) for c, o in zip(plan.cases, run.outcomes)]):
         return run
-    again = _run_with_one_retry(sandbox, staged, plan.calls, doubtful)
+    # a list of just those calls, not the plan's positions: the fork server holds what it is given and
+    # every child inherits it, so the plan's held inputs (the law's first input among them) must go
+    again = _run_with_one_retry(sandbox, staged, [plan.calls[i] for i in doubtful])
     return _with_outcomes(run, again, doubtful)
 
 
@@ -174,20 +178,25 @@ def _with_outcomes(run: SandboxRun, again: SandboxRun, positions: list[int]) -> 
         outcomes[position] = outcome
     return SandboxRun(
         outcomes=tuple(outcomes), isolation=min(run.isolation, again.isolation, key=rank),
-        confinement=run.confinement, stdout=run.stdout + again.stdout, stderr=run.stderr + again.stderr,
+        confinement=run.confinement, stdout=_both(run.stdout, again.stdout), stderr=_both(run.stderr, again.stderr),
         children=run.children + again.children, wall_seconds=run.wall_seconds + again.wall_seconds,
         cpu_seconds=run.cpu_seconds + again.cpu_seconds,
     )  # fmt: skip
 
 
-def _run_with_one_retry(sandbox: Sandbox, staged, calls, only: list[int] | None = None) -> SandboxRun:
+def _both(first: str, second: str) -> str:
+    """The output of the two children, the second marked as the re-asked laws' (never glued to a line)."""
+    return f"{first}\n[re-asked laws, a fresh child]\n{second}" if first and second else first or second
+
+
+def _run_with_one_retry(sandbox: Sandbox, staged, calls) -> SandboxRun:
     """A lost fork server is replaced and the submission run once more (a fresh child either way)."""
     try:
-        return sandbox.run(staged, calls, only)
+        return sandbox.run(staged, calls)
     except IsolationError:
         raise
     except ProblemgenError:
-        return sandbox.run(staged, calls, only)
+        return sandbox.run(staged, calls)
 
 
 def build_report(plan: Plan, run: SandboxRun, title: str, student: str) -> Report:

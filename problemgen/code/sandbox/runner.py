@@ -455,18 +455,14 @@ def _import_outcome(run: _ChildRun, limits: Limits) -> Outcome:
 
 
 def run_calls(
-    server: ForkServer, staged: StagedSubmission, calls: Sequence[Call], limits: Limits, min_level: str = "process",
-    only: Sequence[int] | None = None,
+    server: ForkServer, staged: StagedSubmission, calls: Sequence[Call], limits: Limits, min_level: str = "process"
 ) -> SandboxRun:
-    """Run every call (or the calls at the positions ``only``, in that order) against one submission;
-    restarts a fresh child after a crash or hang. A subset still hands the server all of ``calls``, so a
-    plan's inputs stay held between submissions."""
+    """Run every call against one submission; restarts a fresh child after a crash or hang."""
     started = time.monotonic()
     server.hold_inputs(calls)
     outcomes: dict[int, Outcome] = {}
     out, err = CappedBuffer(limits.output_bytes), CappedBuffer(limits.output_bytes)
-    asked = list(range(len(calls)) if only is None else only)
-    pending, children, cpu, levels, confinement = list(asked), 0, 0.0, [], {}
+    pending, children, cpu, levels, confinement = list(range(len(calls))), 0, 0.0, [], {}
     budget = limits.result_bytes  # shared by every child of this submission
     while True:  # at least one child, even with no calls (a probe)
         driver = _ChildDriver(server, limits, pending, out, err, budget)
@@ -500,7 +496,7 @@ def run_calls(
     def redact(text: str) -> str:  # the private directory's random name would make reports differ run to run
         return text.replace(staged.directory, "<submission>")
 
-    ordered = [outcomes[i] for i in asked]
+    ordered = [outcomes[i] for i in range(len(calls))]
     ordered = [Outcome(o.status, o.value, redact(o.message)) if o.message else o for o in ordered]
     return SandboxRun(
         outcomes=tuple(ordered), isolation=level, confinement=confinement,
@@ -561,19 +557,18 @@ class Sandbox:
                 self._servers.append(server)
             return server
 
-    def run(self, staged: StagedSubmission, calls: Sequence[Call], only: Sequence[int] | None = None) -> SandboxRun:
-        """Run ``calls`` (or those at the positions ``only``); a fork server that reports tampering is
-        replaced and the run made on a fresh one."""
+    def run(self, staged: StagedSubmission, calls: Sequence[Call]) -> SandboxRun:
+        """Run ``calls``; a fork server that reports tampering is replaced and the run made on a fresh one."""
         try:
-            return self._run_once(staged, calls, only)
+            return self._run_once(staged, calls)
         except ServerTampered:
-            return self._run_once(staged, calls, only)
+            return self._run_once(staged, calls)
 
-    def _run_once(self, staged: StagedSubmission, calls: Sequence[Call], only: Sequence[int] | None) -> SandboxRun:
+    def _run_once(self, staged: StagedSubmission, calls: Sequence[Call]) -> SandboxRun:
         server = self._acquire()
         healthy = False
         try:
-            result = run_calls(server, staged, calls, self.limits, self.min_level, only)
+            result = run_calls(server, staged, calls, self.limits, self.min_level)
             healthy = True
             return result
         except IsolationError:
