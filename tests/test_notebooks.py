@@ -338,3 +338,12 @@ def test_an_oversized_notebook_is_rejected_before_it_is_parsed(tmp_path):
     path.write_bytes(b" " * (MAX_NOTEBOOK_BYTES + 1))
     with pytest.raises(RejectedSubmission, match=r"^huge.ipynb: notebook larger than"):
         read_notebook(path)
+
+
+def test_a_shell_line_continued_with_a_backslash_and_an_indented_cell_magic_are_left_out_whole(tmp_path):
+    """IPython joins `!pip install -q \\` with its next line and strips a cell magic's indentation; the
+    continuation was once kept as Python (an IndentationError) and ` %%writefile`'s body graded."""
+    code = read_notebook(notebook_file(tmp_path, "!pip install -q \\\n    numpy\nX = 1\n", "  %%writefile h.py\nY = 2\n"))
+    assert code.source.startswith("# --- cell 1 ---\nX = 1\n") and "numpy" not in code.source
+    assert "Y = 2" not in code.source
+    assert code.notes == ("4 IPython magic or shell line(s) (%… or !…) were dropped: they are not Python",)

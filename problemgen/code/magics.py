@@ -48,8 +48,8 @@ def without_magics(source: str) -> FilteredCell:
     """
     lines = io.StringIO(source).readlines()
     first = next((number for number, line in enumerate(lines) if line.strip()), None)
-    if first is not None and lines[first].startswith("%%"):
-        words = lines[first][2:].split(maxsplit=1)
+    if first is not None and lines[first].lstrip().startswith("%%"):  # IPython strips its indentation too
+        words = lines[first].lstrip()[2:].split(maxsplit=1)
         if not words or words[0] not in PYTHON_BODY_CELL_MAGICS:
             return FilteredCell("", len(lines) - first)
         body = without_magics("".join(lines[first + 1 :]))
@@ -58,15 +58,24 @@ def without_magics(source: str) -> FilteredCell:
     if not candidates:
         return FilteredCell(source, 0)  # nothing to decide: most cells are never tokenized
     kept, dropped, index = [], 0, 0
-    while index <= candidates[-1]:  # past the last candidate every line is kept
+    while index < len(lines) and index <= candidates[-1]:  # past the last candidate every line is kept
         if lines[index].lstrip().startswith(MAGIC_STARTS):
-            dropped += 1
-            index += 1
+            end = _continued_end(lines, index)  # `!pip install \` goes on to the next line, as in IPython
+            dropped += end - index
+            index = end
             continue
         end = _logical_line_end(lines, index)
         kept.extend(lines[index:end])
         index = end
     return FilteredCell("".join(kept + lines[index:]), dropped)
+
+
+def _continued_end(lines: list[str], start: int) -> int:
+    """The index just past a magic line and the lines its trailing backslashes carry on to."""
+    end = start + 1
+    while lines[end - 1].rstrip("\r\n").endswith("\\") and end < len(lines):
+        end += 1
+    return end
 
 
 def _logical_line_end(lines: list[str], start: int) -> int:
