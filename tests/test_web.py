@@ -538,3 +538,11 @@ def test_a_problem_left_undecided_with_every_part_right_is_credited_not_resumed(
     with ProgressStore(db) as store:
         assert store.items()[0].outcome == "correct"
     assert client.api("/api/progress")["units"][0]["progress"] == 1
+
+
+def test_the_page_says_progress_toward_mastery_in_the_quizs_words_skills_included(client):
+    """The page said "3 of 3 toward mastery" while skills were still unanswered and the unit not mastered;
+    it now says, as the terminal does, how many of the unit's skills were answered right."""
+    item = client.api("/api/start")
+    progress = answer_all(client, item)[-1]["progress"]
+    assert any("correct in a row" in line and "skills answered right" in line for line in progress), progress

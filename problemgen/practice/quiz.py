@@ -25,6 +25,8 @@ from problemgen.practice.rules import (
     MasteryRule,
     UnitState,
     all_states,
+    day_text,
+    progress_phrase,
     apply_offer,
     choose_next,
     draw_variant,
@@ -321,7 +323,7 @@ class QuizSession:
             self.console.say()
             self.console.say(f"Unit: {unit.title} [{unit.id}]", "bold")
             self.console.say(f"Mastery: {unit.rule.describe()}.", "dim")
-            self.console.say(f"So far: {_progress_phrase(state, unit.rule)}", "dim")
+            self.console.say(f"So far: {progress_phrase(state, unit.rule)}", "dim")
         if choice.review:
             self.console.say(f"Review of a mastered unit (Leitner box {state.box}).", "accent")
         if choice.target:
@@ -516,7 +518,7 @@ class QuizSession:
             direction = "passed" if passed else "missed: back to box 1"
             self.console.say(f"Review {direction}; next review on {_day(new.due)}.", "accent")
         elif ending in ("correct", "wrong", "revealed") and not new.mastered:
-            self.console.say(f"{unit.title}: {_progress_phrase(new, unit.rule)}", "dim")
+            self.console.say(f"{unit.title}: {progress_phrase(new, unit.rule)}", "dim")
         for other in self.curriculum.units:
             was = unit_unlocked(other, self.curriculum, before, self.services.available)
             now = unit_unlocked(other, self.curriculum, after, self.services.available)
@@ -524,18 +526,8 @@ class QuizSession:
                 self.console.say(f"Unlocked: {other.title} [{other.id}].", "good")
 
 
-def _progress_phrase(state: UnitState, rule: MasteryRule) -> str:
-    if state.mastered:
-        return f"mastered; review box {state.box}, next review on {_day(state.due)}."
-    counted = f"in your last {rule.window}" if rule.window else "in a row"
-    skills = len(state.skills)
-    solved = skills - len(state.missing)
-    return (f"progress {state.progress} of {state.needed} correct {counted}, {solved} of {skills} skills "
-            f"answered right (difficulty {state.level}).")
-
-
 def _day(moment: datetime | None) -> str:
-    return moment.strftime("%Y-%m-%d") if moment else "—"
+    return day_text(moment)
 
 
 # ------------------------------------------------------------------------------- entry points

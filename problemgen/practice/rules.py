@@ -610,3 +610,19 @@ def mistake_history(items: list[ItemRecord], answers: Iterable[AnswerRecord]) ->
 
 def _iso(moment: datetime | None) -> str | None:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ") if moment else None
+
+
+def progress_phrase(state: UnitState, rule: MasteryRule) -> str:
+    """A unit's way to mastery in words, the same in the terminal and on the page: the streak (or the
+    window) and how many of its skills were answered right, since mastery waits for both."""
+    if state.mastered:
+        return f"mastered; review box {state.box}, next review on {day_text(state.due)}."
+    counted = f"in your last {rule.window}" if rule.window else "in a row"
+    skills = len(state.skills)
+    solved = skills - len(state.missing)
+    return (f"progress {state.progress} of {state.needed} correct {counted}, {solved} of {skills} skills "
+            f"answered right (difficulty {state.level}).")
+
+
+def day_text(moment: datetime | None) -> str:
+    return moment.strftime("%Y-%m-%d") if moment else "—"

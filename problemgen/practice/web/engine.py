@@ -28,6 +28,7 @@ from problemgen.practice.rules import (
     Curriculum,
     all_states,
     apply_offer,
+    progress_phrase,
     choose_next,
     draw_variant,
     last_of_kind,
@@ -236,7 +237,7 @@ class Practice:
         if new.mastered and not old.mastered:
             lines.append(f"Unit mastered: {unit.title}. First review on {new.due:%Y-%m-%d}.")
         elif not new.mastered:
-            lines.append(f"{unit.title}: {new.progress} of {new.needed} toward mastery.")
+            lines.append(f"{unit.title}: {progress_phrase(new, unit.rule)}")
         available = self.services.available
         for other in self.curriculum.units:
             if (unit_unlocked(other, self.curriculum, after, available)
