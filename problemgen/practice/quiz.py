@@ -512,11 +512,11 @@ class QuizSession:
         if ending == "correct" and item.hints:
             self.console.say("Right, with a hint: this one does not count toward mastery.", "dim")
         if new.mastered and not old.mastered:
-            self.console.say(f"★ Unit mastered: {unit.title}. First review on {_day(new.due)}.", "good")
+            self.console.say(f"★ Unit mastered: {unit.title}. First review on {day_text(new.due)}.", "good")
         elif old.mastered and new.due != old.due:  # this item was a review that counted
             passed = ending == "correct" and not item.hints
             direction = "passed" if passed else "missed: back to box 1"
-            self.console.say(f"Review {direction}; next review on {_day(new.due)}.", "accent")
+            self.console.say(f"Review {direction}; next review on {day_text(new.due)}.", "accent")
         elif ending in ("correct", "wrong", "revealed") and not new.mastered:
             self.console.say(f"{unit.title}: {progress_phrase(new, unit.rule)}", "dim")
         for other in self.curriculum.units:
@@ -524,10 +524,6 @@ class QuizSession:
             now = unit_unlocked(other, self.curriculum, after, self.services.available)
             if now and not was:
                 self.console.say(f"Unlocked: {other.title} [{other.id}].", "good")
-
-
-def _day(moment: datetime | None) -> str:
-    return day_text(moment)
 
 
 # ------------------------------------------------------------------------------- entry points
