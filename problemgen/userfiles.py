@@ -42,3 +42,19 @@ def read_capped(path: str | Path, max_bytes: int, what: str) -> bytes:
     if len(raw) > max_bytes:
         raise ProblemgenError(f"{path}: {what} larger than {max_bytes} bytes")
     return raw
+
+
+def well_formed_text(text: str) -> str:
+    """``text`` with every lone surrogate written out, so that any UTF-8 file or stream can carry it.
+
+    Lone surrogates reach reports and the progress store from file names and terminal input that were
+    not UTF-8 (Python keeps each such byte as
+    U+DC80–U+DCFF; it is shown as ``\\xNN``, the byte it stands for) and from JSON escapes (``\\udNNN``).
+    Writing them would raise UnicodeEncodeError: a platform would get no result, an answer would be lost.
+    """
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return "".join(f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else
+                       f"\\u{ord(c):04x}" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)

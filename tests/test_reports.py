@@ -220,7 +220,8 @@ def test_markdown_report_is_one_table_with_escaped_cells():
 
 
 def test_well_formed_reports_carry_file_names_that_were_not_utf8_as_escapes():
-    from problemgen.sheets.reports import well_formed, well_formed_text
+    from problemgen.sheets.reports import well_formed
+    from problemgen.userfiles import well_formed_text
 
     assert well_formed_text("l\udcf6sung.py") == "l\\xf6sung.py" and well_formed_text("a\ud800b") == "a\\ud800b"
     assert well_formed_text("Lösung ∑") == "Lösung ∑"

@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from problemgen.sheets.reports import CheckResult, Report, well_formed_text
+from problemgen.sheets.reports import CheckResult, Report
+from problemgen.userfiles import well_formed_text
 from problemgen.model.core import ProblemgenError
 from problemgen.code.sandbox import (
     CRASH, IMPORT_ERROR, RETURNED, Call, IsolationError, Limits, Outcome, RejectedSubmission, Sandbox, SandboxRun,

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Collection, Iterator, Mapping
 
 from problemgen.model.core import ProblemgenError
+from problemgen.userfiles import well_formed_text  # a lone surrogate cannot be stored: its escape is
 from problemgen.practice.store_checks import (
     FIRST_YEAR,
     LAST_YEAR,
@@ -189,13 +190,6 @@ def answer_outcome(status: str, already_failed: bool, completes: bool) -> str | 
     if status == "correct" and completes and not already_failed:
         return "correct"
     return None
-
-
-def storable(text: str) -> str:
-    """``text`` as SQLite can hold it. A lone surrogate (from a terminal's bytes that were not UTF-8, or a
-    JSON escape such as ``\\ud800`` posted by a page) cannot be encoded, and the whole answer would be
-    lost with an error; it is kept as its escape, ``\\ud800``, instead."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 class _TimedConnection(sqlite3.Connection):
@@ -525,7 +519,7 @@ class ProgressStore:
             self._db.execute(
                 "INSERT INTO answers (item_id, part, text, status, score, mistake, at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (item_id, part, storable(text[:MAX_ANSWER_CHARS]), status, float(score), mistake, to_text(now)),
+                (item_id, part, well_formed_text(text[:MAX_ANSWER_CHARS]), status, float(score), mistake, to_text(now)),
             )
             completes = status == "correct" and right | {part} >= set(parts)
             decided = answer_outcome(status, outcome == "wrong", completes)

@@ -20,6 +20,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable
 
+from problemgen.userfiles import well_formed_text
 
 ERROR_STATUSES = frozenset({"invalid", "error", "timeout", "crash", "memory", "import_error", "bad_output",
                             "no_result"})
@@ -125,21 +126,6 @@ def _printable(text: str) -> str:
     return "".join(c if c == "\n" or c.isprintable() else f"\\x{ord(c):02x}" for c in text)
 
 
-def well_formed_text(text: str) -> str:
-    """``text`` with every lone surrogate written out, so that any UTF-8 file or stream can carry it.
-
-    Lone surrogates reach a report from file names that were not UTF-8 (Python keeps each such byte as
-    U+DC80–U+DCFF; it is shown as ``\\xNN``, the byte it stands for) and from JSON escapes (``\\udNNN``).
-    Writing them would raise UnicodeEncodeError, and a platform would get no result at all.
-    """
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return "".join(f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else
-                       f"\\u{ord(c):04x}" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
-
-
 def _well_formed_value(value):
     if isinstance(value, str):
         return well_formed_text(value)
@@ -152,7 +138,7 @@ def _well_formed_value(value):
 
 
 def well_formed(report: Report) -> Report:
-    """The report with all its text (title, checks, metadata) well-formed: see :func:`well_formed_text`."""
+    """The report with all its text (title, checks, metadata) well-formed: see :func:`problemgen.userfiles.well_formed_text`."""
     from dataclasses import replace
 
     results = tuple(replace(r, **{f: _well_formed_value(getattr(r, f)) for f in
