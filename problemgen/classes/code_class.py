@@ -34,13 +34,9 @@ def class_entries(directory: str | Path) -> list[entries.Entry]:
 
 
 def _holds_code(directory: Path) -> bool:
-    """Whether a student folder has a ``.py`` file, the only files the sandbox stages from a folder (one
-    it cannot list counts: grading it says why)."""
-    try:
-        with os.scandir(directory) as listing:
-            return any(item.name.endswith(".py") for item in listing)
-    except OSError:
-        return True
+    """Whether a student folder has a ``.py`` file, the only files the sandbox stages from a folder."""
+    with os.scandir(directory) as listing:
+        return any(item.name.endswith(".py") for item in listing)
 
 
 def _refused_row(entry: entries.Entry) -> ClassRow:

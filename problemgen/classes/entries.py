@@ -150,10 +150,19 @@ def _empty_folders(groups: dict[str, list[Entry]], holds_submission: Callable[[P
     empty: set[Path] = set()
     for group in groups.values():
         if len(group) > 1:
-            hollow = [e.path for e in group if e.is_dir and not holds_submission(e.path)]
+            hollow = [e.path for e in group if e.is_dir and not _holds(holds_submission, e.path)]
             empty.update(hollow if len(hollow) < len(group) else hollow[1:])
             group[:] = [e for e in group if e.path not in empty]
     return empty
+
+
+def _holds(holds_submission: Callable[[Path], bool], folder: Path) -> bool:
+    """``holds_submission(folder)``; a folder that cannot be listed counts as holding one, so that
+    grading it says why instead of it vanishing."""
+    try:
+        return holds_submission(folder)
+    except OSError:
+        return True
 
 
 def _case_note(group: list[Entry]) -> str:

@@ -278,11 +278,8 @@ def _answer_files(directory: Path) -> list[str]:
 
 
 def _holds_sheet(directory: Path) -> bool:
-    """Whether a student folder has an answer file at all (one it cannot list counts, to say why)."""
-    try:
-        return bool(_answer_files(directory))
-    except OSError:
-        return True
+    """Whether a student folder has an answer file at all."""
+    return bool(_answer_files(directory))
 
 
 def _sheet_in(directory: Path) -> tuple[Path | None, str]:

@@ -6,6 +6,8 @@ import sys
 
 import click
 
+from problemgen.practice.store_checks import MAX_SEED
+
 DB_HELP = "Progress file (default: problemgen/progress.sqlite3 in your user data directory)."
 
 
@@ -14,7 +16,7 @@ DB_HELP = "Progress file (default: problemgen/progress.sqlite3 in your user data
 @click.option("--kind", metavar="KIND", help="Practise one problem kind (e.g. masks.causal).")
 @click.option("--difficulty", type=click.IntRange(1, 3), help="Fix the difficulty (default: adapts to you).")
 @click.option("--db", metavar="PATH", help=DB_HELP)
-@click.option("--seed", type=click.IntRange(0, 2**63 - 1),  # what SQLite's INTEGER holds
+@click.option("--seed", type=click.IntRange(0, MAX_SEED),  # what SQLite's INTEGER holds
               help="Seed for new variants (replays a session exactly).")
 def quiz_command(topic: str | None, kind: str | None, difficulty: int | None, db: str | None,
                  seed: int | None) -> None:

@@ -42,7 +42,7 @@ def syntax_error(sources: dict[str, str]) -> str | None:
     """The first syntax error among the files, as one line, or None."""
     for name, text in sorted(sources.items()):
         try:
-            _parsed(name, text)
+            _parsed(text)
         except SyntaxError as exc:  # NUL bytes are one too, with no line
             where = f"{name}, line {exc.lineno}" if exc.lineno else name
             return f"{where}: SyntaxError: {exc.msg}"
@@ -52,7 +52,7 @@ def syntax_error(sources: dict[str, str]) -> str | None:
 
 
 @functools.lru_cache(maxsize=4)
-def _parsed(name: str, text: str) -> ast.Module:
+def _parsed(text: str) -> ast.Module:
     """The syntax tree of one file; kept for the next check of the same file, so a submission is
     parsed once for both checks (nothing modifies a tree). Parsed silently: a submission never writes to the
     grader's output (:func:`problemgen.userfiles.syntax_tree`; messages name ``name`` themselves)."""
@@ -63,7 +63,7 @@ def banned_uses(sources: dict[str, str], rules: tuple[BannedRule, ...]) -> list[
     """Every use of a banned name, sorted by file and line."""
     findings: list[Finding] = []
     for name, text in sorted(sources.items()):
-        findings += _scan(name, _parsed(name, text), (*ALWAYS_BANNED, *rules))
+        findings += _scan(name, _parsed(text), (*ALWAYS_BANNED, *rules))
     longest: dict[tuple[str, int], Finding] = {}  # one finding per line: the fullest dotted name
     for finding in findings:
         key = (finding.file, finding.line)

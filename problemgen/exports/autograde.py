@@ -57,8 +57,6 @@ def write_result(path: Path, text: str) -> None:
     partial.replace(path)
 
 
-
-
 def load_config(source: Path) -> dict:
     path = source / CONFIG
     try:

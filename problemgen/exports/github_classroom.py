@@ -24,7 +24,7 @@ from problemgen.errors import ProblemgenError
 from problemgen.exports import Export, Option
 from problemgen.exports import common
 from problemgen.exports.autograde import (
-    CONFIG, failure, grade_code_submission, grade_sheet, grader_failed, load_config, write_result,
+    failure, grade_code_submission, grade_sheet, grader_failed, load_config, write_result,
 )
 from problemgen.exports.bundle import Bundle, write_directory
 from problemgen.exports.sealed import seal, unseal

@@ -90,6 +90,11 @@ def job_seconds(task, secret: str, timeout: float) -> int:
     return math.ceil(calls * timeout + 2 * Limits(case_timeout=timeout).import_timeout + START_UP_SECONDS)
 
 
+def clamped_job_seconds(needed: int) -> int:
+    """The job timeout written for PrairieLearn: what the task needs, at least 60 s, at most MAX_JOB_SECONDS."""
+    return int(min(MAX_JOB_SECONDS, max(60, needed)))
+
+
 def info(task, image: str, job_timeout: int) -> dict:
     """``info.json``: a v3 question graded externally; the uuid is derived from the task, so re-exports agree.
 
@@ -107,7 +112,7 @@ def info(task, image: str, job_timeout: int) -> dict:
             "enabled": True,
             "image": image,
             "entrypoint": "/grade/tests/run.sh",
-            "timeout": int(min(MAX_JOB_SECONDS, max(60, job_timeout))),
+            "timeout": clamped_job_seconds(job_timeout),
         },
     }
 
@@ -146,7 +151,7 @@ def instructor_notes(task, image: str, secret_env: str, timeout: float, needed: 
    (public and hidden tests). A submission without the task's function is "not gradable" and costs no
    attempt.
 4. Each test may run {timeout:g} s (`--timeout`). The job timeout in `info.json`
-   ({min(MAX_JOB_SECONDS, max(60, needed))} s) covers every test of the task (public, hidden and property calls,
+   ({clamped_job_seconds(needed)} s) covers every test of the task (public, hidden and property calls,
    and the re-run of some property calls in a fresh process) at that limit, plus start-up, so a slow but
    correct submission is never stopped by PrairieLearn before its result is written.
 

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from problemgen.classes.entries import escaped
 from problemgen.code.sandbox.staging import MAX_FILE_BYTES, MAX_TOTAL_BYTES, RejectedSubmission
 from problemgen.errors import ProblemgenError
 from problemgen.userfiles import read_capped, syntax_tree
@@ -46,8 +47,9 @@ class Upload:
 
 
 def file_name(path: Path) -> str:
-    """A file's name as report text: bytes that are not UTF-8 (a zip made on Windows) shown as ``\\xNN``."""
-    return os.fsencode(path.name).decode("utf-8", "backslashreplace")
+    """A file's name as report text, as a class run shows an entry's: bytes that are not UTF-8 (a zip made
+    on Windows) and control characters as ``\\xNN``."""
+    return escaped(os.fsencode(path.name))
 
 
 def hidden(path: Path, top: Path) -> bool:

@@ -184,7 +184,7 @@ class QuizSession:
 
     def run(self) -> int:
         """Ask items until the student quits or input ends; return the exit code."""
-        choice = self._next()  # validates --topic / --kind before anything is written
+        self._next()  # validates --topic / --kind before anything is written (run_quiz checks them first too)
         self.session_id = self.store.start_session(self.seed, self.topic, self.clock())
         self.console.say("problemgen quiz: type your answer at the > prompt, or one of: "
                          + ", ".join(COMMANDS) + ".", "dim")

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+import reference
 from problemgen.model.core import ProblemgenError, Redraw
 from problemgen.model.overrides import note
 
@@ -97,6 +98,11 @@ shared by groups of query heads (``gqa``; one K/V head, multi-query attention, i
 def attention_form(cfg) -> str:
     """``gqa`` when the config shares K/V heads between query heads, else ``mha``."""
     return "gqa" if cfg.kv_heads < cfg.n_heads else "mha"
+
+
+def presets_of_form(names: Iterable[str], form: str | None) -> list[str]:
+    """The reference presets among ``names`` whose attention has ``form`` (all of them for None)."""
+    return [n for n in names if form in (None, attention_form(reference.PRESETS[n]))]
 
 
 def require(condition: bool, reason: str) -> None:

@@ -16,7 +16,8 @@ import numpy as np
 import reference
 from problemgen.model.core import AnswerPart, Draft, ProblemgenError
 from problemgen.misconceptions.catalogue import mistake
-from problemgen.problems._common import ATTENTION_FORMS, attention_form, check_override, counted, override, pick
+from problemgen.problems._common import (ATTENTION_FORMS, attention_form, check_override, counted, override, pick,
+                                         presets_of_form)
 from problemgen.problems.params import config_params, preset_params
 from problemgen.model.registry import register
 
@@ -111,8 +112,7 @@ def kv_cache(rng: np.random.Generator, difficulty: int, *, preset: str | None = 
     check_override("form", form, forms)
     check_override("representation", representation, _units(difficulty))
     if preset or difficulty == 3:
-        choices = [p for p in CACHE_PRESETS if form in (None, attention_form(reference.PRESETS[p]))]
-        cfg = reference.PRESETS[preset or pick(rng, choices)]
+        cfg = reference.PRESETS[preset or pick(rng, presets_of_form(CACHE_PRESETS, form))]
     else:
         drawn = difficulty == 2 and bool(rng.integers(2))
         cfg = _custom_config(rng, gqa=drawn if form is None else form == "gqa", form=form)

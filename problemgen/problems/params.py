@@ -16,7 +16,8 @@ import numpy as np
 import reference
 from problemgen.model.core import AnswerPart, Draft, ProblemgenError
 from problemgen.misconceptions.catalogue import mistake
-from problemgen.problems._common import ATTENTION_FORMS, attention_form, check_override, counted, override, pick
+from problemgen.problems._common import (ATTENTION_FORMS, attention_form, check_override, counted, override, pick,
+                                         presets_of_form)
 from problemgen.model.registry import register
 
 TransformerConfig = reference.TransformerConfig
@@ -327,14 +328,9 @@ def _custom_model(rng: np.random.Generator, difficulty: int, form: str | None, t
 _FAMILIES = ("gpt2-small", "bert-base", "llama-2-7b", "qwen3-4b", "t5-small", "transformer-base")
 
 
-def _of_form(names: tuple[str, ...], form: str | None) -> list[str]:
-    """The presets among ``names`` whose attention has ``form`` (all of them for None)."""
-    return [n for n in names if form in (None, attention_form(reference.PRESETS[n]))]
-
-
 def _family_model(rng: np.random.Generator, form: str | None) -> TransformerConfig:
     """A real model family (GPT-2, BERT, Llama, Qwen3, T5, the 2017 base model) at freshly drawn sizes."""
-    family = reference.PRESETS[pick(rng, _of_form(_FAMILIES, form))]
+    family = reference.PRESETS[pick(rng, presets_of_form(_FAMILIES, form))]
     d_model = pick(rng, (512, 768, 1024, 2048))
     n_heads = pick(rng, [h for h in (8, 16) if d_model // h >= 64])
     n_layers = pick(rng, (4, 6, 12, 24))
@@ -394,7 +390,7 @@ def model(rng: np.random.Generator, difficulty: int, *, preset: str | None = Non
         raise ProblemgenError("params.model takes tied only for the models it draws (difficulties 1 and 2, no preset)")
     check_override("tied", tied, (True,) if difficulty == 1 else (False, True))
     if preset or (difficulty == 3 and rng.integers(2)):
-        cfg = reference.PRESETS[preset or pick(rng, _of_form(MODEL_PRESETS, form))]
+        cfg = reference.PRESETS[preset or pick(rng, presets_of_form(MODEL_PRESETS, form))]
     elif difficulty == 3:
         cfg = _family_model(rng, form)
     else:

@@ -13,6 +13,7 @@ from typing import Any
 
 from problemgen.answers.base import AnswerType, PartResult, Reading, correct, wrong
 from problemgen.answers.text import InvalidAnswer, clean
+from problemgen.model.core import AnswerPart
 
 _SEPARATORS = re.compile(r"\s*(?:,|;|/|&|\+|\band\b|\s)\s*", re.IGNORECASE)
 _DECORATION = re.compile(r"^(?:options?|answers?|choices?)\s*:?\s*", re.IGNORECASE)
