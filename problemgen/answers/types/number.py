@@ -87,7 +87,7 @@ class NumberType(AnswerType):
 
     def _other_unit(self, part: AnswerPart, value: float, unit: str, asked: str) -> PartResult:
         """A number in the paired unit: converted and graded; names the unit mix-up when it is one."""
-        converted = value * UNIT_BYTES[unit] / UNIT_BYTES[asked]
+        converted = _in_unit(value, unit, asked)
         if numbers_close(converted, part.value, part.rtol, part.atol):
             return correct(f"read {format_number(value, 6)} {unit} = {format_number(converted, 6)} {asked}")
         if numbers_close(value, part.value, part.rtol, part.atol):
@@ -110,7 +110,7 @@ class NumberType(AnswerType):
         value, unit, _ = reading.value
         asked = part.spec.get("unit")
         if unit is not None and unit != asked and asked in UNIT_BYTES:
-            value = value * UNIT_BYTES[unit] / UNIT_BYTES[asked]
+            value = _in_unit(value, unit, asked)
         return number_text(value)
 
     def key_value(self, part: AnswerPart) -> Any:
@@ -164,3 +164,8 @@ def key_expression(text: str, symbols: tuple[str, ...] = ()):
 
 
 TYPE = NumberType()
+
+
+def _in_unit(value: float, unit: str, asked: str) -> float:
+    """A size written in ``unit`` expressed in ``asked`` (both keys of UNIT_BYTES: 192 MiB in MB)."""
+    return value * UNIT_BYTES[unit] / UNIT_BYTES[asked]
