@@ -105,6 +105,7 @@ def grade_code_command(submission: Path, task_name: str, public_only: bool, fmt:
     Example:
       problemgen grade-code alice.py --task softmax --format json
       problemgen grade-code submissions/ --task multi_head_attention -o grades/ --jobs 2 --min-isolation seccomp
+      problemgen grade-code submissions/ --task softmax -o grades/ --progress 2> grading.log
 
     \b
     Exit codes: 0 graded, 1 a score below --fail-under, 2 usage or bad input,
