@@ -603,3 +603,43 @@ def test_whose_calls_a_mistyped_path_an_error_not_a_leak_from_no_student(class_s
     with pytest.raises(ProblemgenError, match="no such file, and not a variant id"):
         whose(str(tmp_path / "leaked" / "worksheet.md"), class_set)
     assert whose("masking-000000000000", class_set) is None
+
+
+def test_a_regrade_into_the_same_folder_removes_reports_the_new_run_did_not_write(class_set, tmp_path, capsys):
+    """A sheet withdrawn since the last run must not leave its old graded report beside a gradebook that
+    now says missing (a course hands out reports/ as it is). Reports in another format, and files that
+    are no reports, are other outputs and stay."""
+    from problemgen.cli import main
+
+    subs, out = tmp_path / "subs", tmp_path / "g"
+    subs.mkdir()
+    for student in ("s1", "s2"):
+        (subs / f"{student}.toml").write_text(_key(class_set, student))
+    for fmt in ("md", "json"):
+        with pytest.raises(SystemExit):
+            main(["grade", str(subs), "--variants", str(class_set), "-o", str(out), "--format", fmt])
+    (out / "reports" / "notes.txt").write_text("kept")
+    (subs / "s2.toml").unlink()
+    with pytest.raises(SystemExit) as exit_info:
+        main(["grade", str(subs), "--variants", str(class_set), "-o", str(out), "--format", "json"])
+    assert exit_info.value.code == 0
+    assert sorted(p.name for p in (out / "reports").iterdir()) == ["notes.txt", "s1.json", "s1.md", "s2.md"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["warnings"] == ["removed reports/s2.json, left by an earlier run: this run wrote no report for it"]
+    assert "warning: removed reports/s2.json" in capsys.readouterr().err
+
+
+def test_a_class_run_that_fails_midway_keeps_the_reports_of_the_earlier_run(class_set, tmp_path):
+    """Stale reports go only once every new one is written: a run that stops early loses nothing."""
+    subs, out = tmp_path / "subs", tmp_path / "g"
+    subs.mkdir()
+    (subs / "s1.toml").write_text(_key(class_set, "s1"))
+    run_class(_rows(subs, class_set).values(), out, "json", "t")
+
+    def failing_rows():
+        yield ClassRow("s2", "missing", message="no answer sheet submitted")
+        raise RuntimeError("the run stops here")
+
+    with pytest.raises(RuntimeError):
+        run_class(failing_rows(), out, "json", "t")
+    assert (out / "reports" / "s1.json").exists()

@@ -6,7 +6,11 @@ arrives, its item statistics are added to running sums, and only a compact :clas
 columns), ``summary.txt``/``summary.md``/``summary.json`` and ``items.csv`` are written at the end.
 Memory therefore grows by a record (well under a kilobyte) per student, not by a report.
 
-Only these names are (re)written under the output directory; nothing else there is touched.
+Only these names are (re)written under the output directory. One more file may go: a report in this run's
+format left in ``reports/`` by an earlier run into the same directory, for an entry this run wrote no report
+for (a student now missing or refused, a submission since removed). Left there, it would contradict the new
+gradebook and be handed out with the current reports; it is removed and named in the summary's warnings.
+Nothing else there is touched (reports in other formats are other outputs the user asked for).
 """
 
 from __future__ import annotations
@@ -57,9 +61,12 @@ def run_class(rows: Iterable[ClassRow], out_dir: str | Path, fmt: str, title: st
     records: list[Record] = []
     written: list[Path] = []
     items, shared, reports = ItemStatistics(), {}, 0
+    ext, earlier = extension(fmt), _report_names(out / "reports", extension(fmt))
     for row in rows:
         if row.report is not None:
-            _write(out / "reports" / f"{row.student}.{extension(fmt)}", _render(row, fmt))
+            name = f"{row.student}.{ext}"
+            _write(out / "reports" / name, _render(row, fmt))
+            earlier.discard(name)
             reports += 1
         records.append(record_of(row, shared))
         if records[-1].counted:
@@ -67,12 +74,35 @@ def run_class(rows: Iterable[ClassRow], out_dir: str | Path, fmt: str, title: st
         if progress:
             progress(len(records), max(total, len(records)))
     copies = flag_copies(records)
-    summary = class_summary(title, records, items.items(), copies, list(warnings))
+    warnings = [*warnings, *_remove_stale_reports(out / "reports", earlier)]
+    summary = class_summary(title, records, items.items(), copies, warnings)
     written.append(_write(out / "gradebook.csv", records))
     for name, text in (("summary.txt", render_summary(summary, "text")), ("summary.md", render_summary(summary, "md")),
                        ("summary.json", render_summary(summary, "json")), ("items.csv", items_csv(summary))):
         written.append(_write(out / name, text))
     return ClassRun(tuple(records), summary, tuple(sorted(written)), reports)
+
+
+def _report_names(folder: Path, ext: str) -> set[str]:
+    """Names of the regular files in ``folder`` ending in ``.ext``: the reports an earlier run may have left."""
+    try:
+        return {p.name for p in folder.iterdir() if p.name.endswith(f".{ext}") and not p.is_symlink() and p.is_file()}
+    except OSError as exc:
+        raise ProblemgenError(f"cannot list {folder} ({exc.strerror})") from None
+
+
+def _remove_stale_reports(folder: Path, names: set[str]) -> list[str]:
+    """Remove the reports of this run's format that this run did not write, once every new report is
+    written (a run that fails earlier loses nothing); one warning line each."""
+    lines = []
+    for name in sorted(names):
+        try:
+            (folder / name).unlink()
+        except OSError as exc:
+            lines.append(f"reports/{name} is left by an earlier run and could not be removed ({exc.strerror})")
+            continue
+        lines.append(f"removed reports/{name}, left by an earlier run: this run wrote no report for it")
+    return lines
 
 
 def _render(row: ClassRow, fmt: str) -> str:

@@ -98,8 +98,9 @@ def grade_code_command(submission: Path, task_name: str, public_only: bool, fmt:
     """Grade SUBMISSION (a .py or .ipynb file, or a directory with one entry per student) in the sandbox.
 
     Hidden tests are drawn from $PROBLEMGEN_GRADER_SECRET (fresh random ones when unset). A class
-    directory writes OUT/gradebook.csv, OUT/summary.md and OUT/reports/; JSON reports carry
-    `score` and the `isolation` level reached.
+    directory writes OUT/gradebook.csv, OUT/summary.md and OUT/reports/ (a report of the same format
+    left there by an earlier run for an entry this run has none for is removed and named under the
+    summary's warnings); JSON reports carry `score` and the `isolation` level reached.
 
     \b
     Example:

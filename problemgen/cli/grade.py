@@ -37,7 +37,9 @@ def grade_command(answers, variant_path, class_dir, overrides_file, fmt, output,
     status: graded, missing, unreadable, variant-mismatch: belongs to <id>, duplicate-submission,
     refused: <reason>; flags for possible copies; overrides), summary.txt/.md/.json (what needs
     attention first, then scores, item statistics and misconceptions), items.csv and
-    reports/<student>.<ext>. It prints the summary (JSON with --format json).
+    reports/<student>.<ext>. It prints the summary (JSON with --format json). Run again into the
+    same OUT, it removes (and names on stderr) a report of the same format that the new run did not
+    write, e.g. of a sheet withdrawn since; other files there are left as they are.
 
     An override rescores one part of a graded sheet; one for a student without a graded sheet
     (missing, refused, duplicate) or for a part the sheet lacks is listed as not applied, at the top
@@ -75,6 +77,8 @@ def grade_command(answers, variant_path, class_dir, overrides_file, fmt, output,
     click.echo(render_summary(run.summary, "json" if fmt == "json" else "text"), nl=False)
     for line in run.summary["overrides_not_applied"]:
         click.echo(f"warning: override for {line}", err=True)
+    for line in run.summary["warnings"]:
+        click.echo(f"warning: {line}", err=True)
     click.echo(f"wrote {len(run.written) + run.reports} files to {output or Path('grades')}", err=True)
 
 
