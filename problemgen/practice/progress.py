@@ -351,13 +351,9 @@ class ProgressStore:
     def _check_read_only(self) -> None:
         """The checks of :meth:`_set_up` without its writes: a file older than this schema cannot be
         upgraded here, so only an empty one (nothing recorded yet) or a current one is read."""
-        self._check_schema()
-        version = self.schema_version()
+        version = self._check_contents()
         if version > SCHEMA_VERSION:
             self._migrate()  # says this problemgen is too old, writing nothing
-        check_intact(self._db, self.path)
-        if version:
-            check_rows(self._db, self.path, version)
         if 0 < version < READABLE_FROM:
             raise ProblemgenError(f"{self.path}: written by an older problemgen (schema v{version}); it is "
                                   "upgraded when opened for writing, and this file cannot be written")
@@ -381,14 +377,21 @@ class ProgressStore:
         IMMEDIATE`` a second opener waits (the connection's busy timeout), then finds the store made.
         A foreign file is still refused before anything is written: the checks come first and only read."""
         with self._transaction():
-            self._check_schema()
-            version = self._db.execute("PRAGMA user_version").fetchone()[0]
-            if version <= SCHEMA_VERSION:  # a newer file is refused by _migrate, whatever its rows hold
-                check_intact(self._db, self.path)
-                if version:
-                    check_rows(self._db, self.path, version)
+            self._check_contents()
             self._migrate()
             self._check_schema()
+
+    def _check_contents(self) -> int:
+        """The checks every open makes, reading only: the schema, then (for a version this problemgen reads;
+        a newer file is refused by ``_migrate``, whatever its rows hold) that the file is intact and every
+        row readable. Returns the file's schema version."""
+        self._check_schema()
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        if version <= SCHEMA_VERSION:
+            check_intact(self._db, self.path)
+            if version:
+                check_rows(self._db, self.path, version)
+        return version
 
     def _use_wal(self) -> None:
         """Switch the file to the WAL journal (a no-op once it is). SQLite answers "database is locked" at
