@@ -352,7 +352,8 @@ def test_path_misuse_is_one_error_line_and_exit_2(class_set, tmp_path, capsys, a
     (tmp_path / "FILE").write_text("x")
     places = {"CLASS": str(class_set), "VARIANT": str(class_set / "keys" / "s1" / "variant.json"),
               "FILE/out": str(tmp_path / "FILE" / "out")}
-    answers = str(class_set / "handouts" / "s1" / "answers.toml") if "--variant" in args else str(tmp_path)
+    (tmp_path / "subs").mkdir()
+    answers = str(class_set / "handouts" / "s1" / "answers.toml") if "--variant" in args else str(tmp_path / "subs")
     with pytest.raises(SystemExit) as exit_info:
         main(["grade", answers, *[places.get(a, a) for a in args]])
     err = capsys.readouterr().err
@@ -643,3 +644,31 @@ def test_a_class_run_that_fails_midway_keeps_the_reports_of_the_earlier_run(clas
     with pytest.raises(RuntimeError):
         run_class(failing_rows(), out, "json", "t")
     assert (out / "reports" / "s1.json").exists()
+
+
+@pytest.mark.parametrize("inside", ["subs", "subs/grades", "class", "class/handouts/graded"])
+def test_an_output_directory_inside_an_input_folder_is_refused_before_anything_is_written(class_set, tmp_path, capsys,
+                                                                                         inside):
+    """Grades written into the submissions are taken for entries by the next run; written into the class set,
+    they sit among what students are handed. Either is one error line, exit 2, and nothing written."""
+    from problemgen.cli import main
+
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "s1.toml").write_text(_key(class_set, "s1"))
+    before = sorted(p for p in tmp_path.rglob("*"))
+    out = tmp_path / inside if not inside.startswith("class") else class_set.parent / inside
+    with pytest.raises(SystemExit) as exit_info:
+        main(["grade", str(subs), "--variants", str(class_set), "-o", str(out)])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.startswith("error: -o ") and err.count("\n") == 1
+    assert "choose an output directory outside it" in err
+    assert sorted(p for p in tmp_path.rglob("*")) == before
+
+
+def test_a_code_class_refuses_an_output_directory_inside_its_submissions(tmp_path):
+    from problemgen.classes.code_class import grade_class
+
+    (tmp_path / "ana.py").write_text("def softmax(x):\n    return x\n")
+    with pytest.raises(ProblemgenError, match="is the submissions directory"):
+        grade_class(None, tmp_path, None, tmp_path)

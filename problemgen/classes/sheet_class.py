@@ -20,7 +20,7 @@ from typing import Callable, Iterator
 from problemgen.classes import entries
 from problemgen.classes.overrides import apply_overrides, for_roster, not_applied, read_overrides
 from problemgen.classes.rows import DUPLICATE, GRADED, MISMATCH, MISSING, REFUSED, UNREADABLE, ClassRow
-from problemgen.classes.runner import ClassRun, run_class
+from problemgen.classes.runner import ClassRun, check_apart, run_class
 from problemgen.classes.workers import ordered_map, worker_count
 from problemgen.model.core import ProblemgenError
 from problemgen.sheets.grading import canonical_answer, grade_answers
@@ -332,6 +332,7 @@ def grade_class(submissions_dir: str | Path, class_dir: str | Path, out_dir: str
                 jobs: int | None = 1, overrides_file: str | Path | None = None,
                 progress: Callable[[int, int], None] | None = None) -> ClassRun:
     """Grade every roster student's sheet and write the class outputs (see ``classes.runner``)."""
+    check_apart(out_dir, {"submissions directory": submissions_dir, "class directory": class_dir})
     overrides = read_overrides(overrides_file) if overrides_file else {}
     title, total, rows = class_rows(submissions_dir, class_dir, jobs=jobs, overrides=overrides)
     return run_class(rows, out_dir, fmt, title, total=total, progress=progress)

@@ -40,6 +40,7 @@ def grade_command(answers, variant_path, class_dir, overrides_file, fmt, output,
     reports/<student>.<ext>. It prints the summary (JSON with --format json). Run again into the
     same OUT, it removes (and names on stderr) a report of the same format that the new run did not
     write, e.g. of a sheet withdrawn since; other files there are left as they are.
+    OUT may not lie inside SUBMISSIONS_DIR or CLASS_DIR.
 
     An override rescores one part of a graded sheet; one for a student without a graded sheet
     (missing, refused, duplicate) or for a part the sheet lacks is listed as not applied, at the top
