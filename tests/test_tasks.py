@@ -183,6 +183,46 @@ def test_the_fresh_child_that_re_asks_a_law_does_not_hold_the_laws_first_input(s
     assert {r.name: r for r in report.results}["property/shift-invariance"].status == "WRONG"
 
 
+LAW_SPENDING_SOFTMAX = """
+import numpy as np
+_UNSET = object()
+
+def softmax(x, axis=_UNSET):
+    if axis is _UNSET:  # only the shift law calls without an axis: the same large output for both
+        return np.arange(SIZE, dtype=float)
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+"""
+
+
+def test_the_child_that_re_asks_a_law_reads_only_what_is_left_of_the_submissions_result_bytes(tmp_path, monkeypatch):
+    """The re-asking child once started with a fresh budget of result bytes, so a submission could
+    return up to one more cap than the stated total. Here the law's two large outputs spend most of the
+    total in the first child; the re-asked one must be cut as it would be in the first child."""
+    size, total = 2**13, 2 * 2**16 + 2**15  # two outputs of 64 KiB fit the total, a third does not
+    limits = Limits(import_timeout=5.0, case_timeout=3.0, result_bytes_per_call=2**18, result_bytes=total)
+    plan = make_plan(get_task("softmax"), secret="budget")
+    with Sandbox(limits) as box:
+        runs, run = [], box.run
+
+        def recorded(*args, **kwargs):
+            runs.append(run(*args, **kwargs))
+            return runs[-1]
+
+        monkeypatch.setattr(box, "run", recorded)
+        source = LAW_SPENDING_SOFTMAX.replace("SIZE", str(size))
+        report = grade_submission(plan, write(tmp_path, "softmax.py", source), box)
+        # the same total overrun in the first child: outputs large enough that the law's second one is cut there
+        direct = grade_submission(plan, write(tmp_path, "big.py", LAW_SPENDING_SOFTMAX.replace("SIZE", str(size * 3 // 2))), box)
+    assert len(runs) == 3, "the first submission's law was not re-asked"  # two runs, then one for the second file
+    read = sum(np.asarray(o.value).nbytes for r in runs[:2] for o in r.outcomes if o.status == "RETURNED")
+    assert read <= total
+    law = {r.name: r for r in report.results}["property/shift-invariance"]
+    first_child = {r.name: r for r in direct.results}["property/shift-invariance"]
+    assert law.status == first_child.status == "BAD_OUTPUT"
+    assert law.feedback == first_child.feedback and f"exceed {total} bytes" in law.feedback, law.feedback
+
+
 def test_hidden_feedback_shows_where_but_never_the_expected_values(sandbox, tmp_path):
     source = solution("scaled_dot_product_attention").replace(" / np.sqrt(d_k)", " / 1.5")
     plan = make_plan(get_task("scaled_dot_product_attention"), secret="leak")

@@ -145,8 +145,10 @@ def _run_plan(sandbox: Sandbox, staged, plan: Plan) -> SandboxRun:
     such laws are asked again, in a fresh child given only those calls: it shares no objects with the
     first (the fork server it comes from holds just the calls it was sent), and no file, since a child
     may not write one. Right submissions, and wrong ones that earn no law credit, pay for no second
-    child. (What stays beyond reach: bytes of the plan's inputs left in memory the fork server freed,
-    which only a submission reading raw memory could find, for one law's points.)
+    child. The second child reads results only up to what the first left of the submission's
+    ``Limits.result_bytes``, so the stated total holds for the whole submission. (What stays beyond
+    reach: bytes of the plan's inputs left in memory the fork server freed, which only a submission
+    reading raw memory could find, for one law's points.)
     """
     run = _run_with_one_retry(sandbox, staged, plan.calls)
     doubtful = _laws_to_confirm(plan, run.outcomes)
@@ -154,7 +156,7 @@ def _run_plan(sandbox: Sandbox, staged, plan: Plan) -> SandboxRun:
         return run
     # a list of just those calls, not the plan's positions: the fork server holds what it is given and
     # every child inherits it, so the plan's held inputs (the law's first input among them) must go
-    again = _run_with_one_retry(sandbox, staged, [plan.calls[i] for i in doubtful])
+    again = _run_with_one_retry(sandbox, staged, [plan.calls[i] for i in doubtful], run.result_bytes_read)
     return _with_outcomes(run, again, doubtful)
 
 
@@ -182,6 +184,7 @@ def _with_outcomes(run: SandboxRun, again: SandboxRun, positions: list[int]) -> 
         confinement=run.confinement, stdout=_both(run.stdout, again.stdout), stderr=_both(run.stderr, again.stderr),
         children=run.children + again.children, wall_seconds=run.wall_seconds + again.wall_seconds,
         cpu_seconds=run.cpu_seconds + again.cpu_seconds,
+        result_bytes_read=run.result_bytes_read + again.result_bytes_read,
     )  # fmt: skip
 
 
@@ -190,14 +193,17 @@ def _both(first: str, second: str) -> str:
     return f"{first}\n[re-asked laws, a fresh child]\n{second}" if first and second else first or second
 
 
-def _run_with_one_retry(sandbox: Sandbox, staged, calls) -> SandboxRun:
-    """A lost fork server is replaced and the submission run once more (a fresh child either way)."""
+def _run_with_one_retry(sandbox: Sandbox, staged, calls, result_bytes_read: int = 0) -> SandboxRun:
+    """A lost fork server is replaced and the submission run once more (a fresh child either way).
+
+    ``result_bytes_read``: what earlier runs of the submission read of its result bytes; a lost run's
+    results are dropped, so its retry starts from the same count."""
     try:
-        return sandbox.run(staged, calls)
+        return sandbox.run(staged, calls, result_bytes_read=result_bytes_read)
     except IsolationError:
         raise
     except ProblemgenError:
-        return sandbox.run(staged, calls)
+        return sandbox.run(staged, calls, result_bytes_read=result_bytes_read)
 
 
 def build_report(plan: Plan, run: SandboxRun, title: str, student: str) -> Report:

@@ -95,6 +95,8 @@ class SandboxRun:
     children: int
     wall_seconds: float
     cpu_seconds: float
+    # result bytes read from the children, counting toward the submission's ``Limits.result_bytes``
+    result_bytes_read: int = 0
 
 
 # --------------------------------------------------------------------------- the fork server handle
@@ -455,19 +457,24 @@ def _import_outcome(run: _ChildRun, limits: Limits) -> Outcome:
 
 
 def run_calls(
-    server: ForkServer, staged: StagedSubmission, calls: Sequence[Call], limits: Limits, min_level: str = "process"
+    server: ForkServer, staged: StagedSubmission, calls: Sequence[Call], limits: Limits, min_level: str = "process",
+    result_bytes_read: int = 0,
 ) -> SandboxRun:
-    """Run every call against one submission; restarts a fresh child after a crash or hang."""
+    """Run every call against one submission; restarts a fresh child after a crash or hang.
+
+    ``result_bytes_read``: what earlier runs of the same submission already read, so that the
+    submission's results stay within ``limits.result_bytes`` however many runs it takes.
+    """
     started = time.monotonic()
     server.hold_inputs(calls)
     outcomes: dict[int, Outcome] = {}
     out, err = CappedBuffer(limits.output_bytes), CappedBuffer(limits.output_bytes)
     pending, children, cpu, levels, confinement = list(range(len(calls))), 0, 0.0, [], {}
-    budget = limits.result_bytes  # shared by every child of this submission
+    read = 0  # result bytes kept from this run's children; the budget is the submission's, shared by all
     while True:  # at least one child, even with no calls (a probe)
-        driver = _ChildDriver(server, limits, pending, out, err, budget)
+        driver = _ChildDriver(server, limits, pending, out, err, limits.result_bytes - result_bytes_read - read)
         run = driver.drive(_config(staged, limits, min_level, pending))
-        budget -= driver.reader.kept
+        read += driver.reader.kept
         children, cpu = children + 1, cpu + float(run.exit.get("cpu", 0.0))
         if run.exit.get("server_lost"):
             raise ProblemgenError(f"the sandbox fork server died: {server.failure_log()}")
@@ -502,6 +509,7 @@ def run_calls(
         outcomes=tuple(ordered), isolation=level, confinement=confinement,
         stdout=redact(out.text()), stderr=redact(err.text()), children=children,
         wall_seconds=time.monotonic() - started, cpu_seconds=cpu,
+        result_bytes_read=read,
     )  # fmt: skip
 
 
@@ -557,18 +565,22 @@ class Sandbox:
                 self._servers.append(server)
             return server
 
-    def run(self, staged: StagedSubmission, calls: Sequence[Call]) -> SandboxRun:
-        """Run ``calls``; a fork server that reports tampering is replaced and the run made on a fresh one."""
-        try:
-            return self._run_once(staged, calls)
-        except ServerTampered:
-            return self._run_once(staged, calls)
+    def run(self, staged: StagedSubmission, calls: Sequence[Call], *, result_bytes_read: int = 0) -> SandboxRun:
+        """Run ``calls``; a fork server that reports tampering is replaced and the run made on a fresh one.
 
-    def _run_once(self, staged: StagedSubmission, calls: Sequence[Call]) -> SandboxRun:
+        A later run of the same submission passes the ``result_bytes_read`` of the earlier ones: it
+        gets only what is left of the submission's ``Limits.result_bytes``.
+        """
+        try:
+            return self._run_once(staged, calls, result_bytes_read)
+        except ServerTampered:
+            return self._run_once(staged, calls, result_bytes_read)
+
+    def _run_once(self, staged: StagedSubmission, calls: Sequence[Call], result_bytes_read: int) -> SandboxRun:
         server = self._acquire()
         healthy = False
         try:
-            result = run_calls(server, staged, calls, self.limits, self.min_level)
+            result = run_calls(server, staged, calls, self.limits, self.min_level, result_bytes_read)
             healthy = True
             return result
         except IsolationError:
