@@ -332,6 +332,44 @@ def test_each_part_has_its_own_hint_levels_as_in_the_terminal_quiz(client):
     assert hint()["level"] == 1  # the second part starts from the most general hint
 
 
+def test_resuming_a_problem_makes_it_once(client, monkeypatch):
+    """The page made the resumed problem a second time to build its view (a cache hid the cost)."""
+    from problemgen.practice.web import engine
+
+    item = client.api("/api/start")
+    made = []
+
+    def uncached(generate, kind, seed, difficulty):
+        made.append((kind, seed, difficulty))
+        return generate(kind, seed, difficulty)
+
+    monkeypatch.setattr(engine, "_cached_generate", uncached)
+    assert client.get("/practice").status_code == 200
+    assert made == [(item["kind"], item["seed"], item["difficulty"])]
+    made.clear()
+    assert client.api("/api/current")["item"] == item["item"]
+    assert len(made) == 1
+
+
+def test_a_problem_started_elsewhere_while_one_is_resumed_is_shown_as_itself(client, monkeypatch):
+    """The resumed problem is handed to the view it was made for, not to a newer item another process
+    (the terminal quiz on the same file) started in between."""
+    item = client.api("/api/start")
+    resume = ProgressStore.resume_item
+
+    def and_meanwhile(store, item_id, parts, now):
+        opened = resume(store, item_id, parts, now)
+        with ProgressStore(store.path) as quiz:
+            quiz.start_item(quiz.start_session(0, None, NOW), unit=item["unit"], kind=item["kind"],
+                            seed=item["seed"] + 1, difficulty=item["difficulty"], variant_id="elsewhere",
+                            review=False, target=None, now=NOW)
+        return opened
+
+    monkeypatch.setattr(ProgressStore, "resume_item", and_meanwhile)
+    shown = client.api("/api/current")
+    assert shown["item"] != item["item"] and shown["seed"] == item["seed"] + 1
+
+
 def test_an_open_problem_this_problemgen_cannot_show_is_left_as_it_is(client, db):
     item = client.api("/api/start")
     with ProgressStore(db) as store:

@@ -98,13 +98,17 @@ class Practice:
             return None
         if not self.store.resume_item(record.id, [p.key for p in problem.parts], self.clock()):
             return None
-        return self.view(self.store.items()[-1])
+        latest = self.store.items()[-1]  # as resuming left it; another process may have started one since
+        return self.view(latest, problem if latest.id == record.id else None)
 
-    def view(self, record: ItemRecord) -> ItemView:
+    def view(self, record: ItemRecord, problem: Problem | None = None) -> ItemView:
+        """The item of ``record`` with what its stored answers say; ``problem``: its variant, when the
+        caller already made it (else it is made again from the record)."""
         answers = self.store.answers(record.id)
         done = {a.part for a in answers if a.status == "correct"}
         failed = record.outcome == "wrong" or any(a.status == "wrong" for a in answers)
-        problem = self._generate(record.kind, record.seed, record.difficulty)
+        if problem is None:
+            problem = self._generate(record.kind, record.seed, record.difficulty)
         return ItemView(record, problem, done, failed)
 
     def item(self, item_id: int) -> ItemView:
