@@ -8,9 +8,12 @@ Real-browser tests (Chromium) are in ``test_web_browser.py``.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import datetime, timezone
+from pathlib import Path
 
 import pytest
+from markupsafe import escape
 
 pytest.importorskip("flask", reason="the web extra (flask) is not installed")
 pytest.importorskip("latex2mathml", reason="the web extra (latex2mathml) is not installed")
@@ -29,6 +32,16 @@ NOW = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
 @pytest.fixture
 def db(tmp_path):
     return tmp_path / "progress.sqlite3"
+
+
+CHECKOUT_TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
+
+
+@pytest.fixture(autouse=True)
+def checkout_templates(monkeypatch):
+    """The page templates of this checkout: an editable install of another checkout serves its own
+    ``problemgen.templates``, so a template change here would go untested."""
+    monkeypatch.setattr("problemgen.practice.web.app.templates_dir", lambda: CHECKOUT_TEMPLATES)
 
 
 @pytest.fixture
@@ -330,6 +343,123 @@ def test_each_part_has_its_own_hint_levels_as_in_the_terminal_quiz(client):
     first = problem.parts[0]
     client.api("/api/answer", {"item": item["item"], "part": first.key, **key_payload(first)})
     assert hint()["level"] == 1  # the second part starts from the most general hint
+
+
+def hints_shown(page: str) -> list[str]:
+    """The hint paragraphs of a problem page's Hints section, as HTML (the note on hints used left out)."""
+    section = re.search(r'<section class="hints"[^>]*>(.*?)</section>', page, re.S).group(1)
+    return [p for p in re.findall(r"<p[^>]*>.*?</p>", section, re.S) if not p.startswith('<p class="note">')]
+
+
+def as_page_shows(hint: dict) -> str:
+    """A hint as the page's script adds it when asked: one paragraph of text (textContent)."""
+    return f"<p>Hint {hint['level']}: {escape(hint['text'])}</p>"
+
+
+def test_a_reloaded_page_shows_again_the_hints_already_given_without_counting_them(client, db):
+    """After a reload the page said "3 hint(s) used" but the hints themselves were gone; it now shows
+    each part's hints again, as they were given, and the store counts none of them a second time."""
+    item = client.api("/api/start")
+    first = problem_of(item).parts[0]
+    given = [client.api("/api/hint", {"item": item["item"]}) for _ in range(2)]
+    client.api("/api/answer", {"item": item["item"], "part": first.key, **key_payload(first)})
+    given.append(client.api("/api/hint", {"item": item["item"]}))  # the second part's first hint
+    assert [h["level"] for h in given] == [1, 2, 1]
+    for _ in range(2):  # a reload shows them; showing them changes nothing a reload could see
+        page = client.get("/practice").get_data(as_text=True)
+        assert hints_shown(page) == [as_page_shows(h) for h in given]
+        assert "3 hint(s) used" in page
+    with ProgressStore(db) as store:
+        assert store.items()[-1].hints == 3 and store.items()[-1].outcome is None
+    assert client.api("/api/progress")["units"][0]["progress"] == 0
+    assert client.api("/api/hint", {"item": item["item"]})["level"] == 2  # goes on from the level reached
+
+
+def test_hints_the_terminal_quiz_gave_come_back_on_the_page_as_the_terminal_printed_them(client, db):
+    """Switching from `problemgen quiz` to the page on one progress file: the problem is resumed with
+    the hints the terminal gave, in its words."""
+    from problemgen.practice.quiz import Console, QuizSession
+    from problemgen.practice.services import default_services
+
+    typed, printed = ["hint", "hint", "quit"], []
+
+    def read(prompt: str) -> str:
+        if not typed:
+            raise EOFError
+        return typed.pop(0)
+
+    with ProgressStore(db) as store:
+        QuizSession(store, load_curriculum(), Console(read, printed.append), default_services(),
+                    clock=lambda: NOW).run()
+    hints = [line for line in "".join(printed).splitlines() if line.startswith("Hint ")]
+    assert len(hints) == 2
+    assert hints_shown(client.get("/practice").get_data(as_text=True)) == [f"<p>{escape(h)}</p>" for h in hints]
+
+
+def test_a_hint_shown_again_is_text_as_when_first_given_never_markup(db):
+    """The page's script adds a hint as text; shown again by the server it must be escaped alike."""
+    curriculum = load_curriculum()
+    hostile = '<img src=x onerror="alert(1)"> & <b>scores</b>'
+    curriculum = replace(curriculum, units=tuple(replace(u, hint=hostile, kind_hints={}) for u in curriculum.units))
+    client = Client(create_app(db, clock=lambda: NOW, curriculum=curriculum).test_client())
+    item = client.api("/api/start")
+    hint = client.api("/api/hint", {"item": item["item"]})
+    assert hint["text"] == hostile
+    page = client.get("/practice").get_data(as_text=True)
+    assert hints_shown(page) == [as_page_shows(hint)]
+    assert "<img" not in page and "&lt;img src=x onerror=&#34;alert(1)&#34;&gt; &amp; &lt;b&gt;" in page
+
+
+def test_a_hint_level_far_past_the_last_hint_is_shown_as_one_line(client, db):
+    """Hints past the last level all said "no more hints"; one line at the level reached stands for
+    them, so a level edited into the file by hand cannot make the page write millions of lines."""
+    from problemgen.practice.hints import NO_MORE
+
+    item = client.api("/api/start")
+    given = client.api("/api/hint", {"item": item["item"]})
+    with ProgressStore(db) as store:
+        store._db.execute("UPDATE hints SET level = 10000000000 WHERE item_id = ?", (item["item"],))
+    shown = hints_shown(client.get("/practice").get_data(as_text=True))
+    assert shown[0] == as_page_shows(given) and len(shown) <= 6
+    assert shown[-1] == as_page_shows({"level": 10000000000, "text": NO_MORE})
+
+
+def test_resuming_a_problem_makes_it_once(client, monkeypatch):
+    """The page made the resumed problem a second time to build its view (a cache hid the cost)."""
+    from problemgen.practice.web import engine
+
+    item = client.api("/api/start")
+    made = []
+
+    def uncached(generate, kind, seed, difficulty):
+        made.append((kind, seed, difficulty))
+        return generate(kind, seed, difficulty)
+
+    monkeypatch.setattr(engine, "_cached_generate", uncached)
+    assert client.get("/practice").status_code == 200
+    assert made == [(item["kind"], item["seed"], item["difficulty"])]
+    made.clear()
+    assert client.api("/api/current")["item"] == item["item"]
+    assert len(made) == 1
+
+
+def test_a_problem_started_elsewhere_while_one_is_resumed_is_shown_as_itself(client, monkeypatch):
+    """The resumed problem is handed to the view it was made for, not to a newer item another process
+    (the terminal quiz on the same file) started in between."""
+    item = client.api("/api/start")
+    resume = ProgressStore.resume_item
+
+    def and_meanwhile(store, item_id, parts, now):
+        opened = resume(store, item_id, parts, now)
+        with ProgressStore(store.path) as quiz:
+            quiz.start_item(quiz.start_session(0, None, NOW), unit=item["unit"], kind=item["kind"],
+                            seed=item["seed"] + 1, difficulty=item["difficulty"], variant_id="elsewhere",
+                            review=False, target=None, now=NOW)
+        return opened
+
+    monkeypatch.setattr(ProgressStore, "resume_item", and_meanwhile)
+    shown = client.api("/api/current")
+    assert shown["item"] != item["item"] and shown["seed"] == item["seed"] + 1
 
 
 def test_an_open_problem_this_problemgen_cannot_show_is_left_as_it_is(client, db):

@@ -30,6 +30,7 @@ axe_module = pytest.importorskip("axe_playwright_python.sync_playwright",
 from problemgen.model import registry  # noqa: E402
 from problemgen.sheets.answersheet import key_value, toml_value  # noqa: E402
 
+CHECKOUT = Path(__file__).resolve().parents[1]
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 
@@ -39,7 +40,9 @@ def server(tmp_path_factory):
     from problemgen.practice.web.app import create_app
     from problemgen.practice.web.server import practice_server
 
-    app = create_app(tmp_path_factory.mktemp("web") / "progress.sqlite3")
+    with pytest.MonkeyPatch.context() as patch:  # this checkout's page templates, not an installed copy's
+        patch.setattr("problemgen.practice.web.app.templates_dir", lambda: CHECKOUT / "templates")
+        app = create_app(tmp_path_factory.mktemp("web") / "progress.sqlite3")
     httpd = practice_server("127.0.0.1", 0, app)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -182,6 +185,32 @@ def test_a_student_practises_in_the_browser(page, server):
     assert "1 of 1" in page.locator("table.skills").first.inner_text()
     ready(page, server + "/progress")
     assert describe(mistake.name) in page.locator("table.mistakes").inner_text()
+    assert audit(page) == []
+    assert page.errors == []
+
+
+def test_a_reload_shows_again_the_hints_already_given(page, server):
+    """After a reload the page said how many hints were used, but their texts were gone: they are now
+    shown again, in the Hints region and with the markup the Hint button gave them."""
+    ready(page, server + "/")
+    page.get_by_role("button", name="Practise what is next").click()
+    page.wait_for_url("**/practice")
+    page.wait_for_selector("html[data-ready]")
+    given = page.locator(".hints p:not(.note)")
+    before = given.count()
+    for asked in (1, 2):
+        page.get_by_role("button", name="Hint").click()
+        playwright.expect(given).to_have_count(before + asked)
+    as_given = given.evaluate_all("ps => ps.map(p => p.outerHTML)")
+    last = given.last.inner_text()
+    assert last.startswith("Hint 2: ")
+
+    ready(page, server + "/practice")
+    assert given.evaluate_all("ps => ps.map(p => p.outerHTML)") == as_given
+    assert page.get_by_role("region", name="Hints").get_by_text(last, exact=True).is_visible()
+    assert "hint(s) used" in page.locator(".hints .note").inner_text()
+    page.get_by_role("button", name="Hint").click()  # goes on from the level reached
+    playwright.expect(given.last).to_have_text(re.compile(r"^Hint 3: "))
     assert audit(page) == []
     assert page.errors == []
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from typing import Any
+from typing import Any, Mapping
 
 import jinja2
 
@@ -37,6 +37,25 @@ def hint_text(problem: Problem, part: AnswerPart, unit_hint: str, level: int,
     the worked solution prints (None: any)."""
     hints = hint_levels(problem, part, unit_hint, shown)
     return hints[level - 1] if 1 <= level <= len(hints) else NO_MORE
+
+
+def hints_given(problem: Problem, reached: Mapping[str, int], unit_hint: str,
+                shown: frozenset[str] | None = None) -> list[tuple[int, str]]:
+    """The hints already given on ``problem``, as (level, text), part by part in the problem's order
+    and level by level, each as :func:`hint_text` gave it: what a resumed problem shows again.
+    ``reached``: the level each part reached (``ProgressStore.hints_reached``). Every hint past a
+    part's last level said :data:`NO_MORE`; one line at the level reached stands for them all, so a
+    level edited by hand into the millions costs one line."""
+    given: list[tuple[int, str]] = []
+    for part in problem.parts:
+        level = reached.get(part.key, 0)
+        if level < 1:
+            continue
+        texts = hint_levels(problem, part, unit_hint, shown)
+        given += list(enumerate(texts[:level], 1))
+        if level > len(texts):
+            given.append((level, NO_MORE))
+    return given
 
 
 def hint_levels(problem: Problem, part: AnswerPart, unit_hint: str,

@@ -640,6 +640,15 @@ class ProgressStore:
             return [AnswerRecord(r[0], r[1], r[2], r[3], r[4], r[5], from_text(r[6])) for r in rows]
 
     @_guarded
+    def hints_reached(self, item_id: int) -> dict[str, int]:
+        """The hint level each part of an item reached (a part never hinted is absent), so a resumed
+        problem can show again the hints already given. An item hinted before v3 kept no levels per
+        part: it has none here (its ``items.hints`` still counts them)."""
+        rows = self._db.execute("SELECT part, level FROM hints WHERE item_id = ?", (item_id,)).fetchall()
+        with self._readable("hints"):
+            return {str(part): int(level) for part, level in rows}
+
+    @_guarded
     def seen(self, kind: str) -> set[tuple[int, int]]:
         """(seed, difficulty) pairs of ``kind`` already shown: never shown again."""
         rows = self._db.execute("SELECT seed, difficulty FROM items WHERE kind = ?", (kind,)).fetchall()

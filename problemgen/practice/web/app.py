@@ -191,7 +191,7 @@ def _pages(app: Flask) -> None:
     def practice_page():
         practice = _practice()
         view = practice.current()
-        context = _problem_context(view) if view else {"view": None, "offers": practice.offers()}
+        context = _problem_context(practice, view) if view else {"view": None, "offers": practice.offers()}
         return _page("practice.html.j2", **context)
 
     @app.get("/progress")
@@ -215,11 +215,14 @@ def _pages(app: Flask) -> None:
         return _page("bank.html.j2", **context)
 
 
-def _problem_context(view: ItemView) -> dict[str, Any]:
+def _problem_context(practice: Practice, view: ItemView) -> dict[str, Any]:
+    """The problem page: the prompt, each part (done or not) and the hints already given, which a reload
+    shows again where the Hint button puts them."""
     describe = _state()["services"].describe
     unit = _state()["curriculum"].unit(view.record.unit)
     return {"view": view, "unit": unit, "prompt": problem_html(view.problem, "prompt"),
-            "parts": [dict(part_view(p, describe), done=p.key in view.done_parts) for p in view.problem.parts]}
+            "parts": [dict(part_view(p, describe), done=p.key in view.done_parts) for p in view.problem.parts],
+            "hints": practice.hints_given(view)}
 
 
 def _solution_html(view: ItemView, prompt: bool = False) -> str:

@@ -21,7 +21,7 @@ from typing import Any, Callable
 from problemgen.misconceptions.catalogue import describe
 from problemgen.model.core import AnswerPart, Problem, ProblemgenError
 from problemgen.practice.progress import ItemConflict, ItemRecord, ProgressStore, SessionGone
-from problemgen.practice.hints import hint_text
+from problemgen.practice.hints import hint_text, hints_given
 from problemgen.practice.services import OFFER_TEXT, Services
 from problemgen.practice.rules import (
     Choice,
@@ -98,14 +98,25 @@ class Practice:
             return None
         if not self.store.resume_item(record.id, [p.key for p in problem.parts], self.clock()):
             return None
-        return self.view(self.store.items()[-1])
+        latest = self.store.items()[-1]  # as resuming left it; another process may have started one since
+        return self.view(latest, problem if latest.id == record.id else None)
 
-    def view(self, record: ItemRecord) -> ItemView:
+    def view(self, record: ItemRecord, problem: Problem | None = None) -> ItemView:
+        """The item of ``record`` with what its stored answers say; ``problem``: its variant, when the
+        caller already made it (else it is made again from the record)."""
         answers = self.store.answers(record.id)
         done = {a.part for a in answers if a.status == "correct"}
         failed = record.outcome == "wrong" or any(a.status == "wrong" for a in answers)
-        problem = self._generate(record.kind, record.seed, record.difficulty)
+        if problem is None:
+            problem = self._generate(record.kind, record.seed, record.difficulty)
         return ItemView(record, problem, done, failed)
+
+    def hints_given(self, view: ItemView) -> list[tuple[int, str]]:
+        """The hints already given on the item, as (level, text) the way ``hint`` gave them, for a page
+        that shows the problem again (reloaded, reopened, or resumed from the terminal). Reading them
+        counts nothing: the store's levels and the item's credit stay as they are."""
+        return hints_given(view.problem, self.store.hints_reached(view.id), self._unit_hint(view),
+                           self.services.shown(view.problem.kind))
 
     def item(self, item_id: int) -> ItemView:
         """The item ``item_id``; only the latest item can be acted on (an old tab cannot rewrite history)."""
@@ -204,9 +215,13 @@ class Practice:
         view = self.item(item_id)
         part = (view.remaining() or list(view.problem.parts))[0]  # the first part not yet right
         level = self.store.record_hint(item_id, part.key)  # levels are per part, as in the terminal quiz
+        shown = self.services.shown(view.problem.kind)
+        return {"level": level, "text": hint_text(view.problem, part, self._unit_hint(view), level, shown)}
+
+    def _unit_hint(self, view: ItemView) -> str:
+        """The first, most general hint: the unit's words for the kind, else the kind's summary."""
         kind = view.problem.kind
-        unit_hint = self.curriculum.unit(view.record.unit).hint_for(kind) or self.services.summary.get(kind, "")
-        return {"level": level, "text": hint_text(view.problem, part, unit_hint, level, self.services.shown(kind))}
+        return self.curriculum.unit(view.record.unit).hint_for(kind) or self.services.summary.get(kind, "")
 
     def reveal(self, item_id: int) -> ItemView:
         """Show the worked solution: the item ends and counts as not known."""
