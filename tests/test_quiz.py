@@ -155,6 +155,17 @@ def test_hints_are_progressive_recorded_and_a_hinted_answer_does_not_count(store
     assert "Sums: progress 0 of 2" in script.text
 
 
+def test_a_resumed_problem_shows_its_earlier_hints_again_without_counting_them(store):
+    """The page shows a reloaded problem's hints again; so does the quiz when it resumes one. The store's
+    count stays, and the next hint follows on from the level reached."""
+    run(store, "hint", "hint", "quit")  # toy.sum left open after two hints
+    code, script = run(store, "hint", right, "quit")
+    resumed = script.text.split("Resuming the problem you left:", 1)[1]
+    assert resumed.index("Hint 1: Add the two numbers.") < resumed.index("Hint 2: the sum is a whole number")
+    assert "Hint 3: known mistakes on this part" in resumed and resumed.count("Hint 1:") == 1
+    assert store.items()[0].hints == 3
+
+
 def test_each_part_of_a_problem_has_its_own_hint_levels(store):
     """toy.pair (the second problem) has two parts: the second starts again from the most general hint."""
     code, script = run(store, right, "hint", "hint", "hint", right, "hint", "quit")

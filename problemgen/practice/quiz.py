@@ -38,7 +38,7 @@ from problemgen.practice.rules import (
     summary,
     unit_unlocked,
 )
-from problemgen.practice.hints import first_entry, first_intermediate, hint_text, solution_names  # noqa: F401  (re-exported)
+from problemgen.practice.hints import first_entry, first_intermediate, hint_text, hints_given, solution_names  # noqa: F401  (re-exported)
 from problemgen.practice.progress import ItemConflict, ProgressStore, default_db_path, utc_now
 from problemgen.practice.store_checks import MAX_SEED
 from problemgen.practice.typed_lines import (
@@ -275,6 +275,7 @@ class QuizSession:
         before = self._states()
         item = ItemState(choice, problem, last.id, hints=last.hints, done=done)
         self._show(problem)
+        self._show_given_hints(item)
         self._finish(choice, item, self._ask_item(item), before)
 
     def _offer(self, choice: Choice) -> Choice:
@@ -499,10 +500,20 @@ class QuizSession:
         """The next hint for the part being asked: each part has its own levels (the store keeps them)."""
         level = self.store.record_hint(item.item_id, item.part.key)
         item.hints += 1
-        kind = item.problem.kind
-        unit_hint = item.choice.unit.hint_for(kind) or self.services.summary.get(kind, "")
-        text = hint_text(item.problem, item.part, unit_hint, level, self.services.shown(kind))
+        text = hint_text(item.problem, item.part, self._unit_hint(item), level, self.services.shown(item.problem.kind))
         self.console.say(f"Hint {level}: {text}", "accent")
+
+    def _show_given_hints(self, item: ItemState) -> None:
+        """The hints a resumed problem was given before, as they were printed (the practice page shows
+        them again after a reload alike); reading them counts nothing."""
+        reached = self.store.hints_reached(item.item_id)
+        kind = item.problem.kind
+        for level, text in hints_given(item.problem, reached, self._unit_hint(item), self.services.shown(kind)):
+            self.console.say(f"Hint {level}: {text}", "accent")
+
+    def _unit_hint(self, item: ItemState) -> str:
+        kind = item.problem.kind
+        return item.choice.unit.hint_for(kind) or self.services.summary.get(kind, "")
 
     # -- after an item ------------------------------------------------------------------------
 
