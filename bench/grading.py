@@ -27,6 +27,9 @@ Timed, interleaved rounds, medians:
 * the output floor (information): the parse floor plus serialising every student's report, made beforehand,
   as the compact JSON grading writes and writing it to a new file; what the required outputs cost before
   any grading is done;
+* a lower bound (information): the parse floor plus a grader reduced to comparing the parsed values with the
+  key and the known mistakes, writing one small JSON report per sheet (``compare_only_grader``): what
+  the 1.5x budget leaves for everything a real grader does beyond comparing values;
 * the parse floor and `classgrade.grade_class(submissions, class_dir, out)` in one process, with jobs=2
   and with automatic workers (every output written: one JSON report per student, gradebook, summaries,
   items.csv), on the RAM directory, then the floor and the one-process run on the disk;
@@ -163,6 +166,70 @@ def output_floor(class_dir: Path, submissions: Path, reports: dict[str, dict], s
             text = json_text(report, compact=True)
             with open(out / f"{student}.json", "w", encoding="utf-8") as stream:
                 stream.write(text)
+        return time.perf_counter() - start, cpu_seconds() - cpu_start
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+# A grader reduced to comparing values, to show what the 1.5x budget leaves once the values are compared. It
+# reads nothing but the parsed TOML values (no notations, units or shapes written as text), names a
+# mistake only by an equal value, keeps no statistics and writes one small JSON report per sheet. It grades
+# nothing problemgen would: it is a lower bound on any grader's cost, not a grader.
+
+
+def _flat(value: object) -> list:
+    if isinstance(value, list):
+        return [x for row in value for x in row] if value and isinstance(value[0], list) else value
+    return [value]
+
+
+def _fraction_close(answer: object, key: object, rtol: float, atol: float) -> float:
+    """Fraction of entries within tolerance (0 on a length mismatch); anything not numeric compares by ==."""
+    try:
+        given, expected = _flat(answer), _flat(key)
+        if len(given) != len(expected):
+            return 0.0
+        return sum(abs(a - b) <= atol + rtol * abs(b) for a, b in zip(given, expected)) / max(len(expected), 1)
+    except TypeError:
+        return 1.0 if answer == key else 0.0
+
+
+def _compare_only(variant: dict, tables: dict) -> dict:
+    """One sheet's report from value comparisons alone (see the comment above)."""
+    results, earned, possible = [], 0.0, 0.0
+    for placed in variant["problems"]:
+        table = tables.get(placed["id"]) or {}
+        for part in placed["problem"]["parts"]:
+            answer, name = table.get(part["key"], ""), f"{placed['id']}.{part['key']}"
+            possible += part["weight"]
+            if answer in ("", []):
+                results.append({"name": name, "status": "wrong", "score": 0, "feedback": "no answer"})
+                continue
+            score = 1.0 if answer == part["value"] else _fraction_close(answer, part["value"], part["rtol"], part["atol"])
+            mistake = None if score == 1 else next(
+                (m["name"] for m in part["mistakes"]
+                 if _fraction_close(answer, m["value"], part["rtol"], part["atol"]) == 1), None)
+            earned += score * part["weight"]
+            results.append({"name": name, "status": "correct" if score == 1 else "wrong", "score": score,
+                            "mistake": mistake})
+    return {"student": variant["student"], "score": earned / possible, "results": results}
+
+
+def compare_only_grader(class_dir: Path, submissions: Path, students: int, scratch: Path) -> tuple[float, float]:
+    """(wall, CPU) of the parse floor plus ``_compare_only`` and one compact JSON report written per sheet."""
+    import orjson
+
+    from problemgen.model.variantfile import parse_variant_json
+    from problemgen.sheets.answersheet import read_sheet
+
+    out = Path(tempfile.mkdtemp(prefix="pg-bench-compare-", dir=scratch))
+    try:
+        start, cpu_start = time.perf_counter(), cpu_seconds()
+        for n in range(students):
+            student = f"student{n:04d}"
+            variant = parse_variant_json((class_dir / "keys" / student / "variant.json").read_bytes())
+            report = _compare_only(variant, read_sheet(submissions / f"{student}.toml").tables)
+            (out / f"{student}.json").write_bytes(orjson.dumps(report))
         return time.perf_counter() - start, cpu_seconds() - cpu_start
     finally:
         shutil.rmtree(out, ignore_errors=True)
@@ -310,6 +377,7 @@ def timed_rounds(ram: tuple[Path, Path, Path], disk: tuple[Path, Path, Path] | N
         class_dir, submissions, scratch = ram
         add("floor", parse_floor(class_dir, submissions, n))
         add("output floor", output_floor(class_dir, submissions, reports, scratch))
+        add("compare only", compare_only_grader(class_dir, submissions, n, scratch))
         add("one", library(class_dir, submissions, 1, scratch))
         add("jobs2", library(class_dir, submissions, 2, scratch))
         times.setdefault("chosen", []).append((worker_count(None, n),) * 2)  # what the automatic run is about to pick
@@ -386,6 +454,9 @@ def main() -> None:
                 [f"  parse floor + each report's JSON written, nothing graded ({place})", f"{wall['output floor']:.3f}",
                  f"{cpu['output floor']:.3f}", f"{n / wall['output floor']:.0f}", f"{wall['output floor'] / floor:.2f}",
                  "(information: the outputs' own cost)"],
+                [f"  parse floor + values compared, a small JSON report each; a lower bound, not a grader ({place})",
+                 f"{wall['compare only']:.3f}", f"{cpu['compare only']:.3f}", f"{n / wall['compare only']:.0f}",
+                 f"{wall['compare only'] / floor:.2f}", "(information: see compare_only_grader)"],
                 [f"grade_class, 1 process, every output written ({place})", f"{wall['one']:.3f}", f"{cpu['one']:.3f}",
                  f"{n / wall['one']:.0f}", f"{wall['one'] / floor:.2f}",
                  f"<= 1.5x floor: {verdict(wall['one'] / floor <= 1.5)} (CPU {cpu['one'] / cpu['floor']:.2f}x)"],
