@@ -662,7 +662,7 @@ def test_an_output_directory_inside_an_input_folder_is_refused_before_anything_i
         main(["grade", str(subs), "--variants", str(class_set), "-o", str(out)])
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and err.startswith("error: -o ") and err.count("\n") == 1
-    assert "choose an output directory outside it" in err
+    assert "choose an output outside it" in err or "choose another output" in err
     assert sorted(p for p in tmp_path.rglob("*")) == before
 
 

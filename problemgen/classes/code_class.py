@@ -17,12 +17,13 @@ from typing import Callable, Iterator
 
 from problemgen.classes import entries
 from problemgen.classes.rows import DUPLICATE, GRADED, REFUSED, ClassRow
-from problemgen.classes.runner import ClassRun, check_apart, run_class
+from problemgen.classes.runner import ClassRun, run_class
 from problemgen.code.grade import Plan, grade_submission
 from problemgen.code.notebook import read_notebook
 from problemgen.code.sandbox import Sandbox
 from problemgen.code.sandbox.staging import RejectedSubmission
 from problemgen.model.core import ProblemgenError
+from problemgen.userfiles import check_output_apart
 
 
 def class_entries(directory: str | Path) -> list[entries.Entry]:
@@ -78,6 +79,6 @@ def class_rows(plan: Plan, directory: str | Path, sandbox: Sandbox) -> tuple[int
 def grade_class(plan: Plan, directory: str | Path, sandbox: Sandbox, out_dir: str | Path, fmt: str = "json",
                 progress: Callable[[int, int], None] | None = None) -> ClassRun:
     """Grade a code class and write its outputs (gradebook, summaries, items.csv, reports)."""
-    check_apart(out_dir, {"submissions directory": directory})
+    check_output_apart(out_dir, {"submissions directory": directory})
     total, rows = class_rows(plan, directory, sandbox)
     return run_class(rows, out_dir, fmt, f"{plan.task.name}: class summary", total=total, progress=progress)

@@ -18,6 +18,7 @@ from problemgen.code.tasks import get_task
 from problemgen.classes.code_class import grade_class
 from problemgen.classes.summary import render_summary
 from problemgen.code.grade import grade_submission, make_plan
+from problemgen.userfiles import check_output_apart
 
 EXIT_OK, EXIT_BELOW, EXIT_ISOLATION = 0, 1, 3
 
@@ -50,6 +51,8 @@ def grade_code(request: GradeRequest) -> tuple[str, int]:
         raise ProblemgenError(f"{request.submission}: no such file or directory")
     if request.submission.is_dir() and request.output is None:
         raise ProblemgenError("grading a class directory needs -o OUT_DIR for the gradebook and reports")
+    if request.output is not None:  # a report over the submission, or grades among the submissions
+        check_output_apart(request.output, {"submission": request.submission})
     plan = make_plan(task, public_only=request.public_only, secret=request.secret)
     with Sandbox(request.limits, jobs=request.jobs, min_level=request.min_isolation) as sandbox:
         _require_isolation(sandbox, request.min_isolation)

@@ -54,19 +54,6 @@ def prepare(out_dir: str | Path) -> Path:
     return out
 
 
-def check_apart(out_dir: str | Path, inputs: dict[str, str | Path]) -> None:
-    """Refuse an output directory that is one of the run's input folders or lies inside one (``inputs``: what
-    each folder is -> its path). Inside the submissions, the next run takes the gradebook and reports/ for
-    entries (refused rows: "gradebook.csv: unsupported type"); inside a class set, the class's folders
-    are what students are handed."""
-    out = Path(out_dir).resolve()
-    for role, folder in inputs.items():
-        where = Path(folder).resolve()
-        if out == where or where in out.parents:
-            place = "is" if out == where else "is inside"
-            raise ProblemgenError(f"-o {out_dir}: {place} the {role} {folder}; choose an output directory outside it")
-
-
 def run_class(rows: Iterable[ClassRow], out_dir: str | Path, fmt: str, title: str, *, total: int = 0,
               warnings: list[str] = (), progress: Callable[[int, int], None] | None = None) -> ClassRun:
     """Write every row's report as it comes, then the gradebook, summaries and item statistics."""

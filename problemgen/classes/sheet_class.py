@@ -20,12 +20,13 @@ from typing import Callable, Iterator
 from problemgen.classes import entries
 from problemgen.classes.overrides import apply_overrides, for_roster, not_applied, read_overrides
 from problemgen.classes.rows import DUPLICATE, GRADED, MISMATCH, MISSING, REFUSED, UNREADABLE, ClassRow
-from problemgen.classes.runner import ClassRun, check_apart, run_class
+from problemgen.classes.runner import ClassRun, run_class
 from problemgen.classes.workers import ordered_map, worker_count
 from problemgen.model.core import ProblemgenError
 from problemgen.sheets.grading import canonical_answer, grade_answers
 from problemgen.model.variantfile import WorksheetVariant
 from problemgen.sheets.answersheet import read_sheet
+from problemgen.userfiles import check_output_apart
 
 try:  # the C BLAKE2 that hashlib itself serves, without hashlib loading OpenSSL (10 ms and 4 MB) beside it
     from _blake2 import blake2b
@@ -321,6 +322,8 @@ def check_grade_paths(answers: Path, variant: Path | None, class_dir: Path | Non
             raise ProblemgenError(f"{answers}: is a directory; to grade a directory of sheets use --variants CLASS_DIR")
         if output is not None and (output.is_dir() or not output.parent.is_dir()):
             raise ProblemgenError(f"-o {output}: must be a file in an existing directory")
+        if output is not None:
+            check_output_apart(output, {"answer sheet": answers, "variant file": variant})
         return
     if class_dir.exists() and not class_dir.is_dir():
         raise ProblemgenError(f"--variants {class_dir}: is a file; for one sheet's variant.json use --variant {class_dir}")
@@ -332,7 +335,7 @@ def grade_class(submissions_dir: str | Path, class_dir: str | Path, out_dir: str
                 jobs: int | None = 1, overrides_file: str | Path | None = None,
                 progress: Callable[[int, int], None] | None = None) -> ClassRun:
     """Grade every roster student's sheet and write the class outputs (see ``classes.runner``)."""
-    check_apart(out_dir, {"submissions directory": submissions_dir, "class directory": class_dir})
+    check_output_apart(out_dir, {"submissions directory": submissions_dir, "class directory": class_dir})
     overrides = read_overrides(overrides_file) if overrides_file else {}
     title, total, rows = class_rows(submissions_dir, class_dir, jobs=jobs, overrides=overrides)
     return run_class(rows, out_dir, fmt, title, total=total, progress=progress)

@@ -37,6 +37,7 @@ from problemgen import exports
 from problemgen.documents import markdown_html as md
 from problemgen.errors import ProblemgenError
 from problemgen.model.core import AnswerPart, Problem
+from problemgen.userfiles import check_output_apart
 
 MAX_VARIANTS = 200
 SEEDS_PER_VARIANT = 20
@@ -455,7 +456,7 @@ def lms_build(render: Callable[[LmsExport], str | bytes],
 
     def build(bank: str, n: Any, output: Any, seed: Any = "0", with_solutions: bool = False,
               preview: Any = None) -> str:
-        targets = output_paths(output, preview)
+        targets = output_paths(output, preview, bank)
         export = build_export(str(bank), _int(n, "-n"), _int(seed, "--seed"), bool(with_solutions))
         written_model = adapt(export) if adapt else export
         contents = [render(written_model), *([preview_markdown(written_model)] if preview else [])]
@@ -479,13 +480,16 @@ def one_per_blank_note(noun: str) -> Callable[[LmsExport], list[str]]:
     return note
 
 
-def output_paths(output: Any, preview: Any) -> list[Path]:
-    """The files an export writes (``--output``, then ``--preview`` if given), each checked writable
-    before anything is built or written: a bad ``--preview`` must neither leave a new export behind
-    nor have replaced an old one."""
+def output_paths(output: Any, preview: Any, bank: Any = None) -> list[Path]:
+    """The files an export writes (``--output``, then ``--preview`` if given), each checked writable and
+    apart from the bank file it reads before anything is built or written: a bad ``--preview`` must
+    neither leave a new export behind nor have replaced an old one."""
     paths = [Path(output), *([Path(preview)] if preview else [])]
     if len(paths) == 2 and paths[0].resolve() == paths[1].resolve():
         raise ProblemgenError(f"--preview {preview} is the --output file; give it another name")
+    bank_file = bank if bank is not None and Path(bank).is_file() else None  # else a shipped bank's name
+    for path, option in zip(paths, ("--output", "--preview")):
+        check_output_apart(path, {"bank": bank_file}, option)
     for path in paths:
         reason = ("it is a directory" if path.is_dir() else f"no directory {path.parent}" if not path.parent.is_dir()
                   else "permission denied" if not os.access(path if path.exists() else path.parent, os.W_OK) else "")
