@@ -192,6 +192,15 @@ def test_an_unreadable_notebook_is_rejected_with_one_line(tmp_path, content, mes
     assert "\n" not in str(info.value)
 
 
+def test_a_first_cell_that_declares_a_codec_hiding_code_is_rejected_naming_it(tmp_path):
+    """The cell marker is a comment on line 1, so the first cell's first line is where Python looks for a
+    declaration; under UTF-7 the second line below is ``import os`` to Python, a comment to the checks."""
+    with pytest.raises(RejectedSubmission, match=r"^work.ipynb: the first code cell declares coding utf-7: Python"):
+        read_notebook(notebook_file(tmp_path, "# coding: utf-7\n# +AAo-import os\n"))
+    (tmp_path / "work.ipynb").unlink()
+    assert "NAME = 'café'" in read_notebook(notebook_file(tmp_path, "# -*- coding: utf-8 -*-\nNAME = 'café'\n")).source
+
+
 def test_a_notebook_without_code_is_rejected(tmp_path):
     path = tmp_path / "empty.ipynb"
     path.write_text(notebook_with())
