@@ -1,5 +1,6 @@
 """Reading what users hand in: a file they named (a bank, a roster, a recipe), size-capped, every failure
-one clear line; and Python syntax they wrote (an answer, a submission), parsed without a word on stderr.
+one clear line; and Python syntax they wrote (an answer, a submission), parsed without a word on stderr
+and read as Python would read it.
 
 Such input comes from people who may err or cheat, so files are read whole into memory only up to a cap
 (a huge or endless file must not exhaust the grader), and an unreadable path is a ProblemgenError
@@ -9,8 +10,11 @@ naming the file and what it was meant to be — never a traceback.
 from __future__ import annotations
 
 import ast
+import codecs
+import io
 import os
 import re
+import tokenize
 import warnings
 from pathlib import Path
 from typing import Mapping
@@ -29,6 +33,31 @@ def syntax_tree(text: str, mode: str = "exec") -> ast.AST:
     """``ast.parse(text, mode=mode)`` for text a user wrote (SyntaxError when it is not Python); its
     compiler warnings stay silent (see :data:`USER_SOURCE`). Messages must name the user's file themselves."""
     return ast.parse(text, filename=USER_SOURCE, mode=mode)
+
+
+def coding_problem(text: str) -> str | None:
+    """Why Python would not run ``text``, saved as UTF-8, as this very text (one line); None when it would.
+
+    A PEP 263 declaration on line 1 or 2 (``# coding: utf-7``) makes Python decode the file with that
+    codec, while the grader's checks, the upload scan and a reviewer read the UTF-8 text. Under UTF-7
+    ``+AAo-`` is a line break: a comment to them, a new line of code to Python, so code could run that
+    no check saw. A declared codec is therefore let through only where it reads this file exactly as
+    UTF-8 does (an ASCII file declared ``latin-1``, say); any other reading is refused, naming the codec.
+    The declaration is found by the standard library's own reader of it (``tokenize.detect_encoding``).
+    """
+    data = text.encode("utf-8", "replace")  # a lone surrogate is no file's text: it must not hide a declaration
+    try:  # a byte-order mark is looked past here; beside another codec's declaration it reads differently below
+        declared, _ = tokenize.detect_encoding(io.BytesIO(data.removeprefix(codecs.BOM_UTF8)).readline)
+    except SyntaxError as exc:  # an unknown codec: Python refuses the file too
+        return f"declares a coding Python does not know ({exc.msg})"
+    if codecs.lookup(declared).name in ("utf-8", "utf-8-sig"):
+        return None
+    try:
+        same = data.decode(declared) == text
+    except (UnicodeError, LookupError):  # LookupError: a codec that does not decode bytes (rot13)
+        same = False
+    return None if same else (f"declares coding {declared}: Python would decode it with that codec and run other "
+                              "code than the UTF-8 text that is checked; save it as UTF-8 without the declaration")
 
 
 def read_capped(path: str | Path, max_bytes: int, what: str) -> bytes:

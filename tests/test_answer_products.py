@@ -9,7 +9,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from problemgen.answers.products import product_size, read_product, same_product_dim
-from problemgen.answers.types.shape import same_dim_sympy
+from problemgen.answers.types.shape import same_dim, same_dim_sympy
 
 NAMES = ["B", "L", "S", "h", "d_k", "d_v", "d_model", "d_ff"]
 NUMBERS = {"B": 4, "L": 12, "S": 40, "h": 6, "d_k": 16, "d_v": 16, "d_model": 96}  # d_ff has no value
@@ -46,8 +46,8 @@ def test_the_forms_students_write(answer, key, verdict):
 def test_a_dimension_accepted_has_the_size_of_the_key(answer, key, equal):
     """Whatever the notation, a dimension is never right when its size in this variant differs from the key's."""
     sizes = product_size(answer, NUMBERS), product_size(key, NUMBERS)
-    if same_product_dim(answer, key, NUMBERS, equal) and "unknown" not in sizes:
-        assert sizes[0] == sizes[1]
+    if "unknown" not in sizes and (same_product_dim(answer, key, NUMBERS, equal) or same_dim(answer, key, NUMBERS, equal)):
+        assert sizes[0] == sizes[1]  # same_dim: also with a number read as the defined name it is given for
 
 
 SAME_SIZE = {"B": 4, "N": 4, "L": 12, "S": 12, "h": 4, "d_k": 16, "d_v": 16, "d_ff": 16, "d_model": 64}
@@ -83,6 +83,7 @@ def test_a_dimension_of_the_same_size_and_another_meaning_stays_wrong(pair, equa
     answer, key = pair
     assert same_product_dim(answer, key, SAME_SIZE, equal) is False
     assert same_dim_sympy(answer, key, SAME_SIZE, equal) is False
+    assert not same_dim(answer, key, SAME_SIZE, equal)  # 64 may be read as d_model: still wrong
 
 
 @pytest.mark.parametrize("text", ["d_k^2", "(h*d_k)", "2 d_k", "d_k * * h", "/d_k", "d_k+1", "sqrt(d_k)", "e*d_k", "0*d_k", "07", "d_k**2", ""])

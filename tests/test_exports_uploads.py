@@ -138,3 +138,16 @@ def test_a_syntax_error_is_named_when_no_file_can_be_graded(tmp_path):
     submission = submit(tmp_path, {"a.py": "def softmax(x):\n    return x +\n", "b.py": "X = 1\n"})
     with pytest.raises(NotGradable, match=r"defining it: none of them; not looked into: a.py \(syntax error on line 2\)"):
         chosen("softmax", submission)
+
+
+HIDDEN = "# coding: utf-7\n# +AAo-def softmax(x):+AAo-    return x\n"
+"""Python reads ``def softmax`` here (``+AAo-`` is a line break in UTF-7); UTF-8 reads two comments."""
+
+
+def test_an_upload_whose_declared_codec_hides_code_is_not_judged_by_its_utf8_text(tmp_path):
+    """The scan once saw two comments in HIDDEN and judged the file to define nothing."""
+    submission = submit(tmp_path, {"a.py": HIDDEN, "b.py": "X = 1\n"})
+    with pytest.raises(NotGradable, match=r"not looked into: a.py \(declares coding utf-7: Python would decode"):
+        chosen("softmax", submission)
+    (tmp_path / "alone").mkdir()
+    assert chosen("softmax", submit(tmp_path / "alone", {"a.py": HIDDEN})).name == "a.py"  # graded: the student sees why

@@ -88,6 +88,23 @@ def test_magic_lines_inside_a_string_or_an_expression_are_kept_as_python(tmp_pat
     assert code.notes == ("2 IPython magic or shell line(s) (%… or !…) were dropped: they are not Python",)
 
 
+@pytest.mark.parametrize("cell, graded, dropped", [
+    ("if missing:\n    !pip install foo\n", "if missing:\n    pass\n", 1),
+    ("if missing:\n    !pip install \\\n        foo\n    # then\n    %load_ext bar\nX = 1\n",
+     "if missing:\n    pass\n    # then\nX = 1\n", 3),
+    ("for a in b:\n\tif a:  # note\n\n\t\t!echo {a}\n\tprint(a)\n",
+     "for a in b:\n\tif a:  # note\n\n\t\tpass\n\tprint(a)\n", 1),
+])
+def test_a_magic_that_was_a_blocks_only_statement_leaves_pass_so_the_cell_stays_python(tmp_path, cell, graded,
+                                                                                          dropped):
+    """Dropping `    !pip install foo` under `if missing:` once left the block empty: a syntax error in
+    the graded module, so the whole submission scored 0. The magic lines are still counted as dropped."""
+    code = read_notebook(notebook_file(tmp_path, cell))
+    assert code.source == "# --- cell 1 ---\n" + graded
+    compile(code.source, "graded.py", "exec")  # parses only: nothing runs
+    assert code.notes == (f"{dropped} IPython magic or shell line(s) (%… or !…) were dropped: they are not Python",)
+
+
 def test_a_cell_magic_keeps_its_body_only_when_ipython_runs_it_as_the_notebooks_python(tmp_path):
     """A %%bash cell (say, to pip install) once reached the grader as Python: a syntax error, so 0 marks."""
     code = read_notebook(notebook_file(tmp_path, "%%bash\npip install numpy\necho done\n",
@@ -173,6 +190,15 @@ def test_an_unreadable_notebook_is_rejected_with_one_line(tmp_path, content, mes
     with pytest.raises(RejectedSubmission, match=message) as info:
         read_notebook(path)
     assert "\n" not in str(info.value)
+
+
+def test_a_first_cell_that_declares_a_codec_hiding_code_is_rejected_naming_it(tmp_path):
+    """The cell marker is a comment on line 1, so the first cell's first line is where Python looks for a
+    declaration; under UTF-7 the second line below is ``import os`` to Python, a comment to the checks."""
+    with pytest.raises(RejectedSubmission, match=r"^work.ipynb: the first code cell declares coding utf-7: Python"):
+        read_notebook(notebook_file(tmp_path, "# coding: utf-7\n# +AAo-import os\n"))
+    (tmp_path / "work.ipynb").unlink()
+    assert "NAME = 'café'" in read_notebook(notebook_file(tmp_path, "# -*- coding: utf-8 -*-\nNAME = 'café'\n")).source
 
 
 def test_a_notebook_without_code_is_rejected(tmp_path):

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from problemgen.sheets.reports import CheckResult, Report
-from problemgen.userfiles import well_formed_text
+from problemgen.userfiles import coding_problem, well_formed_text
 from problemgen.model.core import ProblemgenError
 from problemgen.code.sandbox import (
     CRASH, IMPORT_ERROR, RETURNED, Call, IsolationError, Limits, Outcome, RejectedSubmission, Sandbox, SandboxRun,
@@ -105,6 +105,7 @@ def grade_submission(plan: Plan, path: str | os.PathLike, sandbox: Sandbox, *, s
             sources, entry, notes = collect_notebook(path)
         else:
             sources, entry = collect(path, entry_names=(f"{task.name}.py",))
+            _refuse_other_codings(sources)
     except RejectedSubmission as exc:
         return _uniform(plan, sandbox, title, IMPORT_ERROR, f"submission rejected: {exc}", {"student": student})
     problem = static.syntax_error(sources)
@@ -126,6 +127,15 @@ def grade_submission(plan: Plan, path: str | os.PathLike, sandbox: Sandbox, *, s
         staged.cleanup()
     report = build_report(plan, run, title, student)
     return with_notebook_notes(report, notes) if notes else report
+
+
+def _refuse_other_codings(sources: dict[str, str]) -> None:
+    """RejectedSubmission when a coding declaration would make Python run other code than the text the
+    checks read (:func:`problemgen.userfiles.coding_problem`); a notebook's reader refuses its own."""
+    for name, text in sorted(sources.items()):
+        problem = coding_problem(text)
+        if problem:
+            raise RejectedSubmission(f"{name}: {problem}")
 
 
 def with_notebook_notes(report: Report, notes: tuple[str, ...]) -> Report:

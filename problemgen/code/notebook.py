@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from problemgen.errors import ProblemgenError
-from problemgen.userfiles import read_capped
+from problemgen.userfiles import coding_problem, read_capped
 from problemgen.code.magics import without_magics
 from problemgen.code.sandbox.staging import MAX_TOTAL_BYTES, RejectedSubmission, module_file_name
 
@@ -79,6 +79,9 @@ def read_notebook(path: str | os.PathLike) -> NotebookCode:
                                  "which is not text") from None
     if size > MAX_TOTAL_BYTES:
         raise RejectedSubmission(f"{path.name}: the code cells exceed {MAX_TOTAL_BYTES} bytes in total")
+    problem = coding_problem(text)  # the first cell's first line is the module's line 2, where one counts
+    if problem:
+        raise RejectedSubmission(f"{path.name}: the first code cell {problem}")
     return NotebookCode(text, len(cells), _notes(dropped, left_out))
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from problemgen.classes.entries import escaped
 from problemgen.code.sandbox.staging import MAX_FILE_BYTES, MAX_TOTAL_BYTES, RejectedSubmission
 from problemgen.errors import ProblemgenError
-from problemgen.userfiles import read_capped, syntax_tree
+from problemgen.userfiles import coding_problem, read_capped, syntax_tree
 
 MAX_PY_FILES = 50
 MAX_SCANNED_BYTES = 16 * 2**20
@@ -78,9 +78,14 @@ def _upload(path: Path, task, budget: dict[str, int]) -> Upload:
         return Upload(path, None, problem=f"not parsed: the uploaded Python exceeds {MAX_TOTAL_BYTES} bytes in all")
     budget["parsed"] -= len(code)
     try:
-        tree = syntax_tree(code if isinstance(code, str) else code.decode("utf-8-sig"))
+        text = code if isinstance(code, str) else code.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         return Upload(path, None, problem=f"not UTF-8 text (byte {exc.start})")
+    problem = coding_problem(text)  # what it defines must be judged on the code Python would run
+    if problem:
+        return Upload(path, None, problem=problem)
+    try:
+        tree = syntax_tree(text)
     except (SyntaxError, ValueError) as exc:  # ValueError: a null byte
         where = f" on line {exc.lineno}" if getattr(exc, "lineno", None) else ""
         return Upload(path, None, problem=f"syntax error{where}")

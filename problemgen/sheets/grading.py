@@ -41,8 +41,9 @@ Rules, per answer type (these are the ones printed on the sheets; tests pin each
   name wherever the problem gave that name's value (``spec["dims"]``), alone or in a product: for
   ``h*d_k`` with h = 8 and d_k = 64 given, ``512``, ``8*64`` and ``8*d_k`` are all right. Names the problem
   defines as equal (``spec["equal"]``, e.g. d_model = h*d_k) are the same dimension, and a number may
-  stand for a name such a definition brings in (with h = 3 given, ``d_model/3`` is ``d_k``); a different
-  name is wrong even when its value is equal (``d_v`` for ``d_k``). All or nothing.
+  stand for a name such a definition brings in (with h = 3 given, ``d_model/3`` is ``d_k``) or for the
+  defined name (with d_model = 192 given, ``192/h`` is ``d_k``); a different name is wrong even when its
+  value is equal (``d_v`` for ``d_k``). All or nothing.
 - **expression**: exact expressions are compared by value (``sqrt(2)/2`` = ``1/sqrt(2)`` = ``√2/2``); an
   answer containing a decimal is accepted within tolerance only when ``spec["allow_decimal"]``
   (otherwise it is invalid, unless it is exactly the key, like ``0.5`` for ``1/2``).

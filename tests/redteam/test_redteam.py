@@ -221,6 +221,27 @@ def test_planted_files_reject_the_whole_submission(files, reason, grader, tmp_pa
     assert_well_formed(report)
 
 
+def test_code_hidden_by_a_utf7_declaration_rejects_the_submission_naming_the_codec(grader, tmp_path):
+    """Under ``# coding: utf-7``, ``+AAo-`` is a line break: the static check once read a comment where
+    Python ran ``import torch``."""
+    plan, sandbox = grader
+    path = tmp_path / "softmax.py"
+    path.write_text("# coding: utf-7\n# +AAo-import torch\n" + SOLUTION.read_text(encoding="utf-8"), encoding="utf-8")
+    report = grade_submission(plan, path, sandbox)
+    assert {r.status for r in report.results} == {"IMPORT_ERROR"} and report.score == 0.0
+    assert "submission rejected: softmax.py: declares coding utf-7: Python would" in report.results[0].feedback
+    assert_well_formed(report)
+
+
+@pytest.mark.parametrize("declaration", ["# -*- coding: utf-8 -*-\n", "# -*- coding: latin-1 -*-\n"])
+def test_a_coding_declaration_that_reads_the_file_as_utf8_does_still_grades_fully(declaration, grader, tmp_path):
+    plan, sandbox = grader
+    path = tmp_path / "softmax.py"
+    path.write_text(declaration + SOLUTION.read_text(encoding="utf-8"), encoding="utf-8")
+    assert SOLUTION.read_bytes().isascii()  # so latin-1 reads it as UTF-8 does
+    assert grade_submission(plan, path, sandbox).score == 1.0
+
+
 def test_a_symlink_to_a_secret_file_is_rejected(grader, tmp_path):
     plan, sandbox = grader
     (tmp_path / "softmax.py").write_text("from helper import *\n")

@@ -8,9 +8,10 @@ Checked: names match by name (case-sensitive) and products as products. A number
 name wherever the problem gave that name's value (``spec["dims"]``), alone or in a product. Names the
 problem defines as equal (``spec["equal"]``, e.g. ``{"d_model": "h*d_k"}``) are the same dimension, and
 a number may stand for a name such a definition brings in: with h = 3 given, ``d_model/3`` is ``d_k``
-(as ``d_model/h`` and ``192/3`` are), provided the answer keeps one of the key's names. A different
-name is wrong even when its value is equal (``d_v`` for ``d_k``, ``d_model/96`` for a batch of 2). All
-or nothing.
+(as ``d_model/h`` and ``192/3`` are), provided the answer keeps one of the key's names; and for the
+defined name itself: with d_model = 192 given, ``192/h`` is ``d_k`` too. A different name is wrong
+even when its value is equal (``d_v`` for ``d_k``, ``d_model/96`` for a batch of 2, ``384/h``). All or
+nothing.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _WRAPPER = re.compile(r"(?:torch\.)?Size\(\s*\[(.*)\]\s*\)|(?:np\.|numpy\.)?shape\((.*)\)", re.DOTALL)
 _X_SEPARATOR = re.compile(r"(?:(?<=[\s\d)])|^)[xX](?=[\s\d(])")
 _FUNCTIONS = {"exp", "log", "ln", "sqrt", "pi", "e", "sin", "cos"}
+_NUMBER = re.compile(r"(?<![\w.])[0-9]+(?![\w.])")
+"""A whole number standing alone in a dimension (not part of a name, a decimal or an exponent such as 1e9)."""
 
 
 def dims_of(raw: Any) -> list[Any]:
@@ -121,8 +124,37 @@ def _defined(expr, equal: dict[str, str]):
 
 
 def same_dim(answer: Any, key: Any, numbers: dict[str, int], equal: dict[str, str] | None = None) -> bool:
-    """One rule for names, numbers and products of names (see the module doc)."""
+    """One rule for names, numbers and products of names (see the module doc); where it finds the answer
+    wrong, it is asked again with the numbers written for defined names read as those names."""
     equal = equal or {}
+    if _same_dim_as_written(answer, key, numbers, equal):
+        return True
+    named = _defined_names_for_numbers(answer, numbers, equal)
+    return named != answer and _same_dim_as_written(named, key, numbers, equal)
+
+
+def _defined_names_for_numbers(answer: Any, numbers: dict[str, int], equal: dict[str, str]) -> Any:
+    """The answer with each number written for a name the problem defines read as that name: ``512/h`` as
+    ``d_model/h`` where d_model = h*d_k is defined and 512 given for it.
+
+    Why only defined names: their definitions are what make ``d_model/h`` the key ``d_k``, so the number
+    stands for the same quantity; a number for any other given name is already taken as that name where
+    the key holds it, and elsewhere would turn ``d_model/(3*d_k)*7`` (7 = L, written without L) into
+    L. A value two defined names share stays a number. The text is only rewritten, never evaluated:
+    the same parsers then read it.
+    """
+    if not isinstance(answer, str):
+        return answer
+    owners: dict[str, list[str]] = {}
+    for name in equal:
+        if name in numbers:
+            owners.setdefault(str(numbers[name]), []).append(name)
+    names = {value: found[0] for value, found in owners.items() if len(found) == 1}
+    return _NUMBER.sub(lambda m: names.get(m.group(), m.group()), answer) if names else answer
+
+
+def _same_dim_as_written(answer: Any, key: Any, numbers: dict[str, int], equal: dict[str, str]) -> bool:
+    """The rule of the module doc for the answer as written."""
     if answer == key:
         return True
     simple = lambda d: isinstance(d, int) or _IDENTIFIER.fullmatch(d)  # noqa: E731
