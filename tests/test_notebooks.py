@@ -231,6 +231,17 @@ def test_a_notebook_submission_and_the_same_code_as_a_file_get_identical_reports
         assert from_file.score < 1.0
 
 
+def test_a_file_or_notebook_saved_with_a_utf8_byte_order_mark_grades_as_without_it(tmp_path, sandbox):
+    """Windows editors may save UTF-8 with a byte-order mark; Python runs such a file, and the grader once
+    refused the right answer (the mark read as a stray character) and scored it 0."""
+    code = (SOLUTIONS / "softmax.py").read_text()
+    plan = make_plan(get_task("softmax"), secret=SECRET)
+    for name, text in (("alice.py", code), ("alice.ipynb", notebook_with(code))):
+        path = tmp_path / name
+        path.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+        assert grade_submission(plan, path, sandbox).score == 1.0, name
+
+
 @pytest.mark.parametrize("legacy", [False, True], ids=["starter", "old starter"])
 @pytest.mark.parametrize("task", list(all_tasks()))
 def test_every_tasks_starter_notebook_filled_with_its_solution_scores_full_marks(tmp_path, sandbox, task, legacy):

@@ -125,7 +125,7 @@ def _code_cells(name: str, raw: bytes) -> list:
     import nbformat  # imported here: only notebook submissions pay for it
 
     try:
-        notebook = nbformat.reads(raw.decode("utf-8"), as_version=4)
+        notebook = nbformat.reads(raw.decode("utf-8-sig"), as_version=4)  # a byte-order mark some editors add is dropped
         nbformat.validate(notebook)
     except UnicodeDecodeError as exc:
         raise RejectedSubmission(f"{name}: not a notebook (the file is not UTF-8 text)") from exc

@@ -95,11 +95,13 @@ def module_file_name(name: str) -> str:
 
 
 def _read(path: Path) -> str:
+    """The file's text. A UTF-8 byte-order mark (what some Windows editors save) is dropped: Python runs
+    such a file, and kept, the mark made the checks see a stray character and refuse a right answer."""
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
         raise RejectedSubmission(f"{path.name}: larger than {MAX_FILE_BYTES} bytes")
     try:
-        return path.read_bytes().decode("utf-8")
+        return path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise RejectedSubmission(f"{path.name}: not UTF-8 text (byte {exc.start})") from exc
 
