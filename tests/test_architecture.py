@@ -27,7 +27,8 @@ STDLIB = set(sys.stdlib_module_names)
 THIRD_PARTY = {"numpy", "sympy", "mpmath", "click", "jinja2", "flask", "pexpect", "nbformat", "orjson",
                "markupsafe", "werkzeug", "latex2mathml"}  # the last three come with jinja2 / the web extra
 
-_BASE = {"problemgen.errors", "problemgen.resources", "problemgen.userfiles", "problemgen.secret_env"}
+_BASE = {"problemgen.errors", "problemgen.resources", "problemgen.userfiles", "problemgen.secret_env",
+         "problemgen.outputs"}
 _CONTENT = _BASE | {"problemgen.model", "problemgen.answers", "problemgen.misconceptions"}
 _GRADING = _CONTENT | {"problemgen.sheets", "problemgen.documents"}
 _CODE = {"problemgen.code", "problemgen.code.tasks", "problemgen.code.sandbox"}
@@ -38,6 +39,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "problemgen.resources": set(),
     "problemgen.userfiles": {"problemgen.errors"},
     "problemgen.secret_env": {"problemgen.errors"},
+    "problemgen.outputs": {"problemgen.errors"},
     "problemgen.model": {"problemgen.errors", "problemgen.misconceptions.entries"},
     "problemgen.misconceptions.entries": set(),
     "problemgen.answers": {"problemgen.errors", "problemgen.model", "problemgen.userfiles"},

@@ -672,3 +672,16 @@ def test_a_code_class_refuses_an_output_directory_inside_its_submissions(tmp_pat
     (tmp_path / "ana.py").write_text("def softmax(x):\n    return x\n")
     with pytest.raises(ProblemgenError, match="is the submissions directory"):
         grade_class(None, tmp_path, None, tmp_path)
+
+
+def test_a_regrade_never_removes_the_report_it_wrote_found_under_another_name(class_set, tmp_path):
+    """On a case-insensitive file system (macOS, Windows) an earlier run's reports/S1.json is the very file
+    this run writes as s1.json (a code class names reports after the submitted files, whose case may
+    change); removing it as stale would remove the new report. A hard link stands in for that here."""
+    subs, out = tmp_path / "subs", tmp_path / "g"
+    subs.mkdir()
+    (subs / "s1.toml").write_text(_key(class_set, "s1"))
+    run_class(_rows(subs, class_set).values(), out, "json", "t")
+    os.link(out / "reports" / "s1.json", out / "reports" / "S1.json")
+    run = run_class(_rows(subs, class_set).values(), out, "json", "t")
+    assert (out / "reports" / "S1.json").exists() and run.summary["warnings"] == []

@@ -230,3 +230,46 @@ def test_an_unexpected_failure_of_the_grader_still_leaves_the_reports_saying_so(
     assert data["score"] == 0 and "the autograder failed (RuntimeError" in data["meta"]["error"]
     assert JUnitXml.fromfile(str(tmp_path / "results" / "report.xml")) is not None
     assert "the autograder failed" in (tmp_path / "summary.md").read_text()
+
+
+def test_a_task_template_built_over_a_class_template_carries_no_sealed_keys(class_template, secret_set, tmp_path,
+                                                                             capsys):
+    """Students read the template repository: a class's sealed keys left from an earlier export must not
+    reach the students of a coding task."""
+    out = tmp_path / "template"
+    shutil.copytree(class_template, out)
+    assert cli(["export", "github-classroom", "--task", "softmax", "--secret-env", SECRET_ENV, "-o", str(out),
+                "--force"]) == 0
+    assert not (out / ".problemgen" / "keys.sealed").exists()
+    assert "warning: removed .problemgen/keys.sealed, left by an earlier export" in capsys.readouterr().err
+
+
+def test_another_task_replaces_the_earlier_starter_unless_it_was_edited(task_template, secret_set, tmp_path, capsys):
+    """An untouched starter of the earlier task is the export's own file and goes; an edited one is the
+    instructor's work: it stays, named in a warning."""
+    args = ["--secret-env", SECRET_ENV, "--force"]
+    out = tmp_path / "template"
+    shutil.copytree(task_template, out)
+    assert cli(["export", "github-classroom", "--task", "layer_norm", "-o", str(out), *args]) == 0
+    assert not (out / "softmax.py").exists() and (out / "layer_norm.py").is_file()
+    capsys.readouterr()
+    (out / "layer_norm.py").write_text((out / "layer_norm.py").read_text() + "# a hint for the class\n")
+    assert cli(["export", "github-classroom", "--task", "softmax", "-o", str(out), *args]) == 0
+    assert (out / "layer_norm.py").read_text().endswith("# a hint for the class\n")
+    assert "warning: layer_norm.py is the starter an earlier export wrote for task layer_norm, edited since" in (
+        capsys.readouterr().err)
+
+
+def test_a_class_template_built_over_a_task_template_carries_no_solutions_or_starter(task_template, klass, secret_set,
+                                                                                      tmp_path, capsys):
+    """The other way round: the task's sealed solutions (every coding task's) and its starter must not stay
+    in an answer-sheet class's repository."""
+    class_dir, roster = klass
+    out = tmp_path / "template"
+    shutil.copytree(task_template, out)
+    assert cli(["export", "github-classroom", "--class", str(class_dir), "--roster", str(roster),
+                "--secret-env", SECRET_ENV, "-o", str(out), "--force"]) == 0
+    assert not (out / ".problemgen" / "solutions.sealed").exists() and not (out / "softmax.py").exists()
+    assert (out / ".problemgen" / "keys.sealed").is_file()
+    err = capsys.readouterr().err
+    assert "removed .problemgen/solutions.sealed" in err and "removed softmax.py" in err

@@ -218,3 +218,18 @@ def test_a_non_empty_output_directory_is_refused_without_force(question, tmp_pat
     assert cli(args) == 2 and "--force" in capsys.readouterr().err
     assert cli([*args, "--force"]) == 0
     assert (tmp_path / "keep.txt").read_text() == "mine" and (tmp_path / "info.json").is_file()
+
+
+def test_a_rebuild_with_another_wheel_ships_that_wheel_alone(question, tmp_path, capsys, monkeypatch):
+    """run.sh installs tests/problemgen-*.whl: with the earlier export's wheel left beside the new one, pip
+    refuses two versions of problemgen and no submission can be graded."""
+    monkeypatch.setenv(SECRET_ENV, GRADER_SECRET)
+    out = tmp_path / "softmax"
+    shutil.copytree(question, out)
+    (old,) = (out / "tests").glob("problemgen-*.whl")
+    newer = tmp_path / "problemgen-99.0-py3-none-any.whl"
+    shutil.copyfile(old, newer)
+    args = ["export", "prairielearn", "--task", "softmax", "--secret-env", SECRET_ENV, "-o", str(out), "--force"]
+    assert cli([*args, "--wheel", str(newer)]) == 0
+    assert sorted(p.name for p in (out / "tests").glob("*.whl")) == [newer.name]
+    assert f"warning: removed tests/{old.name}, left by an earlier export" in capsys.readouterr().err

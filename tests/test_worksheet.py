@@ -536,3 +536,81 @@ def test_white_space_around_the_class_secret_is_no_part_of_it(monkeypatch):
     padded = worksheet.read_secret(SECRET_ENV)
     monkeypatch.setenv(SECRET_ENV, "a long class secret")
     assert padded == worksheet.read_secret(SECRET_ENV) == "a long class secret"
+
+
+# --- runs into an earlier run's folder ------------------------------------------------------------
+
+
+def test_a_forced_rerun_removes_the_documents_of_a_format_no_longer_asked(bank, tmp_path, capsys):
+    """worksheet.tex of the earlier seed beside the new key.toml would be printed, answered and graded
+    against another variant; the user's own file stays."""
+    from problemgen.cli import main
+
+    out = tmp_path / "out"
+    worksheet.write_worksheet(WorksheetJob(bank, out, seed=1, formats=("md", "tex")))
+    (out / "notes.tex").write_text("mine")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["worksheet", str(bank), "-o", str(out), "--seed", "2", "--force"])
+    assert exit_info.value.code == 0
+    assert sorted(p.name for p in out.iterdir()) == sorted([*SINGLE_FILES, "notes.tex"])
+    assert capsys.readouterr().err.splitlines() == [
+        "warning: removed answer_key.tex, left by an earlier run: this run wrote no .tex",
+        "warning: removed worksheet.tex, left by an earlier run: this run wrote no .tex",
+    ]
+
+
+def test_a_class_set_regenerated_into_its_folder_describes_the_new_run_alone(bank, roster, secret, tmp_path,
+                                                                             monkeypatch):
+    """Roster shrunk, secret and formats changed: the folder must hold what a run into an empty folder
+    writes, plus the user's own files (a withdrawn student's folder stays while it holds one)."""
+    out, fresh = tmp_path / "class", tmp_path / "fresh"
+    worksheet.write_class_set(WorksheetJob(bank, out, formats=("md", "tex")), roster, SECRET_ENV)
+    (out / "handouts" / "s003" / "notes.txt").write_text("mine")
+    (out / "keys" / "s001" / "remarks.md").write_text("mine")
+    shorter = tmp_path / "shorter.csv"
+    shorter.write_text("name,Student_ID\nAda,s001\nAlan,s002\n", encoding="utf-8")
+    monkeypatch.setenv(SECRET_ENV, "another long class secret")
+    worksheet.write_class_set(WorksheetJob(bank, out, force=True), shorter, SECRET_ENV)
+    worksheet.write_class_set(WorksheetJob(bank, fresh), shorter, SECRET_ENV)
+    mine = {"handouts/s003/notes.txt": b"mine", "keys/s001/remarks.md": b"mine"}
+    assert snapshot(out) == {**snapshot(fresh), **mine}
+    assert not (out / "keys" / "s003").exists()
+
+
+def test_a_class_rerun_names_what_it_removed_on_stderr(bank, roster, secret, tmp_path, capsys):
+    from problemgen.cli import main
+
+    out = tmp_path / "class"
+    worksheet.write_class_set(WorksheetJob(bank, out, formats=("md", "tex")), roster, SECRET_ENV)
+    shorter = tmp_path / "shorter.csv"
+    shorter.write_text("name,Student_ID\nAda,s001\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["worksheet", str(bank), "-o", str(out), "--roster", str(shorter), "--secret-env", SECRET_ENV,
+              "--force", "--no-progress"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().err.splitlines() == [
+        ("warning: removed the handouts and keys of 2 student(s) not on this roster, left by an earlier run: "
+         "s002, s003"),
+        "warning: removed answer_key.tex from 1 student folder(s), left by an earlier run: this run wrote no .tex",
+        "warning: removed worksheet.tex from 1 student folder(s), left by an earlier run: this run wrote no .tex",
+    ]
+
+
+def test_an_interrupted_class_rerun_leaves_no_manifest_calling_it_complete(bank, roster, secret, tmp_path, monkeypatch):
+    """manifest.json marks a finished class set; the earlier one would vouch for a folder now half of the new
+    run. Nothing of the earlier run is removed when the rerun stops."""
+    out = tmp_path / "class"
+    worksheet.write_class_set(WorksheetJob(bank, out, formats=("md", "tex")), roster, SECRET_ENV)
+    write = worksheet.StudentWriter._write
+
+    def stop_after_the_first(self, student, variant, files):
+        if student.id != "s001":
+            raise ProblemgenError("the run stops here")
+        return write(self, student, variant, files)
+
+    monkeypatch.setattr(worksheet.StudentWriter, "_write", stop_after_the_first)
+    with pytest.raises(ProblemgenError, match="stops here"):
+        worksheet.write_class_set(WorksheetJob(bank, out, seed=99, force=True), roster, SECRET_ENV)
+    assert not (out / "manifest.json").exists()
+    assert (out / "handouts" / "s003" / "worksheet.tex").exists()
+    assert (out / "keys" / "s001" / "answer_key.tex").exists()

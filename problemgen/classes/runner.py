@@ -25,6 +25,7 @@ from problemgen.classes.rows import ClassRow, Record, record_of
 from problemgen.classes.statistics import ItemStatistics
 from problemgen.classes.summary import class_summary, flag_copies, items_csv, render_summary
 from problemgen.model.core import ProblemgenError
+from problemgen.outputs import remove_stale
 from problemgen.sheets.reports import extension, render, render_json
 
 @dataclass(frozen=True)
@@ -61,12 +62,12 @@ def run_class(rows: Iterable[ClassRow], out_dir: str | Path, fmt: str, title: st
     records: list[Record] = []
     written: list[Path] = []
     items, shared, reports = ItemStatistics(), {}, 0
-    ext, earlier = extension(fmt), _report_names(out / "reports", extension(fmt))
+    ext, report_names = extension(fmt), set()
     for row in rows:
         if row.report is not None:
             name = f"{row.student}.{ext}"
             _write(out / "reports" / name, _render(row, fmt))
-            earlier.discard(name)
+            report_names.add(name)
             reports += 1
         records.append(record_of(row, shared))
         if records[-1].counted:
@@ -74,7 +75,7 @@ def run_class(rows: Iterable[ClassRow], out_dir: str | Path, fmt: str, title: st
         if progress:
             progress(len(records), max(total, len(records)))
     copies = flag_copies(records)
-    warnings = [*warnings, *_remove_stale_reports(out / "reports", earlier)]
+    warnings = [*warnings, *_remove_stale_reports(out / "reports", ext, report_names)]
     summary = class_summary(title, records, items.items(), copies, warnings)
     written.append(_write(out / "gradebook.csv", records))
     for name, text in (("summary.txt", render_summary(summary, "text")), ("summary.md", render_summary(summary, "md")),
@@ -83,26 +84,12 @@ def run_class(rows: Iterable[ClassRow], out_dir: str | Path, fmt: str, title: st
     return ClassRun(tuple(records), summary, tuple(sorted(written)), reports)
 
 
-def _report_names(folder: Path, ext: str) -> set[str]:
-    """Names of the regular files in ``folder`` ending in ``.ext``: the reports an earlier run may have left."""
-    try:
-        return {p.name for p in folder.iterdir() if p.name.endswith(f".{ext}") and not p.is_symlink() and p.is_file()}
-    except OSError as exc:
-        raise ProblemgenError(f"cannot list {folder} ({exc.strerror})") from None
-
-
-def _remove_stale_reports(folder: Path, names: set[str]) -> list[str]:
+def _remove_stale_reports(folder: Path, ext: str, written: set[str]) -> list[str]:
     """Remove the reports of this run's format that this run did not write, once every new report is
     written (a run that fails earlier loses nothing); one warning line each."""
-    lines = []
-    for name in sorted(names):
-        try:
-            (folder / name).unlink()
-        except OSError as exc:
-            lines.append(f"reports/{name} is left by an earlier run and could not be removed ({exc.strerror})")
-            continue
-        lines.append(f"removed reports/{name}, left by an earlier run: this run wrote no report for it")
-    return lines
+    removal = remove_stale(folder, [f"*.{ext}"], written, shown_as="reports/")
+    return [*(f"removed reports/{name}, left by an earlier run: this run wrote no report for it"
+              for name in removal.removed), *removal.failed]
 
 
 def _render(row: ClassRow, fmt: str) -> str:

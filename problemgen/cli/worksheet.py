@@ -18,7 +18,8 @@ from problemgen.documents import banks, worksheet
 @click.option("--id-column", metavar="NAME", help="The roster column holding the student ids.")
 @click.option("--secret-env", metavar="VAR", help="Environment variable holding the class secret (with --roster).")
 @click.option("--templates", type=click.Path(file_okay=False), help="Directory of templates overriding the built-in ones.")
-@click.option("--force", is_flag=True, help="Write into a non-empty directory (same-named files are replaced).")
+@click.option("--force", is_flag=True,
+              help="Write into a non-empty directory, replacing an earlier run's files (see above).")
 @click.option("--jobs", type=click.IntRange(min=1), help="Worker processes for a class set (default: automatic).")
 @PROGRESS_OPTION
 def worksheet_command(bank, out_dir, seed, formats, roster, id_column, secret_env, templates, force, jobs, progress):
@@ -27,7 +28,10 @@ def worksheet_command(bank, out_dir, seed, formats, roster, id_column, secret_en
     BANK is a TOML file or the name of a shipped bank (see `problemgen bank list`). DIR receives
     worksheet.md, answer_key.md (worked solutions), answers.toml (blank sheet), key.toml (filled
     sheet) and variant.json (what `problemgen grade` reads); .tex/.pdf as --format asks. A non-empty
-    DIR is refused unless --force (files of the same names are replaced, nothing is deleted).
+    DIR is refused unless --force: files of the same names are replaced and then, so that DIR describes
+    this run alone, the files an earlier run left under these names that this run did not write (a
+    format not asked now; the folders of a student no longer on the roster) are removed and named on
+    stderr. Other files are left.
 
     With --roster, every student gets handouts/<id>/ (worksheet, blank answers.toml: safe to hand
     out) and keys/<id>/ (answer key, key.toml, variant.json), seeded by HMAC-SHA256 of the secret
@@ -46,11 +50,15 @@ def worksheet_command(bank, out_dir, seed, formats, roster, id_column, secret_en
         raise click.UsageError("--roster and --secret-env go together (and --id-column needs --roster)")
     job = worksheet.WorksheetJob(bank, out_dir, seed, worksheet.parse_formats(formats), templates, force, jobs)
     if not roster:
-        variant = worksheet.write_worksheet(job)
+        variant = worksheet.write_worksheet(job, _warn)
         return click.echo(f"wrote {len(variant.problems)} problems ({variant.variant_id}) to {out_dir}")
     with class_progress(progress, "students") as advance:
-        entries = worksheet.write_class_set(job, roster, secret_env, advance, id_column)
+        entries = worksheet.write_class_set(job, roster, secret_env, advance, id_column, _warn)
     click.echo(f"wrote {len(entries)} student worksheets and manifest.json to {out_dir}")
+
+
+def _warn(line: str) -> None:
+    click.echo(f"warning: {line}", err=True)
 
 
 @click.group("bank")

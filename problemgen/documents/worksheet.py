@@ -14,7 +14,11 @@ secret over (bank id, base seed, student id): without the secret nobody can rebu
 sheet, and the printed variant id is a separate slice of the same MAC, so it gives the seed away neither.
 
 Output directories. Nothing is written outside ``out_dir``. A non-empty ``out_dir`` is refused unless
-``force`` is set; then files of the same names are replaced and nothing else is touched or deleted.
+``force`` is set; then files of the same names are replaced and, once the run has written everything, the
+files an earlier run left there under the names this command gives its outputs and this run did not write
+are removed (a format no longer asked, the folders of a student no longer on the roster: they would
+describe the earlier run beside the new files) and named in warnings; nothing else is touched. A class
+run also removes the earlier ``manifest.json`` before it starts, so an interrupted run never looks complete.
 Same inputs give the same bytes: no timestamps, sorted JSON keys, roster order kept.
 """
 
@@ -33,6 +37,7 @@ from typing import Callable
 from problemgen.documents.banks import SAFE_ID, Bank, BankItem, load_bank
 from problemgen.model.core import Problem, ProblemgenError
 from problemgen.model.variantfile import SheetProblem, WorksheetVariant
+from problemgen.outputs import Removal, remove_stale
 import problemgen.secret_env as secret_env
 from problemgen.userfiles import read_capped
 from problemgen.model.registry import draw_choices, generate, get_kind
@@ -47,6 +52,7 @@ ROSTER_ID_COLUMNS = ("id", "student_id", "student", "sid")
 ROSTER_NAME_COLUMNS = ("name", "full name", "full_name", "student name", "student_name")
 ROSTER_DELIMITERS = ",;\t"
 HANDOUTS, KEYS = "handouts", "keys"
+MANIFEST = "manifest.json"
 KEY_FILE_PREFIXES = ("answer_key.", "key.toml", "variant.json")
 """Files of a worksheet directory that hold answers: never among the handouts."""
 MAX_SEED = 2**64 - 1
@@ -575,15 +581,63 @@ def _check_formats(job: WorksheetJob) -> None:
         raise ProblemgenError(f"{job.templates}: templates directory not found")
 
 
-def write_worksheet(job: WorksheetJob) -> WorksheetVariant:
-    """One worksheet (no roster) into ``job.out_dir``; returns the variant written."""
+def write_worksheet(job: WorksheetJob, warn: Callable[[str], None] | None = None) -> WorksheetVariant:
+    """One worksheet (no roster) into ``job.out_dir``; returns the variant written. ``warn`` gets a line
+    for each file an earlier run left there that this run replaced by nothing (see the module's notes)."""
     _check_formats(job)
     bank = load_bank(job.bank, job.templates)
     seed = bank.seed if job.seed is None else job.seed
     variant = build_variant(bank, seed)
     files = variant_files(variant, DocumentRenderer(job.templates), job.formats, bank.instructions)
-    write_files(prepare_output(job.out_dir, job.force), None, files)
+    root = prepare_output(job.out_dir, job.force)
+    write_files(root, None, files)
+    _report_removal(remove_stale(root, worksheet_files(FORMATS), files), set(), warn)
     return variant
+
+
+def worksheet_files(formats: tuple[str, ...]) -> list[str]:
+    """The files of a worksheet directory in ``formats``: documents, answer sheets and the frozen variant."""
+    return [*(f"{name}.{fmt}" for name in ("worksheet", "answer_key") for fmt in FORMATS if fmt in formats),
+            "answers.toml", "key.toml", "variant.json"]
+
+
+def class_set_patterns() -> list[str]:
+    """Every file a class set of any formats may hold, as :func:`problemgen.outputs.remove_stale` matches
+    them: each student's handout and key files and the combined documents (never ``manifest.json``,
+    which every class run writes)."""
+    handout = [f"{HANDOUTS}/*/{name}" for name in worksheet_files(FORMATS) if not is_key_file(name)]
+    key = [f"{KEYS}/*/{name}" for name in worksheet_files(FORMATS) if is_key_file(name)]
+    return [*handout, *key, *(f"{name}.{fmt}" for name in (HANDOUTS, KEYS) for fmt in ("pdf", "tex"))]
+
+
+def _report_removal(removal: Removal, students: set[str], warn: Callable[[str], None] | None) -> None:
+    """One warning line per kind of file removed: the folders of students not on this roster (by id), each
+    document name of a format no longer asked (with how many students' folders held it), each other file."""
+    gone, dropped, lines = set(), {}, []
+    for path in removal.removed:
+        parts = path.split("/")
+        if len(parts) == 3 and parts[1] not in students:
+            gone.add(parts[1])
+        elif len(parts) == 3:
+            dropped.setdefault(parts[2], set()).add(parts[1])
+        else:
+            lines.append(f"removed {path}, left by an earlier run: this run wrote no {_suffix(path)}")
+    if gone:
+        lines.insert(0, f"removed the handouts and keys of {len(gone)} student(s) not on this roster, left by an "
+                        f"earlier run: {_first_ten(sorted(gone))}")
+    for name, folders in sorted(dropped.items()):
+        lines.append(f"removed {name} from {len(folders)} student folder(s), left by an earlier run: "
+                     f"this run wrote no {_suffix(name)}")
+    for line in (*lines, *removal.failed) if warn else ():
+        warn(line)
+
+
+def _suffix(path: str) -> str:
+    return "." + path.rsplit(".", 1)[-1]
+
+
+def _first_ten(names: list[str]) -> str:
+    return ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
 
 
 def is_key_file(name: str) -> bool:
@@ -620,10 +674,12 @@ class StudentWriter:
         sources = {name: files[name].decode() for name in ("worksheet.tex", "answer_key.tex")} if self.combine else {}
         if "tex" not in self.job.formats:  # rendered only for the combined PDFs
             files = {name: data for name, data in files.items() if not name.endswith(".tex")}
-        write_files(self.root, f"{HANDOUTS}/{student.id}", {n: d for n, d in files.items() if not is_key_file(n)})
-        write_files(self.root, f"{KEYS}/{student.id}", {n: d for n, d in files.items() if is_key_file(n)})
+        handout, key = f"{HANDOUTS}/{student.id}", f"{KEYS}/{student.id}"
+        write_files(self.root, handout, {n: d for n, d in files.items() if not is_key_file(n)})
+        write_files(self.root, key, {n: d for n, d in files.items() if is_key_file(n)})
         entry = {"student": student.id, "name": student.name, "variant_id": variant.variant_id,
-                 "handout": f"{HANDOUTS}/{student.id}", "key": f"{KEYS}/{student.id}"}
+                 "handout": handout, "key": key,
+                 "_written": [f"{key if is_key_file(name) else handout}/{name}" for name in files]}
         if self.combine:
             entry["_tex"] = (sources["worksheet.tex"], sources["answer_key.tex"])
         return entry
@@ -696,27 +752,44 @@ def combine_tex(sources: list[str]) -> str:
     return preamble + begin + "\n" + f"\n{new_sheet}\n".join(bodies) + "\n" + end + "\n"
 
 
-def _write_combined(root: Path, formats: tuple[str, ...], sources: dict[str, list[str]]) -> None:
-    """``handouts.pdf`` and ``keys.pdf`` (and their ``.tex`` when asked) at the top of the class set."""
+def _write_combined(root: Path, formats: tuple[str, ...], sources: dict[str, list[str]]) -> list[str]:
+    """``handouts.pdf`` and ``keys.pdf`` (and their ``.tex`` when asked) at the top of the class set;
+    returns their names."""
     from problemgen.documents.latex import compile_pdf  # lazy: only PDF output needs the LaTeX tools
 
+    written = []
     for name, docs in sources.items():
         text = combine_tex(docs)
         files = {f"{name}.pdf": compile_pdf(text, name)}
         if "tex" in formats:
             files[f"{name}.tex"] = text.encode("utf-8")
         write_files(root, None, files)
+        written.extend(files)
+    return written
+
+
+def _forget_manifest(root: Path) -> None:
+    """Remove an earlier run's ``manifest.json`` before any student is written: the manifest marks a
+    complete class set, and the earlier one would claim this run complete if it stopped midway."""
+    path = root / MANIFEST
+    if path.is_file() and not path.is_symlink():
+        try:
+            path.unlink()
+        except OSError as exc:
+            raise ProblemgenError(f"cannot replace {path} ({exc.strerror})") from None
 
 
 def write_class_set(
     job: WorksheetJob, roster: str | Path, secret_env: str,
     progress: Callable[[int, int], None] | None = None, id_column: str | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> list[dict]:
     """``handouts/<id>/`` and ``keys/<id>/`` per roster student, combined PDFs, and ``manifest.json``.
 
     Students are independent, so large classes are spread over worker processes; every file depends only
     on the inputs, never on which worker wrote it. ``manifest.json`` is written last: a directory without
-    it is an interrupted run. Returns the manifest entries.
+    it is an interrupted run. Then the files of an earlier class set that this run did not write are
+    removed, each kind named in a line to ``warn`` (see the module's notes). Returns the manifest entries.
     """
     _check_formats(job)
     bank = load_bank(job.bank, job.templates)
@@ -724,21 +797,24 @@ def write_class_set(
     secret = read_secret(secret_env)
     base_seed = bank.seed if job.seed is None else job.seed
     root = prepare_output(job.out_dir, job.force)
+    _forget_manifest(root)
     writer = StudentWriter(bank, job, secret, base_seed, root)
-    entries, combined = [], {"handouts": [], "keys": []}
+    entries, combined, written = [], {"handouts": [], "keys": []}, {MANIFEST}
     for entry in _write_students(writer, students, worker_count(job, len(students))):
         for name, source in zip(combined, entry.pop("_tex", ())):
             combined[name].append(source)
+        written.update(entry.pop("_written"))
         entries.append(entry)
         if progress:
             progress(len(entries), len(students))
     if writer.combine:
-        _write_combined(root, job.formats, combined)
+        written.update(_write_combined(root, job.formats, combined))
     manifest = {
         "schema": "problemgen.manifest/2", "bank": bank.id, "title": bank.title, "base_seed": base_seed,
         "formats": list(job.formats), "problems": bank.size, "students": entries,
         "handouts": HANDOUTS, "keys": KEYS, "student_files": student_files(job.formats),
         "structure": {f"{index}.{copy}": pinned for (index, copy), pinned in sorted(writer.fair.items())},
     }
-    write_files(root, None, {"manifest.json": (json.dumps(manifest, sort_keys=True, indent=1) + "\n").encode()})
+    write_files(root, None, {MANIFEST: (json.dumps(manifest, sort_keys=True, indent=1) + "\n").encode()})
+    _report_removal(remove_stale(root, class_set_patterns(), written), {s.id for s in students}, warn)
     return entries

@@ -4,7 +4,10 @@ An export is built in memory as a :class:`Bundle` (relative path -> bytes, execu
 written once. Zips get sorted entries, a fixed 1980-01-01 timestamp and explicit Unix modes, so an
 instructor can diff two exports and a re-export of the same class gives an identical file.
 Nothing is written outside the path the user named; a non-empty output directory is refused unless
-``force`` (then only the bundle's own files are replaced).
+``force``. Then the bundle's own files are replaced and, once they are written, the files an earlier export
+left there that this one did not write are removed: those matching the export's ``owned`` patterns (names
+only an export of that platform gives, such as a wheel of another version, which would be installed beside
+this one). Nothing else there is touched.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from problemgen.errors import ProblemgenError
+from problemgen.outputs import remove_stale
 
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
@@ -60,8 +64,10 @@ def write_zip(bundle: Bundle, target: str | Path) -> Path:
     return target
 
 
-def write_directory(bundle: Bundle, target: str | Path, *, force: bool = False) -> Path:
-    """Write the bundle under ``target``; refuses a non-empty directory unless ``force``."""
+def write_directory(bundle: Bundle, target: str | Path, *, force: bool = False,
+                    owned: tuple[str, ...] = ()) -> list[str]:
+    """Write the bundle under ``target`` (a non-empty directory is refused unless ``force``), then remove
+    the files matching ``owned`` that the bundle does not hold; returns a warning line for each."""
     root = Path(target)
     if root.exists() and not root.is_dir():
         raise ProblemgenError(f"{root}: exists and is not a directory")
@@ -79,7 +85,9 @@ def write_directory(bundle: Bundle, target: str | Path, *, force: bool = False) 
             file.chmod(bundle.mode(path))
     except OSError as exc:
         raise ProblemgenError(f"{root}: cannot write the export ({exc.strerror})") from exc
-    return root
+    removal = remove_stale(root, owned, bundle.files)
+    return [*(f"removed {path}, left by an earlier export: this export does not write it" for path in removal.removed),
+            *removal.failed]
 
 
 def unpack_zip(archive: str | Path, target: str | Path) -> None:

@@ -24,8 +24,8 @@ SECRET_ENV = "PROBLEMGEN_GRADER_SECRET"
 OUTPUT_FILE = Option("--output", "output", "The file to write.", kind="path", required=True, short="-o")
 OUTPUT_DIR = Option("--output", "output", "The directory to write (created; must be empty unless --force).",
                     kind="path", required=True, short="-o")
-FORCE = Option("--force", "force", "Replace the export's files in a non-empty output directory.", kind="flag",
-               default=False)
+FORCE = Option("--force", "force", "Write into a non-empty output directory: replace the export's files and remove "
+               "those an earlier export left that this one does not write.", kind="flag", default=False)
 TASK = Option("--task", "task", "A coding task (see `problemgen task list`).")
 CLASS = Option("--class", "class_dir", "A class set from `problemgen worksheet --roster`.", kind="dir")
 SECRET = Option("--secret-env", "secret_env", "Environment variable holding the hidden-test secret.",

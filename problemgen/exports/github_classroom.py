@@ -24,7 +24,7 @@ from problemgen.errors import ProblemgenError
 from problemgen.exports import Export, Option
 from problemgen.exports import common
 from problemgen.exports.autograde import (
-    failure, grade_code_submission, grade_sheet, grader_failed, load_config, write_result,
+    CONFIG, failure, grade_code_submission, grade_sheet, grader_failed, load_config, write_result,
 )
 from problemgen.exports.bundle import Bundle, write_directory
 from problemgen.exports.sealed import seal, unseal
@@ -36,6 +36,10 @@ SEALED = "keys.sealed"
 SEALED_SOLUTIONS = "solutions.sealed"
 WORKFLOW = ".github/workflows/problemgen.yml"
 _SECRET_NAME = re.compile(r"(?!GITHUB_)[A-Z_][A-Z0-9_]{0,99}")
+OWNED = (f"{DOT}/problemgen-*.whl", f"{DOT}/{SEALED}", f"{DOT}/{SEALED_SOLUTIONS}")
+"""Files an earlier export may have left that this one need not write: a class's sealed keys (students can
+read the repository; a task's template must not carry them), a task's sealed solutions, a wheel of another
+version. An earlier task's starter is added when it is still as shipped (:func:`_earlier_starter`)."""
 
 WORKFLOW_TEXT = """# Grades every push with problemgen (exported by `problemgen export github-classroom`).
 name: problemgen grading
@@ -87,7 +91,7 @@ def build(output: Path, task: str | None = None, class_dir: Path | None = None, 
     if not _SECRET_NAME.fullmatch(secret_env):
         raise ProblemgenError(f"--secret-env {secret_env!r} is not a GitHub secret name (A-Z, 0-9, _; not GITHUB_…)")
     secret = common.read_secret(secret_env)
-    bundle = Bundle()
+    bundle, the_task = Bundle(), None
     if common.one_of(task, class_dir) == "task":
         the_task = common.read_task(task)
         config = common.task_config(the_task, "", min_isolation, timeout, secret_env=secret_env)
@@ -111,8 +115,36 @@ def build(output: Path, task: str | None = None, class_dir: Path | None = None, 
     bundle.add(f"{DOT}/grade.sh", GRADE_SH, executable=True)
     bundle.add("INSTRUCTOR.md", instructor_notes(config, secret_env))
     common.add_grader_files(bundle, f"{DOT}/", config, None, the_wheel)
-    write_directory(bundle, output, force=force)
-    return f"wrote {output}: GitHub Classroom grading for {what} ({len(bundle.files)} files)\n"
+    starter, notes = _earlier_starter(Path(output), the_task.name if the_task else None)
+    notes = [*write_directory(bundle, output, force=force, owned=(*OWNED, *starter)), *notes]
+    return (f"wrote {output}: GitHub Classroom grading for {what} ({len(bundle.files)} files)\n"
+            + "".join(f"warning: {line}\n" for line in notes))
+
+
+def _earlier_starter(output: Path, task: str | None) -> tuple[tuple[str, ...], list[str]]:
+    """The starter file an earlier task export left in ``output`` for another task than ``task``: its name
+    when it is still exactly as shipped (the export removes it), or a warning line when it was edited
+    since (it is left: the instructor's work)."""
+    from problemgen.code.tasks import all_tasks  # deferred: export discovery imports this module
+
+    try:
+        earlier = json.loads((output / DOT / CONFIG).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return (), []
+    name = earlier.get("task") if isinstance(earlier, dict) and earlier.get("mode") == "task" else None
+    if not isinstance(name, str) or name == task or name not in all_tasks():
+        return (), []
+    path = output / f"{name}.py"
+    if path.is_symlink() or not path.is_file():
+        return (), []
+    try:
+        unchanged = path.read_bytes() == all_tasks()[name].starter.encode("utf-8")
+    except OSError:
+        unchanged = False
+    if unchanged:
+        return (path.name,), []
+    return (), [(f"{path.name} is the starter an earlier export wrote for task {name}, edited since: left as it is "
+                 "(remove it if this template no longer needs it)")]
 
 
 TASKS_DIR = "problemgen/code/tasks/"

@@ -30,6 +30,9 @@ START_UP_SECONDS = 30
 """The grading job's own start: installing the wheel where the image lacks problemgen, Python with numpy,
 the sandbox's fork server and its probe. Measured at a few seconds; the rest is room for a slow machine."""
 MAX_JOB_SECONDS = 600
+OWNED = ("tests/problemgen-*.whl",)
+"""Files an earlier export may have left that this one need not write: a wheel of another version, which
+``run.sh`` would install beside this one (pip refuses two versions, so the grader could not start)."""
 
 RUN_SH = """#!/usr/bin/env bash
 # PrairieLearn runs this in the grading container; it leaves $ROOT/results/results.json.
@@ -67,8 +70,9 @@ def build(output: Path, task: str, secret_env: str = common.SECRET_ENV, min_isol
     bundle.add("tests/run.sh", RUN_SH, executable=True)
     bundle.add("INSTRUCTOR.md", instructor_notes(the_task, image, secret_env, timeout, needed))
     common.add_grader_files(bundle, "tests/", config, None, the_wheel)
-    write_directory(bundle, output, force=force)
+    removed = write_directory(bundle, output, force=force, owned=OWNED)
     done = f"wrote {output}: PrairieLearn question for task {the_task.name} ({len(bundle.files)} files)\n"
+    done += "".join(f"warning: {line}\n" for line in removed)
     if needed > MAX_JOB_SECONDS:
         done += (f"warning: a slow submission may need up to {needed} s, but the job timeout in info.json stops "
                  f"at {MAX_JOB_SECONDS} s; lower --timeout ({timeout:g} s per test now)\n")

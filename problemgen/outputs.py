@@ -1,0 +1,117 @@
+"""A run into the folder of an earlier run: removing what the earlier run left and this one did not write.
+
+Instructors run a command again into the same output: a class set regenerated after a roster change, a
+regrade after late submissions, an export rebuilt after an upgrade. Files of the same names are replaced,
+but a file the earlier run wrote and this one did not would stay beside the new ones and describe the
+earlier run (the handout of a student since withdrawn, a worksheet.pdf of last week's variant, a second
+wheel that stops a grader from starting). Each command knows the names it may write, as glob patterns
+relative to its output folder that match its own outputs exactly (never a bare ``*``), so nothing a user
+put there under another name matches. Once every new file is written (a run that fails earlier loses
+nothing), :func:`remove_stale` removes the matching files this run did not write; the command names
+each in a warning.
+
+Links are never followed: a folder or file that is a symbolic link is not ours, and a link could lead
+outside the folder the user named.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from problemgen.errors import ProblemgenError
+
+
+def files_matching(root: str | Path, patterns: Iterable[str]) -> set[str]:
+    """Relative POSIX paths of the regular files under ``root`` that match one of ``patterns`` (``/``
+    separates folders; each part is an ``fnmatch`` pattern). Links are neither listed nor followed."""
+    found: set[str] = set()
+    for pattern in patterns:
+        found.update(_walk(Path(root), pattern.split("/"), ()))
+    return found
+
+
+def _walk(root: Path, parts: list[str], inside: tuple[str, ...]) -> Iterator[str]:
+    folder = root.joinpath(*inside)
+    try:
+        with os.scandir(folder) as entries:
+            listed = [(entry.name, entry.is_file(follow_symlinks=False), entry.is_dir(follow_symlinks=False))
+                      for entry in entries]
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    except OSError as exc:
+        raise ProblemgenError(f"cannot list {folder} ({exc.strerror})") from None
+    for name, is_file, is_dir in listed:
+        if not fnmatch.fnmatchcase(name, parts[0]):
+            continue
+        if len(parts) == 1 and is_file:
+            yield "/".join((*inside, name))
+        elif len(parts) > 1 and is_dir:
+            yield from _walk(root, parts[1:], (*inside, name))
+
+
+@dataclass
+class Removal:
+    """What :func:`remove_stale` did: the paths it removed and one line for each it could not remove."""
+
+    removed: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+
+
+def remove_stale(root: str | Path, patterns: Iterable[str], written: Iterable[str], shown_as: str = "") -> Removal:
+    """Remove the files under ``root`` matching ``patterns`` that are not among ``written`` (relative
+    paths of this run's files), then each folder below ``root`` that this leaves empty.
+
+    Call it only once every file of the run is written. A match that is one of the written files under
+    another name (a case-insensitive file system, a hard link) is kept. ``shown_as`` prefixes the paths
+    in the failure lines (the folder ``root`` is to the user, e.g. ``reports/``).
+    """
+    root, written = Path(root), set(written)
+    removal = Removal()
+    stale = sorted(files_matching(root, patterns) - written)
+    if not stale:
+        return removal
+    ours = _identities(root, written)
+    for path in stale:
+        try:
+            if _identity(root / path) in ours:
+                continue
+            (root / path).unlink()
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            removal.failed.append(
+                f"{shown_as}{path} is left by an earlier run and could not be removed ({exc.strerror})")
+            continue
+        removal.removed.append(path)
+    _remove_empty_folders(root, removal.removed)
+    return removal
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    status = path.lstat()
+    return status.st_dev, status.st_ino
+
+
+def _identities(root: Path, paths: set[str]) -> set[tuple[int, int]]:
+    """(device, inode) of every written file: what must never be removed, whatever name it is found under."""
+    found = set()
+    for path in paths:
+        try:
+            found.add(_identity(root / path))
+        except OSError:
+            continue
+    return found
+
+
+def _remove_empty_folders(root: Path, removed: list[str]) -> None:
+    """Remove the folders below ``root`` that held removed files and are empty now, deepest first."""
+    folders = {parent for path in removed for parent in Path(path).parents if parent != Path(".")}
+    for folder in sorted(folders, key=lambda p: len(p.parts), reverse=True):
+        try:
+            (root / folder).rmdir()
+        except OSError:
+            continue  # not empty (a user's file, a current output): it stays
