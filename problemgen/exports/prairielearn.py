@@ -43,7 +43,7 @@ mkdir -p "$ROOT/results"
 if ! "$PY" -P -c 'import problemgen' 2>/dev/null; then
     # No network while grading: install the shipped wheel alone (the image provides its dependencies).
     LIB="${PROBLEMGEN_LIB:-/tmp/problemgen-lib}"
-    "$PY" -P -m pip install -q --no-deps --no-index --target "$LIB" "$ROOT"/tests/problemgen-*.whl \\
+    "$PY" -P -m pip install -q --upgrade --no-deps --no-index --target "$LIB" "$ROOT"/tests/problemgen-*.whl \\
         && export PYTHONPATH="$LIB${PYTHONPATH:+:$PYTHONPATH}"
 fi
 "$PY" -P -m problemgen.exports.autograde prairielearn --root "$ROOT"
