@@ -471,6 +471,43 @@ def test_a_code_folder_without_a_py_file_beside_a_submission_is_left_out(tmp_pat
     assert found == [("ana.py", "ana", ""), ("ben.py", "ben", ""), ("cy", "cy", "")]  # cy alone is still a row
 
 
+APPLE_DOUBLE = b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X        "
+"""The first bytes of a ._name file, the metadata macOS writes beside a file it zips or copies."""
+
+
+def test_files_the_operating_system_adds_get_no_rows_and_the_summary_counts_them(class_set, tmp_path, capsys):
+    """A folder unzipped on a Mac or shown by Windows gains .DS_Store, ._s1.toml, __MACOSX, Thumbs.db: not
+    submissions, and as refused rows they filled "Needs attention" and the entry count."""
+    from problemgen.cli import main
+
+    subs = tmp_path / "subs"
+    (subs / "__MACOSX").mkdir(parents=True)
+    (subs / "s1.toml").write_text(_key(class_set, "s1"))
+    for name in ("._s1.toml", ".DS_Store", "Thumbs.db", "desktop.ini", "__MACOSX/._s1.toml"):
+        (subs / name).write_bytes(APPLE_DOUBLE)
+    (subs / ".hidden.toml").write_text("")  # any other hidden entry is still a refused row
+    with pytest.raises(SystemExit):
+        main(["grade", str(subs), "--variants", str(class_set), "-o", str(tmp_path / "g")])
+    rows = {r["student"]: r["status"] for r in csv.DictReader((tmp_path / "g" / "gradebook.csv").open(encoding="utf-8"))}
+    assert rows["s1"] == "graded" and rows[".hidden.toml"] == "refused: hidden entry" and len(rows) == 8
+    summary = json.loads((tmp_path / "g" / "summary.json").read_text())
+    assert summary["warnings"] == ["left out 5 files the operating system added, not submissions: "
+                                   ".DS_Store, ._s1.toml, Thumbs.db, __MACOSX, desktop.ini"]
+    assert "warning: left out 5 files the operating system added" in capsys.readouterr().err
+
+
+def test_a_code_folder_zipped_on_a_mac_grades_as_without_its_apple_double_files(tmp_path):
+    """macOS writes ._softmax.py beside softmax.py; staging took it for a module and refused the submission."""
+    from problemgen.code.sandbox.staging import collect
+
+    folder = tmp_path / "ana"
+    folder.mkdir()
+    (folder / "softmax.py").write_text("def softmax(x):\n    return x\n")
+    (folder / "._softmax.py").write_bytes(APPLE_DOUBLE)
+    sources, entry = collect(folder, entry_names=("softmax.py",))
+    assert list(sources) == ["softmax.py"] and entry == "softmax.py"
+
+
 def test_a_class_whose_student_ids_differ_only_in_case_is_refused(class_set, tmp_path):
     from problemgen.classes.sheet_class import roster
 

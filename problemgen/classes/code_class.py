@@ -81,4 +81,5 @@ def grade_class(plan: Plan, directory: str | Path, sandbox: Sandbox, out_dir: st
     """Grade a code class and write its outputs (gradebook, summaries, items.csv, reports)."""
     check_output_apart(out_dir, {"submissions directory": directory})
     total, rows = class_rows(plan, directory, sandbox)
-    return run_class(rows, out_dir, fmt, f"{plan.task.name}: class summary", total=total, progress=progress)
+    return run_class(rows, out_dir, fmt, f"{plan.task.name}: class summary", total=total, progress=progress,
+                     warnings=entries.system_files_note(directory))

@@ -18,6 +18,10 @@ duplicate-submission       two entries that map to the same student (``ana.py`` 
                            refused, the class goes on
 =========================  ============================================================================
 
+Files an operating system adds to a folder it shows or unzips (``.DS_Store``, ``._ana.toml``, ``__MACOSX``,
+``Thumbs.db``, ``desktop.ini``) are no entries: they get no row, and the class summary says how many were
+left out (:func:`system_files_note`). Any other hidden entry is a row, refused.
+
 A student folder with nothing to grade in it (an empty ``bob/`` beside ``bob.toml``) is no submission: it
 is left out when the student has another entry, and is no duplicate (see :func:`scan`).
 
@@ -77,6 +81,29 @@ def escaped(raw: bytes) -> str:
     return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
 
 
+SYSTEM_FILES = frozenset({".DS_Store", "__MACOSX", "Thumbs.db", "ehthumbs.db", "desktop.ini", ".Spotlight-V100",
+                          ".Trashes", ".fseventsd"})
+"""Names macOS and Windows give the metadata they add to a folder (AppleDouble files ``._*`` besides)."""
+
+
+def is_system_file(name: bytes) -> bool:
+    """Whether an entry name is operating-system metadata rather than anything a student handed in."""
+    return name.startswith(b"._") or os.fsdecode(name) in SYSTEM_FILES
+
+
+def system_files_note(directory: str | Path) -> list[str]:
+    """The summary's line about the system files :func:`scan` left out of ``directory`` (none: no line)."""
+    try:
+        names = sorted(escaped(raw) for raw in os.listdir(os.fsencode(directory)) if is_system_file(raw))
+    except OSError:
+        return []
+    if not names:
+        return []
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    return [f"left out {len(names)} file{'s' if len(names) > 1 else ''} the operating system added, not "
+            f"submissions: {shown}"]
+
+
 def scan(directory: str | Path, suffixes: tuple[str, ...],
          holds_submission: Callable[[Path], bool] | None = None) -> list[Entry]:
     """Every entry of ``directory``, sorted by name: accepted files with one of ``suffixes`` (the
@@ -89,7 +116,7 @@ def scan(directory: str | Path, suffixes: tuple[str, ...],
     directory = Path(directory)
     if not directory.is_dir():
         raise ProblemgenError(f"{directory}: not a directory")
-    raw_names = sorted(os.listdir(os.fsencode(directory)))
+    raw_names = sorted(raw for raw in os.listdir(os.fsencode(directory)) if not is_system_file(raw))
     entries = [_classify(directory, raw, suffixes) for raw in raw_names]
     return _refuse_duplicates(entries, holds_submission)
 

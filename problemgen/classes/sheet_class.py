@@ -338,4 +338,5 @@ def grade_class(submissions_dir: str | Path, class_dir: str | Path, out_dir: str
     check_output_apart(out_dir, {"submissions directory": submissions_dir, "class directory": class_dir})
     overrides = read_overrides(overrides_file) if overrides_file else {}
     title, total, rows = class_rows(submissions_dir, class_dir, jobs=jobs, overrides=overrides)
-    return run_class(rows, out_dir, fmt, title, total=total, progress=progress)
+    return run_class(rows, out_dir, fmt, title, total=total, progress=progress,
+                     warnings=entries.system_files_note(submissions_dir))

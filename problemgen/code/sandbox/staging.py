@@ -69,8 +69,8 @@ def collect(path: str | os.PathLike, entry_names: tuple[str, ...] = ()) -> tuple
     for item in sorted(path.iterdir()):
         if item.name.endswith(FORBIDDEN_SUFFIXES):
             raise RejectedSubmission(f"{item.name}: compiled or path-configuration files are not accepted")
-        if item.suffix != ".py" or item.is_dir():
-            continue
+        if item.suffix != ".py" or item.is_dir() or item.name.startswith("._"):
+            continue  # ._name.py: the metadata macOS writes beside name.py when it zips or copies a folder
         if item.is_symlink():
             raise RejectedSubmission(f"{item.name}: symbolic links are not accepted")
         sources[module_file_name(item.name)] = _read(item)
