@@ -66,6 +66,19 @@ def test_every_coding_task_still_draws_its_golden_cases():
     assert not found, f"coding-task cases changed ({REWRITE}):\n" + "\n".join(found[:20])
 
 
+def _other_default_rng(seed=None):
+    """What ``default_rng`` would build if numpy switched its default bit generator (its policy allows it)."""
+    return np.random.Generator(np.random.PCG64DXSM(seed))
+
+
+def test_a_new_default_bit_generator_in_numpy_changes_no_variant_and_no_coding_task_case(monkeypatch):
+    monkeypatch.setattr(np.random, "default_rng", _other_default_rng)
+    for kind in ("attention.weights", "concepts.choice", "positional.sinusoidal", "shapes.trace"):
+        assert not kind_differences(kind), kind
+    for name in ("softmax", "multi_head_attention", "transformer_block"):
+        assert not golden.differences(goldens()["tasks"][name], golden.task_record(all_tasks()[name]), name), name
+
+
 def test_the_golden_check_notices_a_changed_stream(monkeypatch):
     """Not vacuous: with another stream behind every draw, every kind is caught."""
     def other_stream(kind: str, seed: int, attempt: int) -> np.random.Generator:
