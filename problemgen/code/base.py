@@ -13,6 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from problemgen.code.sandbox import Call
+from problemgen.model.streams import stream
 
 DEFAULT_RTOL, DEFAULT_ATOL = 1e-5, 1e-6
 
@@ -105,7 +106,7 @@ class Task:
 
     def public_cases(self) -> list[Case]:
         """Public examples: fixed, the same for everyone, shown by ``problemgen task show``."""
-        return self.make_cases(np.random.default_rng(PUBLIC_SEED), False)
+        return self.make_cases(stream(PUBLIC_SEED), False)
 
     def hidden_cases(self, rng: np.random.Generator) -> list[Case]:
         return self.make_cases(rng, True)

@@ -20,6 +20,7 @@ import numpy as np
 from problemgen.sheets.reports import CheckResult, Report
 from problemgen.userfiles import coding_problem, well_formed_text
 from problemgen.model.core import ProblemgenError
+from problemgen.model.streams import stream
 from problemgen.code.sandbox import (
     CRASH, IMPORT_ERROR, RETURNED, Call, IsolationError, Limits, Outcome, RejectedSubmission, Sandbox, SandboxRun,
     collect, rank, stage,
@@ -78,11 +79,11 @@ def make_plan(task: Task, *, public_only: bool = False, secret: str | None = Non
     secret = secret if secret is not None else os.environ.get(SECRET_ENV)
     kind = "fixed" if secret is not None else "random"
     if public_only:
-        rng = np.random.default_rng(_seed("public", task.name))
+        rng = stream(_seed("public", task.name))
         return Plan(task, tuple(task.public_cases()), tuple(task.make_properties(rng)), "public")
     secret = secrets.token_hex(16) if secret is None else secret
-    hidden_rng = np.random.default_rng(_seed(secret, task.name, "cases"))
-    property_rng = np.random.default_rng(_seed(secret, task.name, "properties"))
+    hidden_rng = stream(_seed(secret, task.name, "cases"))
+    property_rng = stream(_seed(secret, task.name, "properties"))
     cases = task.public_cases() + task.hidden_cases(hidden_rng)
     return Plan(task, tuple(cases), tuple(task.make_properties(property_rng)), kind)
 

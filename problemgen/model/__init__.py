@@ -1,6 +1,7 @@
 """The problem model: what a variant is, how kinds are registered, and the frozen variant file.
 
-Owns ``Problem``, ``AnswerPart`` and ``Mistake`` (core), the ``@register`` registry and ``generate``, and
-``variant.json`` (variantfile). The self-check contract that renders and grades every kind sits above
+Owns ``Problem``, ``AnswerPart`` and ``Mistake`` (core), the ``@register`` registry and ``generate``,
+``variant.json`` (variantfile), and the seeded random streams variants and coding-task cases are drawn
+from (streams). The self-check contract that renders and grades every kind sits above
 the stages it checks, in :mod:`problemgen.selfcheck`. May import: ``problemgen.errors`` only.
 """

@@ -26,6 +26,7 @@ from typing import Callable
 from problemgen.model import overrides as watch
 from problemgen.model.summaries import docstring_summary
 from problemgen.model.core import Draft, Mistake, Problem, ProblemgenError, Redraw, to_jsonable, values_match
+from problemgen.model.streams import stream
 
 MAX_ATTEMPTS = 200
 GENERATORS = "problemgen.problems"
@@ -120,10 +121,9 @@ def suggest(word: str, choices: list[str]) -> str:
 
 
 def rng_for(kind: str, seed: int, attempt: int):
-    """The deterministic random stream of one draw: independent per kind, seed and attempt."""
-    import numpy as np
-
-    return np.random.default_rng([zlib.crc32(kind.encode()), int(seed), attempt])
+    """The deterministic random stream of one draw: independent per kind, seed and attempt (on a named
+    bit generator, so a stored seed draws the same numbers under later numpy versions: see ``streams``)."""
+    return stream([zlib.crc32(kind.encode()), int(seed), attempt])
 
 
 def generate(kind: str, /, seed: int, difficulty: int | None = None, **overrides) -> Problem:

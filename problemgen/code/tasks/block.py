@@ -15,6 +15,7 @@ from problemgen.misconceptions import norms as N
 from problemgen.misconceptions.catalogue import safely
 from problemgen.code.tasks.attention import CONVENTIONS
 from problemgen.code.base import Case, Property, Task
+from problemgen.model.streams import stream
 from problemgen.code.static import SOFTMAX_SHORTCUTS
 
 STAGES = ("layer norm", "attention sublayer", "feed-forward sublayer", "block output")
@@ -173,8 +174,8 @@ def _draw(rng, B: int, L: int, h: int, d_k: int, mask):
 
 def _cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
     if not hidden:
-        x, p = _draw(np.random.default_rng(3), 1, 3, 2, 2, ref.causal_mask(3))
-        x2, p2 = _draw(np.random.default_rng(4), 2, 3, 2, 2, None)  # mask=None: a block that masks anyway fails here
+        x, p = _draw(stream(3), 1, 3, 2, 2, ref.causal_mask(3))
+        x2, p2 = _draw(stream(4), 2, 3, 2, 2, None)  # mask=None: a block that masks anyway fails here
         return (_cases_for("public/1", "public", x, p, 2, ref.causal_mask(3), "B=1, L=3, d_model=4, 2 heads, causal mask")
                 + _cases_for("public/2", "public", x2, p2, 2, None, "B=2, L=3, d_model=4, 2 heads, no mask"))
     cases = []

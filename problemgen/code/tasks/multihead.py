@@ -15,6 +15,7 @@ from problemgen.misconceptions import multihead as MH
 from problemgen.misconceptions.catalogue import safely
 from problemgen.code.tasks.attention import CONVENTIONS
 from problemgen.code.base import Case, Property, Task
+from problemgen.model.streams import stream
 from problemgen.code.static import SOFTMAX_SHORTCUTS
 
 PARAMS_TEXT = """\
@@ -142,8 +143,8 @@ def _transposed(x, x_kv, p, h: int, mask, n_kv: int | None = None) -> dict:
 
 def _mha_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
     if not hidden:
-        x, _, p = _draw_mha(np.random.default_rng(7), 1, 3, 3, 4, 4, 2, None, True)
-        xg, _, pg = _draw_mha(np.random.default_rng(8), 1, 3, 3, 8, 8, 4, None, True, n_kv=2)
+        x, _, p = _draw_mha(stream(7), 1, 3, 3, 4, 4, 2, None, True)
+        xg, _, pg = _draw_mha(stream(8), 1, 3, 3, 8, 8, 4, None, True, n_kv=2)
         return (_mha_cases_for("public/1", "public", x, x, p, 2, None, "B=1, L=3, d_model=4, 2 heads, no mask")
                 + _mha_cases_for("public/gqa", "public", xg, xg, pg, 4, None,
                                  "B=1, L=3, d_model=8, 4 query heads sharing 2 key/value heads, no mask", n_kv=2))
@@ -236,7 +237,7 @@ def _cross_case(name: str, group: str, x, memory, p, h: int, valid, about: str) 
 
 def _cross_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
     if not hidden:
-        x, memory, p = _draw_mha(np.random.default_rng(11), 1, 2, 3, 4, 3, 2, None, False)
+        x, memory, p = _draw_mha(stream(11), 1, 2, 3, 4, 3, 2, None, False)
         return [_cross_case("public/1", "public", x, memory, p, 2, None, "B=1, L=2, S=3, d_model=4, d_mem=3, 2 heads")]
     cases = []
     for i, (B, L, S, h, padded) in enumerate([(2, 3, 5, 2, True), (1, 4, 2, 2, False), (3, 2, 6, 3, True), (2, 5, 4, 4, True)]):
@@ -352,7 +353,7 @@ def _kv_inputs(rng, B: int, T: int, t: int, h: int, d_k: int):
 
 def _kv_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
     if not hidden:
-        public = np.random.default_rng(5)
+        public = stream(5)
         x0, p0, k0, v0 = _kv_inputs(public, 1, 0, 3, 2, 2)
         x1, p1, k1, v1 = _kv_inputs(public, 1, 3, 1, 2, 2)
         x2, p2, k2, v2 = _kv_inputs(public, 1, 3, 2, 2, 2)  # the case a mask built for the new tokens only gets wrong
