@@ -28,6 +28,9 @@ is left out when the student has another entry, and is no duplicate (see :func:`
 Student names are compared ignoring case (:func:`student_key`): roster ids are unique ignoring case, so
 ``Carol.toml`` is carol's sheet, and two entries that differ only in case would overwrite each other's
 report on a file system that ignores case.
+
+A course platform's download (``classes.layouts``) is vetted by the same :func:`examine`; only whose an
+entry is, is read differently.
 """
 
 from __future__ import annotations
