@@ -6,7 +6,9 @@ hidden and other entries are refused with the reason and
 still get a row; a folder without a ``.py`` file beside another entry of the student is no second
 submission and is left out). Accepted entries run in the sandbox; the rows go through the one class runner
 (``classes.runner``), which writes the same gradebook, summaries, item statistics and reports as for
-answer sheets. Deterministic: entries sorted by name, no timestamps.
+answer sheets. Deterministic: entries sorted by name, no timestamps. A platform's download (Canvas,
+Moodle, GitHub Classroom) is read by ``classes.layouts`` against a roster CSV instead: rows are the
+roster's students, a student without a submission is ``missing``.
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ import os
 from pathlib import Path
 from typing import Callable, Iterator
 
-from problemgen.classes import entries
-from problemgen.classes.rows import DUPLICATE, GRADED, REFUSED, ClassRow
+from problemgen.classes import entries, layouts
+from problemgen.classes.layouts import Layout
+from problemgen.classes.rows import DUPLICATE, GRADED, MISSING, REFUSED, ClassRow
 from problemgen.classes.runner import ClassRun, run_class
 from problemgen.code.grade import Plan, grade_submission
 from problemgen.code.notebook import read_notebook
@@ -40,9 +43,9 @@ def _holds_code(directory: Path) -> bool:
         return any(item.name.endswith(".py") for item in listing)
 
 
-def _refused_row(entry: entries.Entry) -> ClassRow:
-    status = DUPLICATE if entry.refused.startswith(DUPLICATE) else f"{REFUSED}: {entry.refused}"
-    return ClassRow(entry.name, status, message=entry.refused)
+def _refused_row(name: str, reason: str) -> ClassRow:
+    status = DUPLICATE if reason.startswith(DUPLICATE) else f"{REFUSED}: {reason}"
+    return ClassRow(name, status, message=reason)
 
 
 def _unreadable_notebook(entry: entries.Entry) -> str:
@@ -56,11 +59,8 @@ def _unreadable_notebook(entry: entries.Entry) -> str:
     return ""
 
 
-def class_rows(plan: Plan, directory: str | Path, sandbox: Sandbox) -> tuple[int, Iterator[ClassRow]]:
-    """(number of rows, the rows in name order): graded in the sandbox, or refused with the reason."""
-    found = class_entries(directory)
-    accepted = [e for e in found if e.accepted]
-
+def _grader(plan: Plan, sandbox: Sandbox) -> Callable[[entries.Entry], ClassRow]:
+    """Grade one accepted entry in the sandbox, under its student name."""
     def work(entry: entries.Entry) -> ClassRow:
         unreadable = _unreadable_notebook(entry)
         if unreadable:
@@ -68,18 +68,58 @@ def class_rows(plan: Plan, directory: str | Path, sandbox: Sandbox) -> tuple[int
         report = grade_submission(plan, entry.path, sandbox, student=entry.name)
         return ClassRow(entry.name, GRADED, report)
 
+    return work
+
+
+def class_rows(plan: Plan, directory: str | Path, sandbox: Sandbox, layout: Layout | None = None,
+               warnings: list[str] | None = None) -> tuple[int, Iterator[ClassRow]]:
+    """(number of rows, the rows in name order): graded in the sandbox, or refused with the reason.
+
+    With ``layout`` (a platform's download, see ``classes.layouts``) the rows are the roster's students in
+    roster order, then the entries that are nobody's; what it notes for the summary goes to ``warnings``.
+    """
+    if layout is not None:
+        return _download_rows(plan, directory, sandbox, layout, warnings)
+    found = class_entries(directory)
+    accepted = [e for e in found if e.accepted]
+
     def rows() -> Iterator[ClassRow]:
-        graded = iter(sandbox.map(work, accepted))
+        graded = iter(sandbox.map(_grader(plan, sandbox), accepted))
         for entry in found:
-            yield next(graded) if entry.accepted else _refused_row(entry)
+            yield next(graded) if entry.accepted else _refused_row(entry.name, entry.refused)
 
     return len(found), rows()
 
 
+def _download_rows(plan: Plan, directory: str | Path, sandbox: Sandbox, layout: Layout,
+                   warnings: list[str] | None) -> tuple[int, Iterator[ClassRow]]:
+    """The rows of a platform's download: one per roster student (graded, refused or missing), then strays."""
+    students = layouts.roster_students(layout)
+    known = layouts.identities(layout, students)
+    download = layouts.sort_download(directory, layout.name, known, (".py", ".ipynb"), _holds_code)
+    if warnings is not None:
+        warnings.extend([*known.warnings, *download.notes()])
+
+    def rows() -> Iterator[ClassRow]:
+        graded = iter(sandbox.map(_grader(plan, sandbox), [download.found[s] for s in students if s in download.found]))
+        for student in students:
+            if student in download.found:
+                yield next(graded)
+            elif student in download.refused:
+                yield _refused_row(student, download.refused[student])
+            else:
+                yield ClassRow(student, MISSING, message="no submission")
+        yield from (_refused_row(entry.name, entry.refused) for entry in download.strays)
+
+    return len(students) + len(download.strays), rows()
+
+
 def grade_class(plan: Plan, directory: str | Path, sandbox: Sandbox, out_dir: str | Path, fmt: str = "json",
-                progress: Callable[[int, int], None] | None = None) -> ClassRun:
-    """Grade a code class and write its outputs (gradebook, summaries, items.csv, reports)."""
+                progress: Callable[[int, int], None] | None = None, layout: Layout | None = None) -> ClassRun:
+    """Grade a code class and write its outputs (gradebook, summaries, items.csv, reports); ``layout``
+    reads a platform's download (see ``classes.layouts``)."""
     check_output_apart(out_dir, {"submissions directory": directory})
-    total, rows = class_rows(plan, directory, sandbox)
+    warnings = entries.system_files_note(directory)
+    total, rows = class_rows(plan, directory, sandbox, layout, warnings)
     return run_class(rows, out_dir, fmt, f"{plan.task.name}: class summary", total=total, progress=progress,
-                     warnings=entries.system_files_note(directory))
+                     warnings=warnings)

@@ -28,6 +28,9 @@ is left out when the student has another entry, and is no duplicate (see :func:`
 Student names are compared ignoring case (:func:`student_key`): roster ids are unique ignoring case, so
 ``Carol.toml`` is carol's sheet, and two entries that differ only in case would overwrite each other's
 report on a file system that ignores case.
+
+A course platform's download (``classes.layouts``) is vetted by the same :func:`examine`; only whose an
+entry is, is read differently.
 """
 
 from __future__ import annotations
@@ -114,14 +117,20 @@ def scan(directory: str | Path, suffixes: tuple[str, ...],
     student has another entry (see :func:`_refuse_duplicates`). Without it every folder counts.
     """
     directory = Path(directory)
+    found = [_classify(examine(directory, raw), suffixes) for raw in listing(directory)]
+    return _refuse_duplicates(found, holds_submission)
+
+
+def listing(directory: Path) -> list[bytes]:
+    """The raw names of a submissions directory, sorted, without the files an operating system added."""
     if not directory.is_dir():
         raise ProblemgenError(f"{directory}: not a directory")
-    raw_names = sorted(raw for raw in os.listdir(os.fsencode(directory)) if not is_system_file(raw))
-    entries = [_classify(directory, raw, suffixes) for raw in raw_names]
-    return _refuse_duplicates(entries, holds_submission)
+    return sorted(raw for raw in os.listdir(os.fsencode(directory)) if not is_system_file(raw))
 
 
-def _classify(directory: Path, raw: bytes, suffixes: tuple[str, ...]) -> Entry:
+def examine(directory: Path, raw: bytes) -> Entry:
+    """One entry looked at with ``lstat`` only: refused with the reason, or accepted as a regular file or
+    a real directory whose ``name`` is still the entry's own name (whose it is, is for the caller to say)."""
     path = directory / os.fsdecode(raw)
     shown = escaped(raw)
     try:
@@ -141,13 +150,28 @@ def _classify(directory: Path, raw: bytes, suffixes: tuple[str, ...]) -> Entry:
             return Entry(shown, path, f"special file ({what})")
     if name.startswith((".", "__")):
         return Entry(shown, path, "hidden entry")
-    if stat.S_ISDIR(mode):
-        return Entry(safe_name(name), path, is_dir=True)
-    if not stat.S_ISREG(mode):
+    if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
         return Entry(shown, path, "unsupported type")
-    if Path(name).suffix.lower() not in suffixes:
-        return Entry(shown, path, f"unsupported type (expected {' or '.join(suffixes)} or a directory)")
-    return Entry(safe_name(Path(name).stem), path)
+    return Entry(name, path, is_dir=stat.S_ISDIR(mode))
+
+
+def unsupported(name: str, suffixes: tuple[str, ...]) -> str:
+    """Why a file of this name is no submission ('' when its suffix is one of ``suffixes``)."""
+    if Path(name).suffix.lower() in suffixes:
+        return ""
+    return f"unsupported type (expected {' or '.join(suffixes)} or a directory)"
+
+
+def _classify(entry: Entry, suffixes: tuple[str, ...]) -> Entry:
+    """An examined entry under its student name: a directory's name, a file's stem (if its type is taken)."""
+    if not entry.accepted:
+        return entry
+    if entry.is_dir:
+        return Entry(safe_name(entry.name), entry.path, is_dir=True)
+    reason = unsupported(entry.name, suffixes)
+    if reason:
+        return Entry(entry.name, entry.path, reason)
+    return Entry(safe_name(Path(entry.name).stem), entry.path)
 
 
 def _refuse_duplicates(entries: list[Entry], holds_submission: Callable[[Path], bool] | None) -> list[Entry]:
@@ -156,7 +180,7 @@ def _refuse_duplicates(entries: list[Entry], holds_submission: Callable[[Path], 
     for entry in entries:
         if entry.accepted:
             groups.setdefault(student_key(entry.name), []).append(entry)
-    empty = _empty_folders(groups, holds_submission) if holds_submission else set()
+    empty = empty_folders(groups, holds_submission) if holds_submission else set()
     result = []
     for entry in entries:
         if entry.path in empty:
@@ -170,7 +194,7 @@ def _refuse_duplicates(entries: list[Entry], holds_submission: Callable[[Path], 
     return result
 
 
-def _empty_folders(groups: dict[str, list[Entry]], holds_submission: Callable[[Path], bool]) -> set[Path]:
+def empty_folders(groups: dict[str, list[Entry]], holds_submission: Callable[[Path], bool]) -> set[Path]:
     """The folders to leave out, taken out of ``groups`` too: those with nothing to grade beside another
     entry of the student; of several such folders alone, all but the first, which stands for the student
     (then missing, or graded as an empty submission)."""

@@ -16,6 +16,7 @@ from problemgen.code.sandbox import Limits, Sandbox, rank
 from problemgen.code.sandbox.runner import IsolationError
 from problemgen.code.tasks import get_task
 from problemgen.classes.code_class import grade_class
+from problemgen.classes.layouts import Layout
 from problemgen.classes.summary import render_summary
 from problemgen.code.grade import grade_submission, make_plan
 from problemgen.userfiles import check_output_apart
@@ -36,6 +37,7 @@ class GradeRequest:
     limits: Limits = Limits()
     secret: str | None = None
     progress: Callable[[int, int], None] | None = None  # a class run's (done, total), as it goes
+    layout: Layout | None = None  # a platform's download (see classes.layouts); None: entries named by student
 
 
 def grade_code(request: GradeRequest) -> tuple[str, int]:
@@ -51,13 +53,16 @@ def grade_code(request: GradeRequest) -> tuple[str, int]:
         raise ProblemgenError(f"{request.submission}: no such file or directory")
     if request.submission.is_dir() and request.output is None:
         raise ProblemgenError("grading a class directory needs -o OUT_DIR for the gradebook and reports")
+    if request.layout is not None and not request.submission.is_dir():
+        raise ProblemgenError(f"--layout {request.layout.name} reads a directory of submissions; {request.submission} is a file")
     if request.output is not None:  # a report over the submission, or grades among the submissions
         check_output_apart(request.output, {"submission": request.submission})
     plan = make_plan(task, public_only=request.public_only, secret=request.secret)
     with Sandbox(request.limits, jobs=request.jobs, min_level=request.min_isolation) as sandbox:
         _require_isolation(sandbox, request.min_isolation)
         if request.submission.is_dir():
-            run = grade_class(plan, request.submission, sandbox, request.output, request.fmt, request.progress)
+            run = grade_class(plan, request.submission, sandbox, request.output, request.fmt, request.progress,
+                              request.layout)
             text = render_summary(run.summary, "json" if request.fmt == "json" else "text")
             score = min(run.scores, default=0.0)
         else:

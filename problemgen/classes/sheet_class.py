@@ -4,9 +4,10 @@ The class directory is what ``problemgen worksheet --roster`` wrote (``manifest.
 ``keys/<student>/variant.json`` each; a set written before handouts and keys were apart has
 ``<student>/variant.json``, which is read too); the submissions directory holds ``<student>.toml`` or
 ``<student>/answers.toml``, matched ignoring case (``Carol.toml`` and ``carol/Answers.toml`` are carol's;
-rows keep the roster's spelling). Every roster student and every entry of the submissions directory gets one
-row in the status vocabulary of ``classes.rows``; one student's bad file never stops the run; rows come
-back in roster order whatever the number of worker processes.
+rows keep the roster's spelling), or a course platform's download as it comes (``classes.layouts``). Every
+roster student and every entry of the submissions directory gets one row in the status vocabulary of
+``classes.rows``; one student's bad file never stops the run; rows come back in roster order whatever the
+number of worker processes.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from problemgen.classes import entries
+from problemgen.classes import entries, layouts
+from problemgen.classes.layouts import Layout
 from problemgen.classes.overrides import apply_overrides, for_roster, not_applied, read_overrides
 from problemgen.classes.rows import DUPLICATE, GRADED, MISMATCH, MISSING, REFUSED, UNREADABLE, ClassRow
 from problemgen.classes.runner import ClassRun, run_class
@@ -199,19 +201,25 @@ def _fingerprint(part: str, text: str) -> int:
 
 
 def class_rows(submissions_dir: str | Path, class_dir: str | Path, *, jobs: int | None = 1,
-               overrides: dict | None = None) -> tuple[str, int, Iterator[ClassRow]]:
+               overrides: dict | None = None, layout: Layout | None = None,
+               warnings: list[str] | None = None) -> tuple[str, int, Iterator[ClassRow]]:
     """(title, number of rows, the rows): one per roster student in roster order, then one per entry of
     ``submissions_dir`` that belongs to nobody on the roster (refused, with the reason).
 
     ``overrides`` (student -> overrides, as ``read_overrides`` gives them) go to roster ids ignoring
     case; one naming a student not on the roster is a ProblemgenError before anything is graded.
+    ``layout`` reads a platform's download (see ``classes.layouts``; None: entries named by roster id);
+    what it notes for the summary (late submissions, students it cannot match) is added to ``warnings``.
     """
     submissions_dir = Path(submissions_dir)
     if not submissions_dir.is_dir():
         raise ProblemgenError(f"{submissions_dir}: submissions directory not found")
     title, students = roster(class_dir)
     owners = variant_owners(class_dir)
-    found, refused, strays = _match_entries(submissions_dir, students)
+    if layout is None:
+        found, refused, strays = _match_entries(submissions_dir, students)
+    else:
+        found, refused, strays = _match_download(submissions_dir, students, layout, warnings)
     overrides = for_roster(overrides or {}, students, str(class_dir))
     work = [SheetJob(str(class_dir), s, found.get(s), owners, tuple(overrides.get(s, ()))) for s in students if s not in refused]
     total = len(students) + len(strays)
@@ -255,6 +263,25 @@ def _match_entries(submissions_dir: Path, students: list[str]):
     return found, refused, strays
 
 
+def _match_download(submissions_dir: Path, students: list[str], layout: Layout, warnings: list[str] | None):
+    """:func:`_match_entries` for a platform's download: whose each entry is comes from its name as the
+    platform writes it (``classes.layouts``), never from a plain file name."""
+    known = layouts.identities(layout, students)
+    download = layouts.sort_download(submissions_dir, layout.name, known, (".toml",), _holds_any_sheet)
+    if warnings is not None:
+        warnings.extend([*known.warnings, *download.notes()])
+    found: dict[str, str] = {}
+    refused = {student: (_refusal(reason), reason) for student, reason in download.refused.items()}
+    for student, entry in download.found.items():
+        sheet, problem = _sheet_in(entry.path, any_toml=True) if entry.is_dir else (entry.path, "")
+        if problem:
+            refused[student] = (_refusal(problem), problem)
+        elif sheet is not None:
+            found[student] = str(sheet)
+    strays = [ClassRow(e.name, _refusal(e.refused), message=e.refused) for e in download.strays]
+    return found, refused, strays
+
+
 def _owner_of(entry: entries.Entry) -> str:
     """The student a refused entry would have stood for (``ana.toml`` or ``ana.TOML`` -> ``ana``)."""
     name = entry.path.name
@@ -268,14 +295,22 @@ def _refusal(reason: str) -> str:
 ANSWER_FILE = "answers.toml"
 
 
-def _answer_files(directory: Path) -> list[str]:
-    """The names in ``directory`` that are ``answers.toml`` ignoring case (ASCII only: no look-alikes).
+def _answer_files(directory: Path, any_toml: bool = False) -> list[str]:
+    """The names in ``directory`` that are ``answers.toml`` ignoring case (ASCII only: no look-alikes);
+    with ``any_toml``, where there is none, every ``.toml`` file (a platform's folder keeps the name the
+    student gave the upload, such as ``answers (1).toml``).
 
     Every name is looked at, since a second spelling makes the folder ambiguous; streamed, so a folder
-    of a million files costs time, never memory.
+    of a million files costs time, never memory (of other ``.toml`` files two are kept: two are too many).
     """
+    answers, tomls = [], []
     with os.scandir(directory) as listing:
-        return sorted(e.name for e in listing if e.name.isascii() and e.name.lower() == ANSWER_FILE)
+        for item in listing:
+            if item.name.isascii() and item.name.lower() == ANSWER_FILE:
+                answers.append(item.name)
+            elif any_toml and len(tomls) < 2 and item.name.lower().endswith(".toml") and not item.name.startswith("."):
+                tomls.append(item.name)
+    return sorted(answers or tomls)
 
 
 def _holds_sheet(directory: Path) -> bool:
@@ -283,19 +318,25 @@ def _holds_sheet(directory: Path) -> bool:
     return bool(_answer_files(directory))
 
 
-def _sheet_in(directory: Path) -> tuple[Path | None, str]:
-    """``<student>/answers.toml`` (any case) when it is one regular file; (None, reason) for a link,
-    a special file or two spellings of it; (None, "") when there is none."""
+def _holds_any_sheet(directory: Path) -> bool:
+    """Whether a platform's student folder has an answer file, under any name ending in ``.toml``."""
+    return bool(_answer_files(directory, any_toml=True))
+
+
+def _sheet_in(directory: Path, any_toml: bool = False) -> tuple[Path | None, str]:
+    """``<student>/answers.toml`` (any case; with ``any_toml``, else the folder's one ``.toml`` file) when
+    it is one regular file; (None, reason) for a link, a special file or two of them; (None, "") for none."""
     import stat
 
     try:
-        names = _answer_files(directory)
+        names = _answer_files(directory, any_toml)
     except OSError as exc:
         return None, f"{directory.name}/ cannot be listed ({exc.strerror})"
     if not names:
         return None, ""
     if len(names) > 1:
-        return None, f"{DUPLICATE}: {len(names)} answer files in {directory.name}/ ({', '.join(names)})"
+        count = f"{len(names)}" if any(n.lower() == ANSWER_FILE for n in names) else "several"
+        return None, f"{DUPLICATE}: {count} answer files in {directory.name}/ ({', '.join(names)})"
     sheet = directory / names[0]
     try:
         mode = os.lstat(sheet).st_mode
@@ -333,10 +374,12 @@ def check_grade_paths(answers: Path, variant: Path | None, class_dir: Path | Non
 
 def grade_class(submissions_dir: str | Path, class_dir: str | Path, out_dir: str | Path, fmt: str = "json", *,
                 jobs: int | None = 1, overrides_file: str | Path | None = None,
-                progress: Callable[[int, int], None] | None = None) -> ClassRun:
-    """Grade every roster student's sheet and write the class outputs (see ``classes.runner``)."""
+                progress: Callable[[int, int], None] | None = None, layout: Layout | None = None) -> ClassRun:
+    """Grade every roster student's sheet and write the class outputs (see ``classes.runner``);
+    ``layout`` reads a platform's download (see ``classes.layouts``)."""
     check_output_apart(out_dir, {"submissions directory": submissions_dir, "class directory": class_dir})
     overrides = read_overrides(overrides_file) if overrides_file else {}
-    title, total, rows = class_rows(submissions_dir, class_dir, jobs=jobs, overrides=overrides)
-    return run_class(rows, out_dir, fmt, title, total=total, progress=progress,
-                     warnings=entries.system_files_note(submissions_dir))
+    warnings = entries.system_files_note(submissions_dir)
+    title, total, rows = class_rows(submissions_dir, class_dir, jobs=jobs, overrides=overrides, layout=layout,
+                                    warnings=warnings)
+    return run_class(rows, out_dir, fmt, title, total=total, progress=progress, warnings=warnings)

@@ -8,6 +8,7 @@ import click
 
 from problemgen.sheets.reports import FORMATS
 from problemgen.code.sandbox.isolation import LEVELS
+from problemgen.cli.downloads import layout_options
 from problemgen.cli.progress import PROGRESS_OPTION, class_progress
 
 EXIT_ISOLATION = 3
@@ -91,9 +92,11 @@ def notebook_command(names: tuple[str, ...], recipe: Path | None, output: Path |
               help="Refuse to run student code below this sandbox level.")
 @click.option("--fail-under", type=click.FloatRange(0, 1), help="Exit 1 when a score is below this fraction.")
 @click.option("--timeout", type=click.FloatRange(0.1, 600), default=5.0, show_default=True, help="Seconds per test (wall clock).")
+@layout_options
 @PROGRESS_OPTION
 def grade_code_command(submission: Path, task_name: str, public_only: bool, fmt: str, output: Path | None,
-                       jobs: int, min_isolation: str, fail_under: float | None, timeout: float,
+                       jobs: int, min_isolation: str, fail_under: float | None, timeout: float, layout_name: str,
+                       roster: Path | None, match_by: str | None, id_column: str | None,
                        progress: bool | None) -> None:  # fmt: skip
     """Grade SUBMISSION (a .py or .ipynb file, or a directory with one entry per student) in the sandbox.
 
@@ -102,11 +105,17 @@ def grade_code_command(submission: Path, task_name: str, public_only: bool, fmt:
     left there by an earlier run for an entry this run has none for is removed and named under the
     summary's warnings); JSON reports carry `score` and the `isolation` level reached.
 
+    A course platform's download is read as it comes with --layout canvas, moodle or classroom (a
+    `gh classroom clone student-repos` folder) and --roster roster.csv, whose column --match-by
+    (default canvas_id, the name, github) maps the platform's students to roster ids: rows are the
+    roster's students (missing when they handed in nothing), then the entries that are nobody's.
+
     \b
     Example:
       problemgen grade-code alice.py --task softmax --format json
       problemgen grade-code submissions/ --task multi_head_attention -o grades/ --jobs 2 --min-isolation seccomp
       problemgen grade-code submissions/ --task softmax -o grades/ --progress 2> grading.log
+      problemgen grade-code hw1-submissions/ --task softmax -o grades/ --layout classroom --roster roster.csv
 
     \b
     Exit codes: 0 graded, 1 a score below --fail-under, 2 usage or bad input,
@@ -114,11 +123,13 @@ def grade_code_command(submission: Path, task_name: str, public_only: bool, fmt:
     """
     from problemgen.code.sandbox import IsolationError, Limits
     from problemgen.classes.grade_code import GradeRequest, grade_code
+    from problemgen.classes.layouts import make_layout
 
+    layout = make_layout(layout_name, roster, match_by, id_column)
     try:
         with class_progress(progress) as advance:
             request = GradeRequest(submission, task_name, public_only, fmt, output, jobs, min_isolation, fail_under,
-                                   Limits(case_timeout=timeout), progress=advance)  # fmt: skip
+                                   Limits(case_timeout=timeout), progress=advance, layout=layout)  # fmt: skip
             text, code = grade_code(request)
     except IsolationError as exc:
         click.echo(f"error: {exc}", err=True)

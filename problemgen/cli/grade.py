@@ -7,7 +7,9 @@ from pathlib import Path
 import click
 
 from problemgen.classes import sheet_class as classgrade
+from problemgen.classes.layouts import make_layout
 from problemgen.classes.summary import render_summary
+from problemgen.cli.downloads import layout_options
 from problemgen.cli.progress import PROGRESS_OPTION, class_progress
 from problemgen.errors import ProblemgenError
 from problemgen.sheets import grading, reports
@@ -28,8 +30,10 @@ from problemgen.sheets import grading, reports
               help="Report file (default: stdout); in class mode the output directory (default: grades).")
 @click.option("--fail-under", type=click.FloatRange(0, 1), help="Exit 1 when the score (0-1) is below this.")
 @click.option("--jobs", type=click.IntRange(min=1), help="Worker processes (class mode; default: automatic, 1 below 200 students or on busy CPUs).")
+@layout_options
 @PROGRESS_OPTION
-def grade_command(answers, variant_path, class_dir, overrides_file, fmt, output, fail_under, jobs, progress):
+def grade_command(answers, variant_path, class_dir, overrides_file, fmt, output, fail_under, jobs, layout_name, roster,
+                  match_by, id_column, progress):
     """Grade ANSWERS (one answers.toml) against its variant, or a SUBMISSIONS_DIR against a class.
 
     Class mode reads <student>.toml or <student>/answers.toml (names matched ignoring case) for every
@@ -41,6 +45,13 @@ def grade_command(answers, variant_path, class_dir, overrides_file, fmt, output,
     same OUT, it removes (and names on stderr) a report of the same format that the new run did not
     write, e.g. of a sheet withdrawn since; other files there are left as they are.
     OUT may not lie inside SUBMISSIONS_DIR or CLASS_DIR.
+
+    A course platform's download is read as it comes with --layout canvas (files
+    <name>_<user id>_<file id>_<file>, matched by the roster column canvas_id), moodle (<Full
+    Name>_<participant id>_assignsubmission_file folders or files, matched by the roster's name, or by
+    participant ids in a --match-by column of numbers) or classroom (<prefix>-<login> repositories,
+    matched by the column github), with --roster roster.csv. Rows keep the roster ids; a name that fits
+    no student or two is a refused row, two entries of one student a duplicate-submission.
 
     An override rescores one part of a graded sheet; one for a student without a graded sheet
     (missing, refused, duplicate) or for a part the sheet lacks is listed as not applied, at the top
@@ -62,10 +73,15 @@ def grade_command(answers, variant_path, class_dir, overrides_file, fmt, output,
       problemgen grade out/answers.toml --variant out/variant.json
       problemgen grade answers.toml --variant variant.json --format junit -o report.xml --fail-under 0.6
       problemgen grade submissions/ --variants class/ -o grades/ --format json --jobs 2
+      problemgen grade canvas_download/ --variants class/ -o grades/ --layout canvas --roster roster.csv
+      problemgen grade moodle_download/ --variants class/ -o grades/ --layout moodle --roster roster.csv
 
     Exit codes: 0 grading ran (whatever the score), 1 score below --fail-under, 2 usage error or bad input.
     """
     classgrade.check_grade_paths(answers, variant_path, class_dir, output, class_only=overrides_file)
+    layout = make_layout(layout_name, roster, match_by, id_column)
+    if layout is not None and class_dir is None:
+        raise ProblemgenError("--layout reads a class's download: give --variants CLASS_DIR")
     if class_dir is None:
         report = grading.grade_file(answers, variant_path)
         _emit(reports.render(report, fmt), output)
@@ -74,7 +90,7 @@ def grade_command(answers, variant_path, class_dir, overrides_file, fmt, output,
         raise ProblemgenError("--fail-under applies to one sheet, not to a class run")
     with class_progress(progress) as advance:
         run = classgrade.grade_class(answers, class_dir, output or Path("grades"), fmt, jobs=jobs,
-                                     overrides_file=overrides_file, progress=advance)
+                                     overrides_file=overrides_file, progress=advance, layout=layout)
     click.echo(render_summary(run.summary, "json" if fmt == "json" else "text"), nl=False)
     for line in run.summary["overrides_not_applied"]:
         click.echo(f"warning: override for {line}", err=True)
