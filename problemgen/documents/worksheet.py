@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
-from problemgen.documents.banks import SAFE_ID, Bank, BankItem, load_bank
+from problemgen.documents.banks import MAX_SEED, SAFE_ID, Bank, BankItem, load_bank  # noqa: F401 - MAX_SEED re-exported
 from problemgen.model.core import Problem, ProblemgenError
 from problemgen.model.variantfile import SheetProblem, WorksheetVariant
 import problemgen.secret_env as secret_env
@@ -49,8 +49,6 @@ ROSTER_DELIMITERS = ",;\t"
 HANDOUTS, KEYS = "handouts", "keys"
 KEY_FILE_PREFIXES = ("answer_key.", "key.toml", "variant.json")
 """Files of a worksheet directory that hold answers: never among the handouts."""
-MAX_SEED = 2**64 - 1
-"""Worksheet seeds run from 0 to 2**64 - 1 (``worksheet --seed``; the LMS exports draw from the same range)."""
 MAX_ROSTER_BYTES = 4 * 1024 * 1024
 MAX_STUDENTS = 5000
 _RESERVED_NAMES = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))}
@@ -108,7 +106,7 @@ class ProblemCache:
         try:
             return generate(item.kind, seed, item.difficulty, **{**fair, **item.overrides})
         except ProblemgenError as exc:
-            raise ProblemgenError(f"bank entry at line {item.line}: {exc}") from exc
+            raise ProblemgenError(f"{item.where}: {exc}") from exc
 
 
 STRUCTURAL_OVERRIDES = ("representation", "convention", "alignment", "form", "order", "bias", "tied",
@@ -146,7 +144,7 @@ def fair_overrides(bank: Bank, base_seed: int) -> dict[tuple[int, int], dict]:
             try:
                 problem, chosen = draw_choices(item.kind, seed, item.difficulty, **item.overrides)
             except ProblemgenError as exc:
-                raise ProblemgenError(f"bank entry at line {item.line}: {exc}") from exc
+                raise ProblemgenError(f"{item.where}: {exc}") from exc
             shared = structural_choices(problem, chosen)
             pinned[(index, copy)] = {
                 name: value for name, value in shared.items() if name not in item.vary and name not in item.overrides
