@@ -133,6 +133,49 @@ def test_overrides_that_fit_only_some_draws_build_every_student_and_every_export
     assert '"d_model":512' in variant.replace(" ", "")
 
 
+BROKEN_TEMPLATES = [  # (what is broken, file, text, what the message says)
+    ("fragment syntax", "problems/attention.weights.j2", "{% block prompt %}\n{% if %}{% endblock %}",
+     "problems/attention.weights.j2, line 2: Expected an expression"),
+    ("fragment name", "problems/attention.weights.j2",
+     "{% block prompt %}{{ parms.Q }}{% endblock %}{% block solution %}s{% endblock %}",
+     "problems/attention.weights.j2, line 1 (prompt): 'parms' is undefined"),
+    ("fragment arithmetic", "problems/attention.weights.j2",
+     "{% block prompt %}x{% endblock %}{% block solution %}\n{{ params.d_k / 0 }}{% endblock %}",
+     "problems/attention.weights.j2, line 2 (solution): ZeroDivisionError: division by zero"),
+    ("fragment without a solution", "problems/attention.weights.j2", "{% block prompt %}x{% endblock %}",
+     "template for 'attention.weights' has no 'solution' block"),
+    ("document syntax", "documents/worksheet.md.j2", "{{ title }\n", "documents/worksheet.md.j2, line 1: unexpected '}'"),
+]
+
+
+@pytest.mark.parametrize("command", ["bank validate", "worksheet", "class set"])
+@pytest.mark.parametrize("name, text, message", [case[1:] for case in BROKEN_TEMPLATES],
+                         ids=[case[0] for case in BROKEN_TEMPLATES])
+def test_a_broken_template_is_found_before_anything_is_written(tmp_path, roster, capsys, command, name, text, message):
+    """A Python error in a user's template was a traceback; the rest surfaced only while writing, after a class
+    set had created its folder — and `bank validate --templates` passed them all."""
+    bank, out, templates = tmp_path / "bank.toml", tmp_path / "out", tmp_path / "templates"
+    bank.write_text(HEAD + 'kind = "attention.weights"\n', encoding="utf-8")
+    (templates / name).parent.mkdir(parents=True)
+    (templates / name).write_text(text, encoding="utf-8")
+    out.mkdir()
+    assert run([*COMMANDS[command](str(bank), str(out), str(roster)), "--templates", str(templates)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {bank}") and message in err and err.count("\n") == 1, err
+    assert not any(out.iterdir())
+
+
+def test_a_users_document_template_that_raises_is_one_line_with_its_file_and_line(tmp_path, capsys):
+    bank, templates = tmp_path / "bank.toml", tmp_path / "templates"
+    bank.write_text(HEAD + 'kind = "attention.weights"\n', encoding="utf-8")
+    (templates / "documents").mkdir(parents=True)
+    (templates / "documents" / "worksheet.md.j2").write_text("# {{ title }}\n{{ problems | length / 0 }}\n")
+    assert run(["worksheet", str(bank), "-o", str(tmp_path / "out"), "--templates", str(templates)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: template {templates}/documents/worksheet.md.j2, line 2: ZeroDivisionError: division by zero\n"
+    assert not (tmp_path / "out").exists()
+
+
 def test_bank_validate_checks_every_bank_after_one_that_is_not_toml(tmp_path, capsys):
     broken, misspelt = tmp_path / "broken.toml", tmp_path / "misspelt.toml"
     broken.write_text(HEAD + "kind = attention.weights\n")

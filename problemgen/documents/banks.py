@@ -422,14 +422,23 @@ def check_bank(
 
 
 def _try_items(items: list[BankItem], check: _Checker, templates: str | None) -> None:
-    from problemgen.documents.rendering import environment  # lazy: checking a bank file need not load jinja2
+    """Draw each entry's first variant; with a user's template directory, also compile every template there
+    and render each entry's variant, so a broken template is found before a worksheet or class set writes."""
+    from problemgen.documents import rendering  # lazy: checking a bank file need not load jinja2
 
-    fragments = set(environment("md", templates).loader.list_templates())  # one walk of the template folders
+    fragments = set(rendering.environment("md", templates).loader.list_templates())  # one walk of the folders
+    broken = rendering.user_template_problems(templates) if templates else {}
     for index, item in enumerate(items):
         fragment = f"problems/{item.kind}.j2"
         if fragment not in fragments:
             check.item_issue(index, "kind", f"kind {item.kind!r} has no template fragment {fragment}")
-        _try_item(index, item, check)
+        elif fragment in broken:
+            check.item_issue(index, "kind", broken[fragment])
+        problem = _try_item(index, item, check)
+        if problem is not None and templates and fragment in fragments and fragment not in broken:
+            _try_fragment(index, problem, check, templates)
+    used = {f"problems/{item.kind}.j2" for item in items}
+    check.issues += [BankIssue(check.display, 0, "", message) for name, message in broken.items() if name not in used]
 
 
 def _try_item(index: int, item: BankItem, check: _Checker):
@@ -443,6 +452,18 @@ def _try_item(index: int, item: BankItem, check: _Checker):
     except (TypeError, ValueError) as exc:
         check.item_issue(index, "overrides", f"kind {item.kind!r} rejected these overrides: {exc}")
     return None
+
+
+def _try_fragment(index: int, problem, check: _Checker, templates: str) -> None:
+    """Render the variant's prompt and solution with the user's templates, as Markdown and as LaTeX."""
+    from problemgen.documents.rendering import render_blocks  # lazy: checking a bank file need not load jinja2
+
+    for fmt in ("md", "tex"):
+        try:
+            list(render_blocks(problem, ("prompt", "solution"), fmt, templates))
+        except ProblemgenError as exc:
+            check.item_issue(index, "kind", f"{exc}{' (as LaTeX)' if fmt == 'tex' else ''}")
+            return
 
 
 def load_bank(path: str | Path, templates: str | Path | None = None) -> Bank:

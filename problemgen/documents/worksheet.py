@@ -216,17 +216,9 @@ class DocumentRenderer:
     def _fragments(self, problem: Problem, blocks: tuple[str, ...], fmt: str) -> list[str]:
         """The text of each of ``blocks`` of the problem's fragment, rendered from one template context
         (template errors as :class:`ProblemgenError`)."""
-        import jinja2
-
         from problemgen.documents.rendering import render_blocks  # lazy: jinja2 only when rendering
 
-        texts, rendered = render_blocks(problem, blocks, fmt, self.user_dir), []
-        for block in blocks:
-            try:
-                rendered.append(next(texts))
-            except jinja2.TemplateError as exc:
-                raise _template_error(exc, problem, block) from exc
-        return rendered
+        return list(render_blocks(problem, blocks, fmt, self.user_dir))
 
     def conventions(self, fmt: str) -> str:
         if fmt not in self._conventions:
@@ -311,16 +303,6 @@ def _key_problem(entry: dict, shown: list[dict], placed: SheetProblem, solution:
 
 FRAGMENT_BLOCKS = ("prompt", "solution")
 """The blocks of a problem's template fragment."""
-
-
-def _template_error(exc: Exception, problem: Problem, block: str) -> ProblemgenError:
-    """A jinja error while rendering a fragment block, as the project's error (file and line when it is a
-    syntax error)."""
-    import jinja2
-
-    if isinstance(exc, jinja2.TemplateSyntaxError):
-        return ProblemgenError(f"template {exc.filename or exc.name}, line {exc.lineno}: {exc.message}")
-    return ProblemgenError(f"template problems/{problem.kind}.j2 ({block}): {exc.message}")
 
 
 def _name_for(name: str, fmt: str) -> str:
