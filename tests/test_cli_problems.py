@@ -94,9 +94,11 @@ def test_show_set_mistakes_are_one_line_as_in_a_bank(capsys, setting, message):
     assert run(["show", "attention.weights", "--set", setting], capsys)[::2] == (2, message)
 
 
-def test_unknown_topic_is_a_usage_error_with_a_suggestion(capsys):
-    code, _, err = run(["list", "--topic", "mask"], capsys)
-    assert code == 2 and "did you mean 'masks'" in err
+@pytest.mark.parametrize("command", ["list", "check"])
+def test_unknown_topic_is_a_usage_error_with_a_suggestion(capsys, command):
+    """`check --topic mask` said only 'no kinds to check', where `list` suggested the topic."""
+    code, _, err = run([command, "--topic", "mask"], capsys)
+    assert code == 2 and err.startswith("error: unknown topic 'mask' — did you mean 'masks'?; topics: attention, ")
 
 
 def test_show_renders_the_prompt_and_the_worked_solution(capsys):
