@@ -102,3 +102,16 @@ def test_every_registered_kind_is_named_topic_dot_skill_after_its_module():
     for spec in registry.all_kinds():
         assert spec.topic in registry.topic_modules()
         assert spec.make.__module__ == f"problemgen.problems.{spec.topic}"
+
+
+def test_an_override_refusal_keeps_its_name_when_a_worker_process_sends_it_back():
+    """A class set's workers return errors pickled; an exception whose arguments differ from its constructor's
+    cannot be unpickled, and the parent would see a TypeError instead of the refusal."""
+    import pickle
+
+    from problemgen.model.overrides import OverrideValueError
+
+    with pytest.raises(OverrideValueError) as refused:
+        registry.generate("attention.weights", 0, d_k=0)
+    copy = pickle.loads(pickle.dumps(refused.value))
+    assert (type(copy), str(copy), copy.name) == (OverrideValueError, str(refused.value), "d_k")
