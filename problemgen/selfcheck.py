@@ -95,6 +95,9 @@ def check_kinds(
     names = list(kinds or ()) or [spec.name for spec in registry.all_kinds(topic)]
     if topic is not None:
         names = [name for name in names if registry.get_kind(name).topic == topic]
+    if topic is not None and topic not in registry.topic_modules():  # as `list --topic` says it
+        topics = sorted(registry.topic_modules())
+        raise ProblemgenError(f"unknown topic {topic!r}{registry.suggest(topic, topics)}; topics: {', '.join(topics)}")
     if not names:
         raise ProblemgenError(f"no kinds to check (topic {topic!r})" if topic else "no kinds to check")
     seed_list = list(range(seeds)) if isinstance(seeds, int) else list(seeds)

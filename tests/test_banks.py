@@ -115,7 +115,7 @@ def test_banks_refuse_stored_answers(tmp_path):
     "line, key, message",
     [
         ("count = 0", "count", "count must be an integer from 1"),
-        ("seeds = [1, -2]", "seeds", "seeds must be a non-empty list of non-negative integers"),
+        ("seeds = [1, -2]", "seeds", "seeds must be a non-empty list of integers from 0 to"),
         ("difficulty = 7", "difficulty", "difficulty must be one of [1, 2, 3]"),
         ("points = 0", "points", "points must be a number above 0"),
         ('title = ""', "title", "title must be a non-empty string"),
@@ -171,7 +171,7 @@ def test_top_level_problems_are_all_reported(tmp_path):
 
 def test_toml_syntax_errors_carry_the_line_number(tmp_path):
     path = write_bank(tmp_path, 'title = "T"\n[[problems]]\nkind = norms\n')
-    with pytest.raises(ProblemgenError, match=r"demo\.toml: invalid TOML: .*line 3"):
+    with pytest.raises(ProblemgenError, match=r"demo\.toml, line 3, column 8: invalid TOML: Invalid value$"):
         banks.check_bank(path)
 
 

@@ -85,9 +85,20 @@ def test_show_set_pins_an_override_and_refuses_a_bad_value_in_one_line(capsys):
     assert code == 2 and "expected NAME=VALUE" in err
 
 
-def test_unknown_topic_is_a_usage_error_with_a_suggestion(capsys):
-    code, _, err = run(["list", "--topic", "mask"], capsys)
-    assert code == 2 and "did you mean 'masks'" in err
+@pytest.mark.parametrize("setting, message", [
+    ("d_k=4.0", "error: override d_k=4.0 is a decimal number, not a whole number; choose one of 2, 3, 4, 8, 9, 16\n"),
+    ("dk=2", "error: kind 'attention.weights' has no override 'dk' — did you mean 'd_k'?; allowed: L, d_k, S\n"),
+], ids=["a decimal where a whole number goes", "a misspelt name"])
+def test_show_set_mistakes_are_one_line_as_in_a_bank(capsys, setting, message):
+    """``--set d_k=4.0`` was a numpy traceback; a misspelt name got no suggestion, though a bank's did."""
+    assert run(["show", "attention.weights", "--set", setting], capsys)[::2] == (2, message)
+
+
+@pytest.mark.parametrize("command", ["list", "check"])
+def test_unknown_topic_is_a_usage_error_with_a_suggestion(capsys, command):
+    """`check --topic mask` said only 'no kinds to check', where `list` suggested the topic."""
+    code, _, err = run([command, "--topic", "mask"], capsys)
+    assert code == 2 and err.startswith("error: unknown topic 'mask' — did you mean 'masks'?; topics: attention, ")
 
 
 def test_show_renders_the_prompt_and_the_worked_solution(capsys):

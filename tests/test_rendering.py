@@ -183,7 +183,7 @@ def test_fragment_rendering_is_strict_and_user_templates_override(tmp_path):
     fragment = tmp_path / "problems" / "demo.thing.j2"
     fragment.write_text("{% block prompt %}x is {{ params.x }}{% endblock %}{% block solution %}{{ sol.y }}{% endblock %}")
     assert rendering.render_block(problem, "prompt", "md", str(tmp_path)) == "x is 3\n"
-    with pytest.raises(jinja2.UndefinedError):
+    with pytest.raises(ProblemgenError, match=r"demo\.thing\.j2, line 1 \(solution\): 'dict object' has no attribute 'y'"):
         rendering.render_block(problem, "solution", "md", str(tmp_path))
 
 

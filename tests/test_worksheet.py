@@ -181,13 +181,13 @@ def test_template_typos_surface_as_project_errors_naming_the_template(bank, tmp_
     problems = tmp_path / "templates" / "problems"
     problems.mkdir(parents=True)
     (problems / "attention.weights.j2").write_text("{% block prompt %}{{ parms.Q }}{% endblock %}{% block solution %}{% endblock %}")
-    with pytest.raises(ProblemgenError, match=r"problems/attention\.weights\.j2 \(prompt\): 'parms' is undefined"):
+    with pytest.raises(ProblemgenError, match=r"problems/attention\.weights\.j2, line 1 \(prompt\): 'parms' is undefined"):
         worksheet.write_worksheet(WorksheetJob(bank, tmp_path / "out", templates=tmp_path / "templates"))
     assert not (tmp_path / "out").exists()
 
     for name, fragment, message in [  # a directory each: an environment keeps the templates it has loaded
         ("solution", "{% block prompt %}{% endblock %}{% block solution %}{{ sol.Z }}{% endblock %}",
-         r"problems/attention\.weights\.j2 \(solution\): .* no attribute 'Z'"),
+         r"problems/attention\.weights\.j2, line 1 \(solution\): .* no attribute 'Z'"),
         ("syntax", "{% block prompt %}\n{% if %}{% endblock %}", r"attention\.weights\.j2, line 2: "),
     ]:
         (tmp_path / name / "problems").mkdir(parents=True)

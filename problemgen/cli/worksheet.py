@@ -6,6 +6,7 @@ import click
 
 from problemgen.cli.progress import PROGRESS_OPTION, class_progress
 from problemgen.documents import banks, worksheet
+from problemgen.errors import ProblemgenError
 
 
 @click.command("worksheet")
@@ -88,7 +89,10 @@ def validate_command(ctx, paths, templates):
     """
     failures = 0
     for path in paths:
-        bank, issues = banks.check_bank(path, templates=templates)
+        try:
+            bank, issues = banks.check_bank(path, templates=templates)
+        except ProblemgenError as exc:  # unreadable or not TOML: report it and check the other banks
+            bank, issues = None, [exc]
         for issue in issues:
             click.echo(f"error: {issue}", err=True)
         failures += bool(issues)

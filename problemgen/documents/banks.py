@@ -22,9 +22,13 @@ public. Layout::
     vary = ["convention"]               # overrides left free per student (default: one structure for all)
 
 Validation reports every problem it finds with the file, the line and the key, and suggests the
-closest name for a typo ("unknown kind 'atention.weights' — did you mean 'attention.weights'?").
-TOML syntax errors carry tomllib's own line numbers; for semantic errors the line is found by
-scanning the text for the key inside the right ``[[problems]]`` table.
+closest name for a typo ("unknown kind 'atention.weights' — did you mean 'attention.weights'?"); a key
+at the wrong level (``seed`` inside a ``[[problems]]`` table, ``kind`` above the first one) is named as
+such. TOML syntax errors carry tomllib's own line numbers; for semantic errors the line is found by
+scanning the text for the key inside the right ``[[problems]]`` table. A bank is UTF-8 text (a
+byte-order mark is skipped); seeds run from 0 to 2**64 - 1; an override's value must be of the kind's
+own type (``d_k = 4``, not ``4.0`` or ``"4"``). Every command that reads a bank goes through
+:func:`load_bank`, so the messages are the same whichever command meets a mistake.
 """
 
 from __future__ import annotations
@@ -38,13 +42,17 @@ from typing import Any
 
 from problemgen.documents import texmath
 from problemgen.model.core import ProblemgenError
+from problemgen.model.overrides import OverrideValueError
 from problemgen.userfiles import read_capped
-from problemgen.model.registry import all_kinds, generate, get_kind, suggest
+from problemgen.model.registry import all_kinds, generate, get_kind, no_such_override, suggest
 from problemgen.resources import banks_dir
 
 MAX_BANK_BYTES = 1024 * 1024
 MAX_PROBLEMS = 500
 """Caps that keep a mistyped ``count`` from building a million problems."""
+MAX_SEED = 2**64 - 1
+"""Seeds run from 0 to 2**64 - 1 (a bank's ``seed`` and pinned ``seeds``, ``worksheet --seed``; the LMS exports
+draw from the same range): the largest integer ``variant.json`` holds."""
 
 TOP_KEYS = ("id", "title", "seed", "instructions", "problems")
 ITEM_KEYS = ("kind", "count", "seeds", "difficulty", "points", "title", "overrides", "credit", "mistake_credit", "vary")
@@ -67,11 +75,17 @@ class BankItem:
     credit: str = "entries"
     mistake_credit: float = 0.0
     vary: tuple[str, ...] = ()
+    path: str = ""
 
     @property
     def size(self) -> int:
         """Problems this entry puts on the sheet."""
         return len(self.seeds) if self.seeds is not None else self.count
+
+    @property
+    def where(self) -> str:
+        """``bank.toml, line 7``: where an error found while building this entry's problems points."""
+        return f"{self.path or 'bank'}, line {self.line}"
 
 
 @dataclass(frozen=True)
@@ -136,6 +150,8 @@ class _Lines:
 
     def __init__(self, text: str) -> None:
         self.lines = text.splitlines()
+        # where each [[problems]] table starts, found once (found per entry, a long bank took quadratic time)
+        self.headers = [n for n, line in enumerate(self.lines) if self.ITEM_HEADER.match(line)]
 
     def _find(self, key: str, start: int, stop: int, *, anywhere: bool = False) -> int:
         pattern = re.compile(rf"(^|[{{,]\s*){re.escape(key)}\s*=" if anywhere else rf"^\s*{re.escape(key)}\s*=")
@@ -147,10 +163,9 @@ class _Lines:
 
     def item_span(self, index: int) -> tuple[int, int]:
         """0-based [start, stop) of the ``index``-th ``[[problems]]`` table, sub-tables included."""
-        headers = [n for n, line in enumerate(self.lines) if self.ITEM_HEADER.match(line)]
-        if index >= len(headers):
+        if index >= len(self.headers):
             return 0, len(self.lines)
-        start = headers[index]
+        start = self.headers[index]
         stop = start + 1
         while stop < len(self.lines) and not (
             self.HEADER.match(self.lines[stop]) and not self.SUB_HEADER.match(self.lines[stop])
@@ -206,23 +221,38 @@ class _Checker:
     def item_issue(self, index: int, key: str, message: str) -> None:
         self.issues.append(BankIssue(self.display, self.where.item(index, key), key, message))
 
-    def unknown_keys(self, found: dict, allowed: tuple[str, ...], report) -> None:
+    def unknown_keys(self, found: dict, top: bool, report) -> None:
+        """Report keys a bank's top level (``top``) or a ``[[problems]]`` table does not take."""
+        allowed = TOP_KEYS if top else ITEM_KEYS
         for key in sorted(set(found) - set(allowed)):
             if key.lower().startswith("answer"):
                 report(key, "banks are recipes and never store answers (they are derived from the seeds)")
+            elif key in WRONG_LEVEL and WRONG_LEVEL[key][0] != top:
+                report(key, WRONG_LEVEL[key][1])
             else:
                 report(key, f"unknown key{suggest(key, list(allowed))}; allowed: {', '.join(allowed)}")
 
 
+WRONG_LEVEL = {
+    **{key: (False, f"{key} belongs in a [[problems]] table, not above the first one")
+       for key in ITEM_KEYS if key not in TOP_KEYS},
+    "seed": (True, ("seed is the bank's, written above the first [[problems]]; "
+                    "to fix this problem's variants, pin them with seeds = [...]")),
+    "id": (True, "id is the bank's, written above the first [[problems]]; problems are numbered p1, p2, … in order"),
+    "instructions": (True, "instructions are the bank's, written above the first [[problems]]"),
+}
+"""Keys written at the wrong level: key -> (is it a top-level key?, what to say)."""
+
+
 def _check_top(data: dict, check: _Checker, default_id: str) -> tuple[str, str, int, str]:
-    check.unknown_keys(data, TOP_KEYS, check.top_issue)
+    check.unknown_keys(data, True, check.top_issue)
     title = data.get("title")
     if not isinstance(title, str) or not title.strip():
         check.top_issue("title", "a non-empty title string is required")
         title = default_id
     seed = data.get("seed", 0)
-    if not _is_int(seed) or seed < 0:
-        check.top_issue("seed", f"seed must be a non-negative integer, not {seed!r}")
+    if not _is_int(seed) or not 0 <= seed <= MAX_SEED:
+        check.top_issue("seed", f"seed must be an integer from 0 to {MAX_SEED}, not {seed!r}")
         seed = 0
     bank_id = data.get("id", default_id)
     if not isinstance(bank_id, str) or not SAFE_ID.match(bank_id):
@@ -261,8 +291,8 @@ def _check_count_and_seeds(index: int, raw: dict, check: _Checker) -> tuple[int,
     seeds = raw.get("seeds")
     if seeds is None:
         return count, None
-    if not isinstance(seeds, list) or not seeds or not all(_is_int(s) and s >= 0 for s in seeds):
-        check.item_issue(index, "seeds", "seeds must be a non-empty list of non-negative integers")
+    if not isinstance(seeds, list) or not seeds or not all(_is_int(s) and 0 <= s <= MAX_SEED for s in seeds):
+        check.item_issue(index, "seeds", f"seeds must be a non-empty list of integers from 0 to {MAX_SEED}")
         return count, None
     return count, tuple(seeds)
 
@@ -271,7 +301,7 @@ def _check_item(index: int, raw: Any, check: _Checker) -> BankItem | None:
     if not isinstance(raw, dict):
         check.item_issue(index, "problems", "each problem must be a table ([[problems]])")
         return None
-    check.unknown_keys(raw, ITEM_KEYS, lambda key, msg: check.item_issue(index, key, msg))
+    check.unknown_keys(raw, False, lambda key, msg: check.item_issue(index, key, msg))
     spec = _check_kind(index, raw, check)
     count, seeds = _check_count_and_seeds(index, raw, check)
     difficulty = raw.get("difficulty")
@@ -294,20 +324,18 @@ def _check_item(index: int, raw: Any, check: _Checker) -> BankItem | None:
         overrides = {}
     if spec is not None:
         for name in sorted(set(overrides) - set(spec.override_names)):
-            allowed = ", ".join(spec.override_names) or "none"
-            check.item_issue(
-                index, name,
-                f"kind {spec.name!r} has no override {name!r}{suggest(name, list(spec.override_names))}; "
-                f"allowed: {allowed}",
-            )
+            check.item_issue(index, name, no_such_override(spec, [name]))
     credit, mistake_credit = _check_credit(index, raw, check)
     vary = _check_vary(index, raw, check, spec)
+    for name in sorted(set(vary) & set(overrides)):  # the override would win silently: say which was meant
+        check.item_issue(index, "vary", f"vary names {name!r}, which overrides pins; keep it in one of the two")
     if spec is None:
         return None
     return BankItem(
         kind=spec.name, count=count, seeds=seeds, difficulty=difficulty if _is_int(difficulty) else None,
         points=float(points), title=title.strip() if title else None, overrides=dict(sorted(overrides.items())),
         line=check.where.item_span(index)[0] + 1, credit=credit, mistake_credit=mistake_credit, vary=vary,
+        path=check.display,
     )
 
 
@@ -332,23 +360,30 @@ def _check_vary(index: int, raw: dict, check: _Checker, spec) -> tuple[str, ...]
         return ()
     if spec is not None:
         for name in sorted(set(vary) - set(spec.override_names)):
-            allowed = ", ".join(spec.override_names) or "none"
-            check.item_issue(index, "vary", f"kind {spec.name!r} has no override {name!r}{suggest(name, list(spec.override_names))}; allowed: {allowed}")
+            check.item_issue(index, "vary", no_such_override(spec, [name]))
     return tuple(sorted(set(vary)))
 
 
+TOML_WHERE = re.compile(r"^(?P<message>.*) \(at line (?P<line>\d+), column (?P<column>\d+)\)$")
+
+
 def _parse(path: Path, display: str) -> tuple[str, dict]:
+    """The bank's text and its TOML. A byte-order mark (which Windows editors write) is skipped, as for rosters."""
     try:
         raw = read_capped(path, MAX_BANK_BYTES, "bank")
     except ProblemgenError as exc:
         raise ProblemgenError(str(exc).replace(str(path), display, 1)) from exc
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8").removeprefix("\ufeff")
         return text, tomllib.loads(text)
     except UnicodeDecodeError as exc:
-        raise ProblemgenError(f"{display}: bank is not UTF-8 text") from exc
+        raise ProblemgenError(f"{display}: bank is not UTF-8 text (byte {exc.start} is not)") from exc
     except tomllib.TOMLDecodeError as exc:
-        raise ProblemgenError(f"{display}: invalid TOML: {exc}") from exc
+        where = TOML_WHERE.match(str(exc))
+        if where is None:
+            raise ProblemgenError(f"{display}: invalid TOML: {exc}") from exc
+        raise ProblemgenError(f"{display}, line {where['line']}, column {where['column']}: invalid TOML: "
+                              f"{where['message']}") from exc
 
 
 def check_bank(
@@ -366,8 +401,13 @@ def check_bank(
     check = _Checker(display, text)
     bank_id, title, seed, instructions = _check_top(data, check, path.stem if SAFE_ID.match(path.stem) else "bank")
     raw_items = data.get("problems")
-    if not isinstance(raw_items, list) or not raw_items:
+    misspelt = any(suggest(key, ["problems"]) for key in data if key != "problems")  # reported as unknown already
+    if (not isinstance(raw_items, list) or not raw_items) and not (misspelt and raw_items is None):
         check.top_issue("problems", "at least one [[problems]] entry is required")
+    if not isinstance(raw_items, list):
+        raw_items = []
+    if len(raw_items) > MAX_PROBLEMS:  # each entry is a problem at least: say so once, not per entry
+        check.top_issue("problems", f"the bank has {len(raw_items)} [[problems]] entries; at most {MAX_PROBLEMS} are allowed")
         raw_items = []
     items = [_check_item(i, raw, check) for i, raw in enumerate(raw_items)]
     total = sum(item.size for item in items if item)
@@ -382,20 +422,48 @@ def check_bank(
 
 
 def _try_items(items: list[BankItem], check: _Checker, templates: str | None) -> None:
-    from problemgen.documents.rendering import environment  # lazy: checking a bank file need not load jinja2
+    """Draw each entry's first variant; with a user's template directory, also compile every template there
+    and render each entry's variant, so a broken template is found before a worksheet or class set writes."""
+    from problemgen.documents import rendering  # lazy: checking a bank file need not load jinja2
 
-    fragments = set(environment("md", templates).loader.list_templates())  # one walk of the template folders
+    fragments = set(rendering.environment("md", templates).loader.list_templates())  # one walk of the folders
+    broken = rendering.user_template_problems(templates) if templates else {}
     for index, item in enumerate(items):
-        seed = item.seeds[0] if item.seeds else 0
         fragment = f"problems/{item.kind}.j2"
         if fragment not in fragments:
             check.item_issue(index, "kind", f"kind {item.kind!r} has no template fragment {fragment}")
+        elif fragment in broken:
+            check.item_issue(index, "kind", broken[fragment])
+        problem = _try_item(index, item, check)
+        if problem is not None and templates and fragment in fragments and fragment not in broken:
+            _try_fragment(index, problem, check, templates)
+    used = {f"problems/{item.kind}.j2" for item in items}
+    check.issues += [BankIssue(check.display, 0, "", message) for name, message in broken.items() if name not in used]
+
+
+def _try_item(index: int, item: BankItem, check: _Checker):
+    """The entry's first variant, or None with the issue noted (an override's own line when it is one value)."""
+    try:
+        return generate(item.kind, item.seeds[0] if item.seeds else 0, item.difficulty, **item.overrides)
+    except OverrideValueError as exc:
+        check.item_issue(index, exc.name if exc.name in item.overrides else "overrides", str(exc))
+    except ProblemgenError as exc:
+        check.item_issue(index, "overrides" if item.overrides else "kind", str(exc))
+    except (TypeError, ValueError) as exc:
+        check.item_issue(index, "overrides", f"kind {item.kind!r} rejected these overrides: {exc}")
+    return None
+
+
+def _try_fragment(index: int, problem, check: _Checker, templates: str) -> None:
+    """Render the variant's prompt and solution with the user's templates, as Markdown and as LaTeX."""
+    from problemgen.documents.rendering import render_blocks  # lazy: checking a bank file need not load jinja2
+
+    for fmt in ("md", "tex"):
         try:
-            generate(item.kind, seed, item.difficulty, **item.overrides)
+            list(render_blocks(problem, ("prompt", "solution"), fmt, templates))
         except ProblemgenError as exc:
-            check.item_issue(index, "overrides" if item.overrides else "kind", str(exc))
-        except (TypeError, ValueError) as exc:
-            check.item_issue(index, "overrides", f"kind {item.kind!r} rejected these overrides: {exc}")
+            check.item_issue(index, "kind", f"{exc}{' (as LaTeX)' if fmt == 'tex' else ''}")
+            return
 
 
 def load_bank(path: str | Path, templates: str | Path | None = None) -> Bank:

@@ -300,18 +300,77 @@ def render_blocks(
 ) -> Iterator[str]:
     """The text of each of ``blocks`` of the problem's fragment, each rendered when it is taken, all from
     one context: a block only reads the context (names it sets stay inside the block), so a worksheet's
-    prompt and solution need not build one each."""
+    prompt and solution need not build one each. Template errors are ProblemgenErrors naming the file."""
     env = environment(fmt, user_dir)
+    name = f"problems/{problem.kind}.j2"
     try:
-        template = env.get_template(f"problems/{problem.kind}.j2")
+        template = env.get_template(name)
     except jinja2.TemplateNotFound as exc:
         raise ProblemgenError(f"no template fragment for kind {problem.kind!r} ({exc.name})") from exc
+    except jinja2.TemplateError as exc:
+        raise template_error(exc, name) from exc
     context = template.new_context(problem_context(problem))
     for block in blocks:
         if block not in template.blocks:
             raise ProblemgenError(f"template for {problem.kind!r} has no {block!r} block")
-        text = "".join(template.blocks[block](context)).strip() + "\n"
+        try:
+            text = "".join(template.blocks[block](context)).strip() + "\n"
+        except Exception as exc:
+            if not isinstance(exc, jinja2.TemplateError) and not is_users(template, user_dir):
+                raise  # a built-in fragment failing is a bug, not the user's template
+            raise template_error(exc, name, block) from exc
         yield to_unicode(text) if fmt == "text" else text  # text: the fragments' $…$ math as readable Unicode
+
+
+def is_users(template: jinja2.Template, user_dir: str | None) -> bool:
+    """Whether ``template`` was loaded from the user's ``--templates`` directory."""
+    if not user_dir or not template.filename:
+        return False
+    return Path(template.filename).resolve().is_relative_to(Path(user_dir).resolve())
+
+
+def template_error(exc: Exception, name: str, block: str | None = None) -> ProblemgenError:
+    """One line for a template that failed: its file and line, and what went wrong (a syntax error, an
+    undefined name, or any error a user's template raised, such as a division by zero)."""
+    if isinstance(exc, jinja2.TemplateSyntaxError):
+        return ProblemgenError(f"template {exc.filename or exc.name}, line {exc.lineno}: {exc.message}")
+    file, line = _template_location(exc)
+    where = f"template {file or name}" + (f", line {line}" if line else "") + (f" ({block})" if block else "")
+    what = exc.message if isinstance(exc, jinja2.TemplateError) else f"{type(exc).__name__}: {exc}"
+    return ProblemgenError(f"{where}: {what}")
+
+
+def _template_location(exc: Exception) -> tuple[str | None, int | None]:
+    """The template file and line the error was raised from: the innermost frame of compiled template code
+    (its module knows its template), or of the frames jinja writes in their place when ``render`` fails."""
+    file, line, tb = None, None, exc.__traceback__
+    while tb is not None:
+        template = tb.tb_frame.f_globals.get("__jinja_template__")
+        if template is not None and template.filename:
+            file, line = template.filename, template.get_corresponding_lineno(tb.tb_lineno)
+        elif tb.tb_frame.f_globals.get("__jinja_exception__") is exc:
+            file, line = tb.tb_frame.f_code.co_filename, tb.tb_lineno
+        tb = tb.tb_next
+    return file, line
+
+
+def user_template_problems(user_dir: str) -> dict[str, str]:
+    """Name -> message for each template of a ``--templates`` directory that does not compile (its file and
+    line), each compiled as it will be used: ``documents/*.tex.j2`` with the LaTeX delimiters, the rest as
+    fragments."""
+    root, problems = Path(user_dir), {}
+    for path in sorted([*root.glob("problems/*.j2"), *root.glob("documents/*.j2")]):
+        name = path.relative_to(root).as_posix()
+        fmt = "tex" if name.endswith(".tex.j2") else "md"
+        env = document_environment(fmt, user_dir) if re.fullmatch(r"documents/.+\.(md|tex)\.j2", name) else \
+            environment("md", user_dir)
+        try:
+            env.get_template(name)
+        except jinja2.TemplateError as exc:
+            problems[name] = str(template_error(exc, name))
+        except (OSError, UnicodeDecodeError) as exc:
+            problems[name] = f"template {path}: cannot be read ({exc})"
+    return problems
 
 
 def render_problem(problem: Problem, fmt: str = "md", *, solution: bool = False, user_dir: str | None = None) -> str:
@@ -678,14 +737,20 @@ def _collapse_blank_lines(text: str) -> str:
 
 
 def render_document(name: str, fmt: str, context: dict, user_dir: str | None = None) -> str:
-    """Render ``documents/<name>.<fmt>.j2`` with ``context``; a missing template is a clear error."""
+    """Render ``documents/<name>.<fmt>.j2`` with ``context``; a missing or failing template is a clear error."""
     env = document_environment(fmt, user_dir)
+    path = f"documents/{name}.{fmt}.j2"
     try:
-        template = env.get_template(f"documents/{name}.{fmt}.j2")
-        return _collapse_blank_lines(template.render(context))
+        template = env.get_template(path)
     except jinja2.TemplateNotFound as exc:
         raise ProblemgenError(f"no document template {exc.name!r}") from exc
-    except jinja2.TemplateSyntaxError as exc:
-        raise ProblemgenError(f"template {exc.filename or exc.name}, line {exc.lineno}: {exc.message}") from exc
-    except jinja2.UndefinedError as exc:
-        raise ProblemgenError(f"template documents/{name}.{fmt}.j2: {exc.message}") from exc
+    except jinja2.TemplateError as exc:
+        raise template_error(exc, path) from exc
+    try:
+        return _collapse_blank_lines(template.render(context))
+    except jinja2.TemplateNotFound as exc:  # an include or import of a file that is not there
+        raise ProblemgenError(f"template {path}: no template {exc.name!r}") from exc
+    except Exception as exc:
+        if not isinstance(exc, jinja2.TemplateError) and not is_users(template, user_dir):
+            raise
+        raise template_error(exc, path) from exc

@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
-from problemgen.documents.banks import SAFE_ID, Bank, BankItem, load_bank
+from problemgen.documents.banks import MAX_SEED, SAFE_ID, Bank, BankItem, load_bank  # noqa: F401 - MAX_SEED re-exported
 from problemgen.model.core import Problem, ProblemgenError
 from problemgen.model.variantfile import SheetProblem, WorksheetVariant
 from problemgen.outputs import Removal, remove_stale
@@ -55,8 +55,6 @@ HANDOUTS, KEYS = "handouts", "keys"
 MANIFEST = "manifest.json"
 KEY_FILE_PREFIXES = ("answer_key.", "key.toml", "variant.json")
 """Files of a worksheet directory that hold answers: never among the handouts."""
-MAX_SEED = 2**64 - 1
-"""Worksheet seeds run from 0 to 2**64 - 1 (``worksheet --seed``; the LMS exports draw from the same range)."""
 MAX_ROSTER_BYTES = 4 * 1024 * 1024
 MAX_STUDENTS = 5000
 _RESERVED_NAMES = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))}
@@ -114,7 +112,7 @@ class ProblemCache:
         try:
             return generate(item.kind, seed, item.difficulty, **{**fair, **item.overrides})
         except ProblemgenError as exc:
-            raise ProblemgenError(f"bank entry at line {item.line}: {exc}") from exc
+            raise ProblemgenError(f"{item.where}: {exc}") from exc
 
 
 STRUCTURAL_OVERRIDES = ("representation", "convention", "alignment", "form", "order", "bias", "tied",
@@ -152,7 +150,7 @@ def fair_overrides(bank: Bank, base_seed: int) -> dict[tuple[int, int], dict]:
             try:
                 problem, chosen = draw_choices(item.kind, seed, item.difficulty, **item.overrides)
             except ProblemgenError as exc:
-                raise ProblemgenError(f"bank entry at line {item.line}: {exc}") from exc
+                raise ProblemgenError(f"{item.where}: {exc}") from exc
             shared = structural_choices(problem, chosen)
             pinned[(index, copy)] = {
                 name: value for name, value in shared.items() if name not in item.vary and name not in item.overrides
@@ -224,17 +222,9 @@ class DocumentRenderer:
     def _fragments(self, problem: Problem, blocks: tuple[str, ...], fmt: str) -> list[str]:
         """The text of each of ``blocks`` of the problem's fragment, rendered from one template context
         (template errors as :class:`ProblemgenError`)."""
-        import jinja2
-
         from problemgen.documents.rendering import render_blocks  # lazy: jinja2 only when rendering
 
-        texts, rendered = render_blocks(problem, blocks, fmt, self.user_dir), []
-        for block in blocks:
-            try:
-                rendered.append(next(texts))
-            except jinja2.TemplateError as exc:
-                raise _template_error(exc, problem, block) from exc
-        return rendered
+        return list(render_blocks(problem, blocks, fmt, self.user_dir))
 
     def conventions(self, fmt: str) -> str:
         if fmt not in self._conventions:
@@ -319,16 +309,6 @@ def _key_problem(entry: dict, shown: list[dict], placed: SheetProblem, solution:
 
 FRAGMENT_BLOCKS = ("prompt", "solution")
 """The blocks of a problem's template fragment."""
-
-
-def _template_error(exc: Exception, problem: Problem, block: str) -> ProblemgenError:
-    """A jinja error while rendering a fragment block, as the project's error (file and line when it is a
-    syntax error)."""
-    import jinja2
-
-    if isinstance(exc, jinja2.TemplateSyntaxError):
-        return ProblemgenError(f"template {exc.filename or exc.name}, line {exc.lineno}: {exc.message}")
-    return ProblemgenError(f"template problems/{problem.kind}.j2 ({block}): {exc.message}")
 
 
 def _name_for(name: str, fmt: str) -> str:

@@ -16,6 +16,18 @@ from dataclasses import dataclass, field
 
 from problemgen.model.core import ProblemgenError
 
+
+class OverrideValueError(ProblemgenError):
+    """An override value a kind refuses; ``name`` says which, so a bank's message can point at its line."""
+
+    def __init__(self, message: str, name: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+    def __reduce__(self):  # a class set's worker processes send errors back pickled
+        return type(self), (str(self), self.name)
+
+
 MAX_LISTED = 24
 """Allowed sets larger than this are described by their range instead of listed."""
 

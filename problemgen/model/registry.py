@@ -120,6 +120,14 @@ def suggest(word: str, choices: list[str]) -> str:
     return f" — did you mean {close[0]!r}?" if close else ""
 
 
+def no_such_override(spec: KindSpec, names: list[str]) -> str:
+    """The message for override names a kind does not take, with the closest name to a single one: the same
+    words from ``show --set`` and from a bank."""
+    named = f"override {names[0]!r}{suggest(names[0], list(spec.override_names))}" if len(names) == 1 \
+        else f"overrides {', '.join(map(repr, names))}"
+    return f"kind {spec.name!r} has no {named}; allowed: {', '.join(spec.override_names) or 'none'}"
+
+
 def rng_for(kind: str, seed: int, attempt: int):
     """The deterministic random stream of one draw: independent per kind, seed and attempt (on a named
     bit generator, so a stored seed draws the same numbers under later numpy versions: see ``streams``)."""
@@ -137,24 +145,52 @@ def generate(kind: str, /, seed: int, difficulty: int | None = None, **overrides
         raise ProblemgenError(f"kind {kind!r} has difficulties {list(spec.difficulties)}, not {difficulty}")
     unknown = sorted(set(overrides) - set(spec.override_names))
     if unknown:
-        allowed = ", ".join(spec.override_names) or "none"
-        raise ProblemgenError(f"kind {kind!r} does not accept override(s) {unknown}; allowed: {allowed}")
+        raise ProblemgenError(no_such_override(spec, unknown))
     if not isinstance(seed, int) or seed < 0:
         raise ProblemgenError(f"seed must be a non-negative integer, not {seed!r}")
+    refusals: list[ProblemgenError] = []
+    last_reason = ""
     for attempt in range(MAX_ATTEMPTS):
         watch.new_attempt()
         try:
             draft = spec.make(rng_for(kind, seed, attempt), difficulty, **overrides)
-        except Redraw:
+        except Redraw as exc:
+            last_reason = str(exc)
+            continue
+        except ProblemgenError as exc:
+            if not overrides:
+                raise
+            refusals.append(exc)  # the value may fit another draw (d_model=512 with h=8, not h=40): draw again
             continue
         problem = _freeze(spec, seed, difficulty, overrides, draft)
-        if not indistinguishable_mistakes(problem):
+        clashes = indistinguishable_mistakes(problem)
+        if not clashes:
             watch.attempt_succeeded()
             return problem
-    raise ProblemgenError(
-        f"could not draw a non-degenerate variant of {kind!r} with overrides {overrides} "
-        f"in {MAX_ATTEMPTS} attempts"
-    )
+        last_reason = _clash_reason(clashes[0])
+    raise _no_variant(spec.name, difficulty, overrides, refusals, last_reason)
+
+
+def _clash_reason(clash: tuple[str, str]) -> str:
+    part, mistake = clash
+    if "=" in mistake:
+        first, second = mistake.split("=", 1)
+        return f"the known mistakes {first!r} and {second!r} give one value on part {part!r}"
+    return f"the known mistake {mistake!r} gives the key's own value on part {part!r}"
+
+
+def _no_variant(kind: str, difficulty: int, overrides: dict, refusals: list[ProblemgenError], reason: str) -> ProblemgenError:
+    """The error when no draw of MAX_ATTEMPTS worked: the refusal itself when every draw refused the overrides
+    alike (``d_k=0``), else what kept the draws from a variant the grader can use."""
+    if refusals and len(refusals) == MAX_ATTEMPTS and len({str(e) for e in refusals}) == 1:
+        return refusals[0]
+    why = "; ".join(filter(None, (f"e.g. {refusals[-1]}" if refusals else "", reason))) or "degenerate numbers"
+    if not overrides:  # a kind that cannot draw on its own: a bug, reported as plainly
+        return ProblemgenError(f"could not draw a usable variant of {kind!r} at difficulty {difficulty} "
+                               f"in {MAX_ATTEMPTS} draws ({why})")
+    given = ", ".join(f"{name}={value!r}" for name, value in sorted(overrides.items()))
+    return ProblemgenError(f"no usable variant of {kind!r} at difficulty {difficulty} with {given} in {MAX_ATTEMPTS} "
+                           f"draws ({why}); choose other values, or leave more to be drawn")
 
 
 def override_choices(kind: str) -> dict[str, list | str]:

@@ -16,8 +16,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 import reference
-from problemgen.model.core import ProblemgenError, Redraw
-from problemgen.model.overrides import note
+from problemgen.model.core import Redraw
+from problemgen.model.overrides import OverrideValueError, note
 
 WEIGHT_ATOL = 0.005
 """Tolerance on attention weights: the prompt asks for 3 decimals and accepts ±0.005."""
@@ -73,7 +73,7 @@ def override(name: str, value, default, allowed: Iterable) -> object:
     if value is None:
         note(name, allowed, default)  # lets list --json show the allowed values and class sets pin the choice
         return default
-    allowed = list(allowed)
+    allowed = allowed if isinstance(allowed, range) else list(allowed)
     check_override(name, value, allowed)
     note(name, allowed, value)
     return value
@@ -83,11 +83,50 @@ def check_override(name: str, value, allowed: Iterable) -> None:
     """Refuse a given ``value`` outside ``allowed`` (None passes), as :func:`override` does.
 
     For a choice that shapes the draw before it can be noted: a generator checks the value first, draws
-    with it, then notes the value used through :func:`override` (``form`` in ``params.model``)."""
-    allowed = list(allowed)
-    if value is not None and value not in allowed:
-        shown = ", ".join(str(a) for a in allowed[:12]) + (" …" if len(allowed) > 12 else "")
-        raise ProblemgenError(f"override {name}={value!r} is not allowed; choose one of {shown}")
+    with it, then notes the value used through :func:`override` (``form`` in ``params.model``).
+
+    A value must also be of its allowed value's kind: Python finds ``4.0 == 4`` and ``True == 1``, so a
+    bank's ``d_model = 512.0`` was printed as 512.0 and ``d_k = 4.0`` crashed inside numpy. A refusal may
+    depend on the draw (``S`` must fit the drawn ``L``), so ``generate`` asks again with other draws: a
+    range is checked without listing its values."""
+    if value is None:
+        return
+    allowed = allowed if isinstance(allowed, range) else list(allowed)
+    kind = _value_kind(value)
+    if _allows(allowed, value, kind):
+        return
+    shown = ", ".join(str(a) for a in allowed[:12]) + (" …" if len(allowed) > 12 else "")
+    kinds = {int} if isinstance(allowed, range) else {_value_kind(a) for a in allowed}
+    wanted = _KIND_WORDS.get(next(iter(kinds))) if len(kinds) == 1 else None
+    if wanted and kind not in kinds:
+        given = _KIND_WORDS.get(kind, type(value).__name__)
+        raise OverrideValueError(f"override {name}={value!r} is {given}, not {wanted}; choose one of {shown}", name)
+    raise OverrideValueError(f"override {name}={value!r} is not allowed; choose one of {shown}", name)
+
+
+def _allows(allowed: range | list, value, kind: type) -> bool:
+    """Whether ``allowed`` holds ``value`` as a value of the same kind."""
+    if isinstance(allowed, range):
+        return kind is int and int(value) in allowed
+    try:
+        first_equal = allowed[allowed.index(value)]  # C-speed search
+    except ValueError:
+        return False
+    return _value_kind(first_equal) is kind or any(a == value and _value_kind(a) is kind for a in allowed)
+
+
+_KIND_WORDS = {bool: "true or false", int: "a whole number", float: "a decimal number", str: "text"}
+
+
+def _value_kind(value) -> type:
+    """bool, int, float or str for the values overrides take (numpy scalars included), else the type."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool
+    if isinstance(value, (int, np.integer)):
+        return int
+    if isinstance(value, (float, np.floating)):
+        return float
+    return str if isinstance(value, str) else type(value)
 
 
 ATTENTION_FORMS = ("mha", "gqa")
