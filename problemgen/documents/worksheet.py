@@ -454,18 +454,28 @@ def _printable_name(name: str) -> str:
     return "".join(c for c in " ".join(name.split()) if c.isprintable())[:80]
 
 
-def prepare_output(out_dir: str | Path, force: bool) -> Path:
-    """Create ``out_dir`` (refusing a non-empty one without ``force``) and return its resolved path."""
+@dataclass(frozen=True)
+class Output:
+    """The output folder, and whether it held anything before this run (only then can a file be stale)."""
+
+    root: Path
+    earlier: bool
+
+
+def prepare_output(out_dir: str | Path, force: bool) -> Output:
+    """Create ``out_dir`` (refusing a non-empty one without ``force``): its resolved path, and whether an
+    earlier run (or anyone) left files there."""
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise ProblemgenError(f"{out}: exists and is not a directory")
     try:
-        if out.is_dir() and any(out.iterdir()) and not force:
+        earlier = out.is_dir() and any(out.iterdir())
+        if earlier and not force:
             raise ProblemgenError(f"{out}: directory is not empty; use --force to replace the files problemgen writes there")
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ProblemgenError(f"{out}: cannot create the output directory ({_os_reason(exc, out)})") from None
-    return out.resolve()
+    return Output(out.resolve(), earlier)
 
 
 def _os_reason(exc: OSError, path: Path) -> str:
@@ -569,9 +579,10 @@ def write_worksheet(job: WorksheetJob, warn: Callable[[str], None] | None = None
     seed = bank.seed if job.seed is None else job.seed
     variant = build_variant(bank, seed)
     files = variant_files(variant, DocumentRenderer(job.templates), job.formats, bank.instructions)
-    root = prepare_output(job.out_dir, job.force)
-    write_files(root, None, files)
-    _report_removal(remove_stale(root, worksheet_files(FORMATS), files), set(), warn)
+    output = prepare_output(job.out_dir, job.force)
+    write_files(output.root, None, files)
+    if output.earlier:
+        _report_removal(remove_stale(output.root, worksheet_files(FORMATS), files), set(), warn)
     return variant
 
 
@@ -776,7 +787,8 @@ def write_class_set(
     students = read_roster_entries(roster, id_column)
     secret = read_secret(secret_env)
     base_seed = bank.seed if job.seed is None else job.seed
-    root = prepare_output(job.out_dir, job.force)
+    output = prepare_output(job.out_dir, job.force)
+    root = output.root
     _forget_manifest(root)
     writer = StudentWriter(bank, job, secret, base_seed, root)
     entries, combined, written = [], {"handouts": [], "keys": []}, {MANIFEST}
@@ -796,5 +808,6 @@ def write_class_set(
         "structure": {f"{index}.{copy}": pinned for (index, copy), pinned in sorted(writer.fair.items())},
     }
     write_files(root, None, {MANIFEST: (json.dumps(manifest, sort_keys=True, indent=1) + "\n").encode()})
-    _report_removal(remove_stale(root, class_set_patterns(), written), {s.id for s in students}, warn)
+    if output.earlier:  # a new or empty folder holds nothing an earlier run left (no walk over the class set)
+        _report_removal(remove_stale(root, class_set_patterns(), written), {s.id for s in students}, warn)
     return entries
