@@ -193,9 +193,14 @@ _ENTRIES = (
 CATALOGUE: dict[str, Misconception] = {tag: Misconception(tag, title, hint) for tag, title, hint in _ENTRIES}
 
 
-DEFAULT_HINTS: dict[str, str] = {
-    tag: f"{entry.title[0].upper()}{entry.title[1:]}? {entry.hint}" for tag, entry in CATALOGUE.items()
-}
+def titled(tag: str, explanation: str) -> str:
+    """Feedback naming the misconception ``tag`` (its title as a question), then ``explanation``: how every
+    default hint reads, and a choice option's hint with the option's own explanation."""
+    title = CATALOGUE[tag].title
+    return f"{title[0].upper()}{title[1:]}? {explanation}"
+
+
+DEFAULT_HINTS: dict[str, str] = {tag: titled(tag, entry.hint) for tag, entry in CATALOGUE.items()}
 """The feedback a Mistake carries unless its generator wrote a more specific one."""
 
 
