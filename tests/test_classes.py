@@ -197,6 +197,23 @@ def test_overrides_are_read_applied_and_listed(tmp_path):
     assert skipped == ("p9.q: not applied, the sheet has no such part (typo)",)
 
 
+def test_a_part_regraded_to_full_marks_no_longer_counts_its_student_under_a_misconception(tmp_path):
+    """The grader named no_scaling; the instructor accepted the answer as right. The class summary listed
+    the student under no_scaling all the same (and the report said right and misconceived at once). A
+    partial regrade keeps the grader's diagnosis."""
+    def graded(student: str) -> Report:
+        return Report("t", (CheckResult("p1.x", "wrong", False, 0.0, 2.0, mistake="no_scaling", feedback="hint",
+                                        group="p1"),), {})
+
+    accepted, _, _ = apply_overrides(graded("a"), [Override("a", "p1.x", 1.0, "0.12 for 1/8 is what I meant")])
+    partly, _, _ = apply_overrides(graded("b"), [Override("b", "p1.x", 0.5, "right method")])
+    assert (accepted.results[0].passed, accepted.results[0].mistake) == (True, None)
+    assert partly.results[0].mistake == "no_scaling"
+    run = run_class([ClassRow("a", "graded", accepted), ClassRow("b", "graded", partly)], tmp_path / "out", "json", "T")
+    assert [(m["tag"], m["students"]) for m in run.summary["misconceptions"]] == [("no_scaling", ["b"])]
+    assert run.summary["items"][0]["misconceptions"] == {"no_scaling": ["b"]}
+
+
 @pytest.mark.parametrize("text, message", [
     ('[[override]]\nstudent = "s1"\npart = "p1.x"\nscore = 2\nreason = "r"\n', "from 0 to 1"),
     ('[[override]]\nstudent = "s1"\npart = "p1.x"\nscore = 1\n', "exactly student, part, score and reason"),

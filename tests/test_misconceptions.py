@@ -167,3 +167,41 @@ def test_gqa_tiling_and_heads_split_on_the_wrong_axis():
     x = np.arange(6.0).reshape(1, 1, 6)  # (B, L, h*d) with h=2, d=3
     assert MH.split_heads(x, 2, how="wrong_axis")[0, :, 0].tolist() == [[0, 2, 4], [1, 3, 5]]
     assert np.array_equal(MH.merge_heads(MH.split_heads(x, 2, how="wrong_axis"), how="wrong_axis"), x)
+
+
+CODE_NAMES = ("n_heads", "n_kv_heads", "n_layers", "n_positions")
+"""Parameter names of the coding tasks' functions, which no worksheet prompt uses (it writes h, h_kv, "layers")."""
+
+
+def test_the_hints_a_worksheet_variant_lists_use_no_name_its_prompt_never_shows():
+    """"W_K and W_V given all n_heads heads … n_kv_heads·d_k columns" answered a sheet that says h = 8 query
+    heads and h_kv = 4 key/value heads; "each of the n_layers layers" one that says 12 layers."""
+    from problemgen.documents.rendering import render_block
+    from problemgen.model.registry import all_kinds, generate
+
+    for spec in all_kinds():
+        for difficulty in spec.difficulties:
+            for seed in range(6):
+                problem = generate(spec.name, seed, difficulty)
+                prompt = render_block(problem, "prompt", "text")
+                for part in problem.parts:
+                    for m in part.mistakes:
+                        unknown = [n for n in CODE_NAMES if n in m.hint and n not in prompt]
+                        assert not unknown, (spec.name, difficulty, seed, part.key, m.name, unknown)
+
+
+@pytest.mark.parametrize("kind, key", [("memory.kv_cache", "size"), ("memory.gqa_savings", "saved"),
+                                       ("complexity.score_matrix", "bytes")])
+def test_the_unit_mix_up_hint_names_the_units_the_problem_asks(kind, key):
+    """It spoke of GB and GiB only, on problems asked in MB or MiB."""
+    from problemgen.model.registry import generate
+
+    units = set()
+    for difficulty in (1, 2, 3):
+        for seed in range(20):
+            part = generate(kind, seed, difficulty).part(key)
+            for m in part.mistakes:
+                if m.name == "decimal_vs_binary_units":
+                    units.add(part.spec["unit"])
+                    assert part.spec["unit"] in m.hint, (difficulty, seed, part.spec["unit"], m.hint)
+    assert units

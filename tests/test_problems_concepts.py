@@ -12,7 +12,7 @@ import pytest
 
 from problemgen.model.core import ProblemgenError
 from problemgen.sheets.grading import grade_part
-from problemgen.misconceptions.catalogue import CATALOGUE
+from problemgen.misconceptions.catalogue import CATALOGUE, titled
 from problemgen.problems.concepts import load_bank, parse_bank
 from problemgen.model.registry import generate
 from problemgen.documents.rendering import FORMATS, render_block, render_problem
@@ -235,6 +235,29 @@ def test_choice_question_override_pins_the_question_and_keeps_the_right_answer()
         assert [texts[i] for i in part.value] == ["Added to the scaled scores, before the softmax."]
         after = {m.name: m.value for m in part.mistakes}["mask_after_softmax"]
         assert texts[after[0]] == "Multiplied into the weights after the softmax."
+
+
+@pytest.mark.parametrize("kind", ["concepts.choice", "objective.factorisation", "complexity.path_length"])
+def test_a_wrong_option_that_names_a_misconception_is_explained_by_its_own_why(kind):
+    """The catalogue's hint is written for the computation, and on another question can read as the key's
+    opposite: picking P(x_t | x_1, …, x_t) was told "query i may attend to keys j ≤ i — itself included"."""
+    seen = 0
+    for difficulty in (1, 2, 3):
+        for seed in range(40):
+            part = next(p for p in generate(kind, seed, difficulty).parts if p.type == "choice")
+            why = {o["id"]: o["why"] for o in part.spec["options"]}
+            for mistake in part.mistakes:
+                result = grade_part(part, mistake.value[0])
+                assert (result.mistake, result.feedback) == (mistake.name, titled(mistake.name, why[mistake.value[0]]))
+                seen += 1
+    assert seen >= 20
+
+
+def test_conditioning_a_token_on_itself_is_not_answered_with_itself_included():
+    part = generate("objective.factorisation", 0, 1).part("factor")
+    itself = next(o["id"] for o in part.spec["options"] if o["text"] == r"$P(x_t \mid x_1, \ldots, x_t)$")
+    result = grade_part(part, itself)
+    assert result.mistake == "causal_off_by_one" and "itself included" not in result.feedback
 
 
 def test_choice_options_are_shuffled_deterministically_by_the_seed():

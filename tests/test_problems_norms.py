@@ -38,15 +38,24 @@ def test_layer_norm_key_matches_the_textbook_formula(seed, difficulty):
 
 def test_layer_norm_lists_the_mistakes_that_apply_at_each_difficulty():
     assert set(mistakes_of(generate("norms.layer_norm", 0, 1), "output")) == {"unbiased_variance"}
-    assert set(mistakes_of(generate("norms.layer_norm", 0, 2), "output")) == {"unbiased_variance", "forgot_norm_params"}
+    assert set(mistakes_of(generate("norms.layer_norm", 0, 2), "output")) == {"unbiased_variance", "affine_skipped"}
     assert set(mistakes_of(generate("norms.layer_norm", 0, 3), "output")) == {
-        "unbiased_variance", "forgot_norm_params", "norm_wrong_axis"}
+        "unbiased_variance", "affine_skipped", "norm_wrong_axis"}
 
 
 def test_layer_norm_forgotten_parameters_equal_the_plain_normalisation():
     p = generate("norms.layer_norm", 5, 2)
     plain = reference.layer_norm(np.array(p.params["x"]), eps=0.0)
-    assert np.allclose(mistakes_of(p, "output")["forgot_norm_params"], plain)
+    assert np.allclose(mistakes_of(p, "output")["affine_skipped"], plain)
+
+
+@pytest.mark.parametrize("kind", ["norms.layer_norm", "norms.rms_norm"])
+def test_an_output_without_gamma_and_beta_is_named_as_not_applying_them_not_as_a_parameter_count(kind):
+    """The output left unscaled is the coding tasks' affine_skipped; forgot_norm_params is about counting
+    parameters ("left out of the count"), and its hint and the class summary's title would say so."""
+    for difficulty in (2, 3):
+        tags = set(mistakes_of(generate(kind, 0, difficulty), "output"))
+        assert "affine_skipped" in tags and "forgot_norm_params" not in tags
 
 
 @pytest.mark.parametrize("difficulty", [1, 2, 3])

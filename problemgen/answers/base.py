@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from problemgen.answers.text import InvalidAnswer, NonFinite, kind_of  # noqa: F401 - re-exported
-from problemgen.model.core import AnswerPart
+from problemgen.model.core import AnswerPart, Mistake
 
 
 MAX_READ_AS = 200
@@ -73,7 +73,8 @@ def grader_fault(exc: Exception) -> PartResult:
 
 def wrong(part: AnswerPart, feedback: str, matches: Callable[[Any], bool] | None = None,
           score: float = 0.0) -> PartResult:
-    """A wrong answer, naming the first listed mistake whose value ``matches`` the student's answer.
+    """A wrong answer, naming the first listed mistake whose value ``matches`` the student's answer: for the
+    types compared exactly (whole numbers, masks, shapes, choices, terms).
 
     Generation redraws a variant on which two differently named mistakes give one value, so at most
     one tag matches; its hint alone is the feedback (never one message covering two mistakes).
@@ -81,10 +82,18 @@ def wrong(part: AnswerPart, feedback: str, matches: Callable[[Any], bool] | None
     for mistake in part.mistakes if matches else ():
         try:
             if matches(mistake.value):
-                return PartResult("wrong", score, mistake.name, mistake.hint)
+                return naming(mistake, feedback, score)
         except (InvalidAnswer, ValueError, TypeError, ArithmeticError):
             continue
-    return PartResult("wrong", score, None, feedback)
+    return naming(None, feedback, score)
+
+
+def naming(mistake: Mistake | None, feedback: str, score: float = 0.0) -> PartResult:
+    """A wrong answer naming ``mistake`` with its hint as the feedback, or naming none with ``feedback``
+    (numbers and matrices choose the mistake with :func:`problemgen.answers.diagnosis.shown_mistake`)."""
+    if mistake is None:
+        return PartResult("wrong", score, None, feedback)
+    return PartResult("wrong", score, mistake.name, mistake.hint)
 
 
 def named_wrong(part: AnswerPart, tag: str | None, fallback: str) -> PartResult:

@@ -100,7 +100,10 @@ def for_roster(overrides: dict[str, list[Override]], students: list[str], where:
 def apply_overrides(report: Report, overrides: tuple[Override, ...] | list[Override]
                     ) -> tuple[Report, tuple[str, ...], tuple[str, ...]]:
     """The report with each override's part rescored, one line per applied override, and one per override
-    not applied (a part the sheet does not have)."""
+    not applied (a part the sheet does not have).
+
+    A part regraded to full marks was accepted as right, so it no longer names the misconception the
+    grader saw in it (nor counts its student under it in the class summary); a partial regrade keeps it."""
     results = list(report.results)
     applied, skipped = [], []
     for item in overrides:
@@ -109,8 +112,9 @@ def apply_overrides(report: Report, overrides: tuple[Override, ...] | list[Overr
             skipped.append(f"{item.part}: not applied, the sheet has no such part ({item.reason})")
             continue
         old = results[index]
-        new_score = item.score * old.max_score
-        results[index] = replace(old, score=new_score, status="override", passed=item.score >= 1,
+        new_score, accepted = item.score * old.max_score, item.score >= 1
+        results[index] = replace(old, score=new_score, status="override", passed=accepted,
+                                 mistake=None if accepted else old.mistake,
                                  feedback=f"regraded by the instructor: {item.reason} (was {old.status}, {old.score:g} points)")
         applied.append(f"{item.part}: {old.score:g} -> {new_score:g} of {old.max_score:g} points ({item.reason})")
     return replace(report, results=tuple(results)), tuple(applied), tuple(skipped)

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from problemgen.misconceptions.entries import CATALOGUE, DEFAULT_HINTS, Misconception, describe, title_and_hint
+from problemgen.misconceptions.entries import CATALOGUE, DEFAULT_HINTS, Misconception, describe, title_and_hint, titled
 from problemgen.model.core import Mistake
 
-__all__ = ["CATALOGUE", "DEFAULT_HINTS", "Misconception", "describe", "known", "mistake", "safely", "title_and_hint"]
+__all__ = ["CATALOGUE", "DEFAULT_HINTS", "Misconception", "describe", "known", "mistake", "safely", "title_and_hint",
+           "titled"]
 
 
 def known(tag: str) -> bool:

@@ -73,11 +73,11 @@ _ENTRIES = (
     ("wrong_dtype_bytes", "wrong bytes per value for the dtype (e.g. fp32 instead of fp16)",
      "fp32 = 4 bytes, fp16/bf16 = 2 bytes, int8 = 1 byte per value."),
     ("gqa_ignored", "KV cache sized with all query heads instead of the KV heads",
-     "With grouped-query attention only n_kv_heads heads of K and V are cached."),
+     "With grouped-query attention only the key/value heads are cached, fewer than the query heads."),
     ("swiglu_two_matrices", "SwiGLU FFN counted with two matrices instead of three",
      "SwiGLU has gate, up and down projections: three matrices."),
-    ("decimal_vs_binary_units", "GB (10⁹) and GiB (2³⁰) confused",
-     "1 GiB = 1024³ bytes; 1 GB = 10⁹ bytes. Use the unit the problem asks for."),
+    ("decimal_vs_binary_units", "decimal and binary units confused (MB and MiB, GB and GiB)",
+     "1 MiB = 2²⁰ bytes but 1 MB = 10⁶ bytes (and 1 GiB = 2³⁰, 1 GB = 10⁹): use the unit the problem asks for."),
     # --- norms and layers
     ("unbiased_variance", "LayerNorm computed with the unbiased (n − 1) variance",
      "LayerNorm uses the population variance: divide by n, not n − 1."),
@@ -104,9 +104,9 @@ _ENTRIES = (
      "The loss is −log p: probabilities below 1 give a positive loss."),
     # --- added with the params/memory/complexity/norms/ffn/positional/objective generators
     ("forgot_position_embeddings", "learned position embeddings left out of the count",
-     "A learned position table adds n_positions × d_model parameters."),
+     "A learned position table holds one d_model-wide vector per position: positions × d_model parameters."),
     ("layers_forgotten", "only one layer counted where every layer contributes",
-     "Each of the n_layers layers has its own copy: multiply by the number of layers."),
+     "Every layer has its own copy: multiply by the number of layers."),
     ("heads_not_counted", "only one head (or one sequence) counted where all of them are needed",
      "Every head of every sequence in the batch has its own L × L score matrix."),
     ("flops_no_factor_two", "multiply–adds counted instead of FLOPs (factor 2 missing)",
@@ -179,11 +179,13 @@ _ENTRIES = (
     ("heads_split_wrong_axis", "features split into heads on the wrong axis (reshaped as (d_k, h): each head takes every h-th feature)",
      "Head r owns the contiguous columns r·d_k … (r + 1)·d_k − 1: reshape to (…, L, h, d_k), not (…, L, d_k, h)."),
     ("gqa_repeat_wrong", "K/V heads repeated the wrong way for grouped-query attention (tiled instead of repeated in place)",
-     "Query head r uses KV head r // (h / h_kv): repeat each KV head in place (np.repeat along the head axis), not np.tile."),
+     "Each run of h / h_kv consecutive query heads shares one KV head (counting from 0, query head r uses KV head "
+     "r // (h / h_kv)): repeat each KV head in place (np.repeat along the head axis), not np.tile."),
     ("biases_counted_when_none", "bias vectors counted although the model has none",
      "This model's linear layers have no biases: count the weight matrices only."),
-    ("kv_projection_all_heads", "W_K and W_V given all n_heads heads under grouped-query attention",
-     "With grouped-query attention W_K and W_V produce only the n_kv_heads shared heads: n_kv_heads·d_k columns each."),
+    ("kv_projection_all_heads", "W_K and W_V given one head per query head under grouped-query attention",
+     "With grouped-query attention W_K and W_V produce only the shared key/value heads: (key/value heads) × (head "
+     "width) columns each, fewer than W_Q's."),
     ("scale_multiplied", "scores multiplied by √d_k instead of divided by it",
      "Scaled attention divides: S = Q Kᵀ / √d_k."),
     ('causal_missing', 'no causal mask among the new tokens',
@@ -193,9 +195,14 @@ _ENTRIES = (
 CATALOGUE: dict[str, Misconception] = {tag: Misconception(tag, title, hint) for tag, title, hint in _ENTRIES}
 
 
-DEFAULT_HINTS: dict[str, str] = {
-    tag: f"{entry.title[0].upper()}{entry.title[1:]}? {entry.hint}" for tag, entry in CATALOGUE.items()
-}
+def titled(tag: str, explanation: str) -> str:
+    """Feedback naming the misconception ``tag`` (its title as a question), then ``explanation``: how every
+    default hint reads, and a choice option's hint with the option's own explanation."""
+    title = CATALOGUE[tag].title
+    return f"{title[0].upper()}{title[1:]}? {explanation}"
+
+
+DEFAULT_HINTS: dict[str, str] = {tag: titled(tag, entry.hint) for tag, entry in CATALOGUE.items()}
 """The feedback a Mistake carries unless its generator wrote a more specific one."""
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from problemgen.model.core import AnswerPart, Draft, ProblemgenError
-from problemgen.misconceptions.catalogue import CATALOGUE, mistake
+from problemgen.misconceptions.catalogue import CATALOGUE, mistake, titled
 from problemgen.model.registry import register, suggest
 from problemgen.problems._common import check_override, override
 from problemgen.resources import banks_dir
@@ -57,7 +57,11 @@ def choice_part(
     """A ``choice`` answer with the options in a seed-determined order.
 
     Wrong options that carry a misconception tag become Mistakes whose value is that option's id, so
-    the grader can name the misconception when a student picks it.
+    the grader can name the misconception when a student picks it. Their hint is the misconception's title
+    with the option's own ``why``: the catalogue's hint is written for the computation (a mask, a cache),
+    and on a question about something else it can read as the opposite of the key (the causal mask's
+    "itself included" for a token conditioned on itself, "there is a factor 2" for a saving of 2 that is
+    not one).
     """
     if not any(o.correct for o in options):
         raise ValueError("a choice question needs at least one correct option")
@@ -69,7 +73,8 @@ def choice_part(
     spec_options = [{"id": i, "text": o.text, "why": o.why} for i, o in zip(ids, shown)]
     correct = sorted(i for i, o in zip(ids, shown) if o.correct)
     mistakes = tuple(
-        mistake(o.misconception, [i]) for i, o in zip(ids, shown) if o.misconception and not o.correct
+        mistake(o.misconception, [i], hint=titled(o.misconception, o.why))
+        for i, o in zip(ids, shown) if o.misconception and not o.correct
     )
     return AnswerPart(
         key=key,

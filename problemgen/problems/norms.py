@@ -73,7 +73,7 @@ def layer_norm(rng: np.random.Generator, difficulty: int, *, d: int | None = Non
 
     out_mistakes = [mistake("unbiased_variance", _vector_or_matrix(layer_norm_unbiased(x, gamma, beta, eps=0.0)))]
     if affine:
-        out_mistakes.append(mistake("forgot_norm_params", _vector_or_matrix(normalised)))
+        out_mistakes.append(mistake("affine_skipped", _vector_or_matrix(normalised)))
     if tokens > 1:
         out_mistakes.append(mistake("norm_wrong_axis", layer_norm_wrong_axis(x, gamma, beta, eps=0.0)))
 
@@ -126,7 +126,7 @@ def rms_norm(rng: np.random.Generator, difficulty: int, *, d: int | None = None)
     centred = reference.layer_norm(x, gamma, None, eps=0.0)  # (T, d) what "RMSNorm with the mean removed" gives
     out_mistakes = [mistake("rms_subtracts_mean", _vector_or_matrix(centred))]
     if affine:
-        out_mistakes.append(mistake("forgot_norm_params", _vector_or_matrix(normalised)))
+        out_mistakes.append(mistake("affine_skipped", _vector_or_matrix(normalised)))
     if tokens > 1:
         across_tokens = reference.rms_norm(x.T, eps=0.0).T * gamma  # (T, d) statistics over the token axis
         out_mistakes.append(mistake("norm_wrong_axis", across_tokens))

@@ -56,7 +56,10 @@ Rules, per answer type (these are the ones printed on the sheets; tests pin each
 - **term**: compared ignoring case, spaces, hyphens, underscores and a plural ``s``.
 
 A wrong answer equal (under the part's own tolerance) to a listed Mistake's value names the
-misconception (``mistake`` = its tag) and gives its hint as feedback.
+misconception (``mistake`` = its tag) and gives its hint as feedback. A number or matrix names one only
+as evidence of it (:mod:`problemgen.answers.diagnosis`): the nearest such mistake, nearer than the key,
+none on a tie; and none where the answer is only the key rounded or cut to 1–3 decimals or 2–3
+significant figures (0.995 given as 1.0), unless it is exactly the mistake's value.
 """
 
 from __future__ import annotations

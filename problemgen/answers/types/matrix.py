@@ -20,7 +20,8 @@ from dataclasses import replace
 from typing import Any
 
 from problemgen.answers import arrays
-from problemgen.answers.base import AnswerType, PartResult, Reading, correct, number_text, wrong
+from problemgen.answers.base import AnswerType, PartResult, Reading, correct, naming, number_text
+from problemgen.answers.diagnosis import shown_mistake
 from problemgen.answers.formatting import format_number, tolerance_text
 from problemgen.answers.scalars import as_number
 from problemgen.answers.text import InvalidAnswer
@@ -70,19 +71,14 @@ class MatrixType(AnswerType):
     def check(self, part: AnswerPart, reading: Reading) -> PartResult:
         shape, values, shape_message = reading.value
         if shape_message:
-            return wrong(part, shape_message, lambda m: self._same(values, shape, m, part))
+            return naming(shown_mistake(part, values, shape), shape_message)
         _, key_flat = part.layout
         bad = misses(values, key_flat, part.rtol, part.atol)
         if not bad:
             return correct()
         feedback = (f"{len(bad)} of {len(key_flat)} entries are not {tolerance_text(part)}: "
                     f"{arrays.entries_text(bad, shape)}")
-        return wrong(part, feedback, lambda m: self._same(values, shape, m, part), score=1 - len(bad) / len(key_flat))
-
-    @staticmethod
-    def _same(values: list[float], shape: tuple[int, ...], other: Any, part: AnswerPart) -> bool:
-        other_shape, other_flat = _flatten(other)
-        return other_shape == shape and not misses(values, other_flat, part.rtol, part.atol)
+        return naming(shown_mistake(part, values, shape), feedback, 1 - len(bad) / len(key_flat))
 
     def canonical(self, part: AnswerPart, reading: Reading) -> str:
         """Its shape and entries (``[[.5, 1/2]]`` and ``[[0.5, 0.5]]`` alike)."""

@@ -14,8 +14,9 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from problemgen.answers.base import (AnswerType, PartResult, Reading, correct, named_wrong, neutral_example, number_text,
-                                     wrong)
+from problemgen.answers.base import (AnswerType, PartResult, Reading, correct, named_wrong, naming, neutral_example,
+                                     number_text)
+from problemgen.answers.diagnosis import shown_mistake
 from problemgen.answers.formatting import format_number, tolerance_text
 from problemgen.answers.scalars import as_number, mathparse
 from problemgen.answers.text import InvalidAnswer, clean
@@ -82,8 +83,7 @@ class NumberType(AnswerType):
             return correct()
         if part.exact and text and _near(value, part.value) and self._exactly_equal(text, part.exact):
             return correct()  # an exact form equal to the key, though the float missed a zero tolerance
-        return wrong(part, f"not {tolerance_text(part)} of the expected value",
-                     lambda m: numbers_close(value, m, part.rtol, part.atol))
+        return naming(shown_mistake(part, [value], ()), f"not {tolerance_text(part)} of the expected value")
 
     def _other_unit(self, part: AnswerPart, value: float, unit: str, asked: str) -> PartResult:
         """A number in the paired unit: converted and graded; names the unit mix-up when it is one."""
@@ -92,8 +92,8 @@ class NumberType(AnswerType):
             return correct(f"read {format_number(value, 6)} {unit} = {format_number(converted, 6)} {asked}")
         if numbers_close(value, part.value, part.rtol, part.atol):
             return named_wrong(part, UNIT_MISTAKE.get(unit), f"{value:g} is the value in {asked}, not in {unit}")
-        return wrong(part, f"{format_number(converted, 6)} {asked} is not {tolerance_text(part)} of the expected value",
-                     lambda m: numbers_close(converted, m, part.rtol, part.atol))
+        return naming(shown_mistake(part, [converted], ()),
+                      f"{format_number(converted, 6)} {asked} is not {tolerance_text(part)} of the expected value")
 
     @staticmethod
     def _exactly_equal(text: str, exact: str) -> bool:
