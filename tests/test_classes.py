@@ -528,10 +528,28 @@ def test_a_code_folder_zipped_on_a_mac_grades_as_without_its_apple_double_files(
 def test_a_class_whose_student_ids_differ_only_in_case_is_refused(class_set, tmp_path):
     from problemgen.classes.sheet_class import roster
 
-    (class_set / "manifest.json").unlink()
-    (class_set / "keys" / "s1").rename(class_set / "keys" / "S2")
+    manifest = json.loads((class_set / "manifest.json").read_text())
+    manifest["students"][0]["student"] = "S2"  # beside s2
+    (class_set / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(ProblemgenError, match="'S2' and 's2' differ only in case"):
         roster(class_set)
+
+
+def test_a_class_set_that_did_not_finish_writing_is_refused_not_graded_with_fewer_students(class_set, tmp_path,
+                                                                                           capsys):
+    """manifest.json is written last (and removed when a rerun starts): without it, students the run never
+    reached would not be in the gradebook at all, and their sheets would be strays."""
+    from problemgen.cli import main
+
+    (class_set / "manifest.json").unlink()
+    shutil.rmtree(class_set / "keys" / "s7")  # the run stopped before the last student
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    with pytest.raises(SystemExit) as exit_info:
+        main(["grade", str(subs), "--variants", str(class_set), "-o", str(tmp_path / "g")])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "did not finish writing" in err and err.count("\n") == 1
+    assert not (tmp_path / "g").exists()
 
 
 def test_sheet_and_code_classes_share_one_status_vocabulary():

@@ -41,8 +41,11 @@ _SAFE_STUDENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 def roster(class_dir: str | Path) -> tuple[str, list[str]]:
     """(title, student ids) of a class directory written by ``problemgen worksheet --roster``.
 
-    The ids come from ``manifest.json`` (``students[].directory``); without a manifest, every
-    sub-directory holding a ``variant.json`` is a student. Ids that are not safe names are refused.
+    The ids come from ``manifest.json`` (``students[].directory``), which a class set writes last: a class
+    set (``handouts/`` beside the keys) without it is an interrupted run, refused, since grading it would
+    leave out the students it never reached. Without a manifest or handouts (keys put together by hand, or
+    the older layout), every folder of ``keys/`` (else of the class folder) holding a ``variant.json`` is a
+    student. Ids that are not safe names are refused.
     """
     class_dir = Path(class_dir)
     if not class_dir.is_dir():
@@ -58,7 +61,10 @@ def roster(class_dir: str | Path) -> tuple[str, list[str]]:
             ids = [str(entry["student"]) for entry in manifest["students"]]
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ProblemgenError(f"{manifest_path}: not a readable class manifest ({exc})") from None
-    else:
+    elif (class_dir / "handouts").is_dir():  # a class set writes its manifest last: this one did not finish
+        raise ProblemgenError(f"{class_dir}: no manifest.json, so this class set did not finish writing (some "
+                              "students may be missing); run `problemgen worksheet BANK --roster ...` again")
+    else:  # keys put together by hand, or the older layout (<id>/variant.json in the class folder itself)
         keys = class_dir / "keys" if (class_dir / "keys").is_dir() else class_dir
         ids = sorted(p.name for p in keys.iterdir() if (p / "variant.json").is_file())
     seen: dict[str, str] = {}
