@@ -589,10 +589,10 @@ def test_a_class_rerun_names_what_it_removed_on_stderr(bank, roster, secret, tmp
               "--force", "--no-progress"])
     assert exit_info.value.code == 0
     assert capsys.readouterr().err.splitlines() == [
-        ("warning: removed the handouts and keys of 2 student(s) not on this roster, left by an earlier run: "
+        ("warning: removed the handouts and keys of 2 students not on this roster, left by an earlier run: "
          "s002, s003"),
-        "warning: removed answer_key.tex from 1 student folder(s), left by an earlier run: this run wrote no .tex",
-        "warning: removed worksheet.tex from 1 student folder(s), left by an earlier run: this run wrote no .tex",
+        "warning: removed answer_key.tex from 1 student folder, left by an earlier run: this run wrote no .tex",
+        "warning: removed worksheet.tex from 1 student folder, left by an earlier run: this run wrote no .tex",
     ]
 
 

@@ -47,6 +47,7 @@ from problemgen.classes.entries import Entry
 from problemgen.classes.rows import DUPLICATE
 from problemgen.documents.worksheet import read_roster_entries, roster_id_column, roster_rows
 from problemgen.errors import ProblemgenError
+from problemgen.wording import counted, listed
 
 PLAIN = "plain"
 LAYOUTS = (PLAIN, "canvas", "moodle", "classroom")
@@ -212,9 +213,8 @@ def identities(layout: Layout, students: list[str]) -> Identities:
     matched = {s for owners in keys.values() for s in owners}
     lacking = [s for s in students if s not in matched]
     if lacking:
-        shown = ", ".join(lacking[:5]) + (f" and {len(lacking) - 5} more" if len(lacking) > 5 else "")
-        warnings.append(f"{len(lacking)} student{'s' if len(lacking) > 1 else ''} without a {layout.column} in "
-                        f"{layout.roster.name}: no entry can be theirs ({shown})")
+        warnings.append(f"{counted(len(lacking), 'student')} without a {layout.column} in {layout.roster.name}: "
+                        f"no entry can be theirs ({listed(lacking)})")
     return Identities({k: tuple(v) for k, v in keys.items()}, layout.column, tuple(warnings))
 
 
@@ -296,8 +296,7 @@ class Download:
         """The summary's line about late submissions (none: no line)."""
         if not self.late:
             return []
-        return [f"Canvas marked {len(self.late)} submission{'s' if len(self.late) > 1 else ''} late: "
-                + ", ".join(self.late)]
+        return [f"Canvas marked {counted(len(self.late), 'submission')} late: {', '.join(self.late)}"]
 
 
 def sort_download(directory: str | Path, layout: str, known: Identities, suffixes: tuple[str, ...],

@@ -43,6 +43,7 @@ from problemgen.userfiles import read_capped
 from problemgen.model.registry import draw_choices, generate, get_kind
 from problemgen.misconceptions.catalogue import describe
 from problemgen.sheets.answersheet import blank_and_key_sheets
+from problemgen.wording import counted, listed
 
 FORMATS = ("md", "tex", "pdf")
 """Document formats; Markdown is always written, ``tex`` and ``pdf`` on request."""
@@ -614,10 +615,10 @@ def _report_removal(removal: Removal, students: set[str], warn: Callable[[str], 
         else:
             lines.append(f"removed {path}, left by an earlier run: this run wrote no {_suffix(path)}")
     if gone:
-        lines.insert(0, f"removed the handouts and keys of {len(gone)} student(s) not on this roster, left by an "
-                        f"earlier run: {_first_ten(sorted(gone))}")
+        lines.insert(0, f"removed the handouts and keys of {counted(len(gone), 'student')} not on this roster, left "
+                        f"by an earlier run: {listed(sorted(gone), 10)}")
     for name, folders in sorted(dropped.items()):
-        lines.append(f"removed {name} from {len(folders)} student folder(s), left by an earlier run: "
+        lines.append(f"removed {name} from {counted(len(folders), 'student folder')}, left by an earlier run: "
                      f"this run wrote no {_suffix(name)}")
     for line in (*lines, *removal.failed) if warn else ():
         warn(line)
@@ -625,10 +626,6 @@ def _report_removal(removal: Removal, students: set[str], warn: Callable[[str], 
 
 def _suffix(path: str) -> str:
     return "." + path.rsplit(".", 1)[-1]
-
-
-def _first_ten(names: list[str]) -> str:
-    return ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
 
 
 def is_key_file(name: str) -> bool:

@@ -26,6 +26,7 @@ from problemgen.code.notebook import (
 )
 from problemgen.code.tasks import get_task
 from problemgen.userfiles import read_capped
+from problemgen.wording import counted
 from problemgen.code.tasks.listing import public_examples
 
 INSTALL_CELL = "\n".join([INSTALL_MARKER, *LEGACY_INSTALL_LINES[1:]])
@@ -77,7 +78,7 @@ def write_notebook(task_names: list[str], path: Path, title: str | None = None) 
         path.write_text(nbformat.writes(notebook), encoding="utf-8")
     except OSError as exc:
         raise ProblemgenError(f"{path}: cannot write the notebook ({exc.strerror})") from exc
-    return f"wrote {path} ({len(task_names)} task{'s' if len(task_names) > 1 else ''})\n"
+    return f"wrote {path} ({counted(len(task_names), 'task')})\n"
 
 
 MAX_RECIPE_BYTES = 64 * 1024
