@@ -41,7 +41,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "problemgen.secret_env": {"problemgen.errors"},
     "problemgen.outputs": {"problemgen.errors"},
     "problemgen.wording": set(),
-    "problemgen.model": {"problemgen.errors", "problemgen.misconceptions.entries"},
+    "problemgen.model": {"problemgen.errors", "problemgen.misconceptions.entries", "problemgen.wording"},
     "problemgen.misconceptions.entries": set(),
     "problemgen.answers": {"problemgen.errors", "problemgen.model", "problemgen.userfiles"},
     "problemgen.misconceptions": {

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from problemgen.wording import counted, listed
+from problemgen.wording import closest, counted, listed, suggest
 
 
 def test_a_count_of_one_is_singular_and_every_other_count_plural():
@@ -16,3 +16,9 @@ def test_a_long_list_shows_the_first_names_then_how_many_more():
     assert listed([f"s{i}" for i in range(7)]) == "s0, s1, s2, s3, s4 and 2 more"
     assert listed([f"s{i}" for i in range(11)], 10).endswith("s9 and 1 more")
     assert listed([f"s{i}" for i in range(10)], 10).endswith("s8, s9")
+
+
+def test_a_misspelt_name_is_offered_the_closest_choice_and_a_far_one_none():
+    assert closest("atention.weights", ["attention.weights", "masks.causal"]) == "attention.weights"
+    assert suggest("mask", ["masks", "norms"]) == " — did you mean 'masks'?"
+    assert closest("zzz", ["masks", "norms"]) is None and suggest("zzz", ["masks"]) == ""

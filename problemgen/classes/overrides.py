@@ -24,7 +24,6 @@ gradebook's ``overrides`` column and in the summary. None is silently dropped:
 
 from __future__ import annotations
 
-import difflib
 import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -32,6 +31,7 @@ from pathlib import Path
 from problemgen.classes.entries import student_key
 from problemgen.model.core import ProblemgenError
 from problemgen.sheets.reports import Report
+from problemgen.wording import closest
 
 MAX_OVERRIDES_BYTES = 1024 * 1024
 
@@ -87,8 +87,8 @@ def for_roster(overrides: dict[str, list[Override]], students: list[str], where:
     for student, items in overrides.items():
         owner = roster_ids.get(student_key(student))
         if owner is None:
-            near = difflib.get_close_matches(student, students, n=1)
-            unknown.append(repr(student) + (f" (did you mean {near[0]!r}?)" if near else ""))
+            near = closest(student, students)
+            unknown.append(repr(student) + (f" (did you mean {near!r}?)" if near else ""))
         else:
             result.setdefault(owner, []).extend(items)
     if unknown:

@@ -44,8 +44,9 @@ from problemgen.documents import texmath
 from problemgen.model.core import ProblemgenError
 from problemgen.model.overrides import OverrideValueError
 from problemgen.userfiles import read_capped
-from problemgen.model.registry import all_kinds, generate, get_kind, no_such_override, suggest
+from problemgen.model.registry import all_kinds, generate, get_kind, no_such_override
 from problemgen.resources import banks_dir
+from problemgen.wording import closest, suggest
 
 MAX_BANK_BYTES = 1024 * 1024
 MAX_PROBLEMS = 500
@@ -401,7 +402,7 @@ def check_bank(
     check = _Checker(display, text)
     bank_id, title, seed, instructions = _check_top(data, check, path.stem if SAFE_ID.match(path.stem) else "bank")
     raw_items = data.get("problems")
-    misspelt = any(suggest(key, ["problems"]) for key in data if key != "problems")  # reported as unknown already
+    misspelt = any(closest(key, ["problems"]) for key in data if key != "problems")  # reported as unknown already
     if (not isinstance(raw_items, list) or not raw_items) and not (misspelt and raw_items is None):
         check.top_issue("problems", "at least one [[problems]] entry is required")
     if not isinstance(raw_items, list):
