@@ -728,6 +728,30 @@ def test_a_code_class_refuses_an_output_directory_inside_its_submissions(tmp_pat
         grade_class(None, tmp_path, None, tmp_path)
 
 
+def test_grade_code_repeats_the_summarys_warnings_on_stderr_as_grade_does(tmp_path, capsys):
+    """grade prints each warning of the class summary (files left out, stale reports removed, platform notes)
+    on stderr, then what it wrote; grade-code printed neither, so a log of stderr missed them for code."""
+    from problemgen.cli import main
+
+    subs, out = tmp_path / "subs", tmp_path / "g"
+    subs.mkdir()
+    for student in ("ana", "ben"):
+        (subs / f"{student}.py").write_text("def softmax(x):\n    return x\n")
+    argv = ["grade-code", str(subs), "--task", "softmax", "--public-only", "-o", str(out), "--format", "json"]
+    with pytest.raises(SystemExit):
+        main(argv)
+    capsys.readouterr()
+    (subs / "ben.py").unlink()
+    (subs / ".DS_Store").write_bytes(APPLE_DOUBLE)
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().err.splitlines() == [
+        "warning: left out 1 file the operating system added, not submissions: .DS_Store",
+        "warning: removed reports/ben.json, left by an earlier run: this run wrote no report for it",
+        f"wrote 6 files to {out}"]
+
+
 def test_a_regrade_never_removes_the_report_it_wrote_found_under_another_name(class_set, tmp_path):
     """On a case-insensitive file system (macOS, Windows) an earlier run's reports/S1.json is the very file
     this run writes as s1.json (a code class names reports after the submitted files, whose case may
