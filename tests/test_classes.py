@@ -513,6 +513,17 @@ def test_files_the_operating_system_adds_get_no_rows_and_the_summary_counts_them
     assert "warning: left out 5 files the operating system added" in capsys.readouterr().err
 
 
+def test_a_folder_holding_only_apple_double_files_is_no_second_code_submission(tmp_path):
+    """Staging skips ._softmax.py, but the class scan counted it as code: a leftover ana/ with only macOS's
+    metadata made ana.py a duplicate-submission, graded nowhere."""
+    from problemgen.classes.code_class import class_entries
+
+    (tmp_path / "ana.py").write_text("def softmax(x):\n    return x\n")
+    (tmp_path / "ana").mkdir()
+    (tmp_path / "ana" / "._softmax.py").write_bytes(APPLE_DOUBLE)
+    assert [(e.path.name, e.name, e.refused) for e in class_entries(tmp_path)] == [("ana.py", "ana", "")]
+
+
 def test_a_code_folder_zipped_on_a_mac_grades_as_without_its_apple_double_files(tmp_path):
     """macOS writes ._softmax.py beside softmax.py; staging took it for a module and refused the submission."""
     from problemgen.code.sandbox.staging import collect
