@@ -75,6 +75,17 @@ def read_capped(path: str | Path, max_bytes: int, what: str) -> bytes:
     return raw
 
 
+def read_text(path: str | Path, max_bytes: int, what: str) -> str:
+    """The UTF-8 text of a file a user named, as :func:`read_capped` reads it, with a leading byte-order mark
+    dropped: Windows editors write one, and a bank, roster, overrides file or recipe must read the same
+    with it or without. ProblemgenError naming the first byte that is not UTF-8."""
+    raw = read_capped(path, max_bytes, what)
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ProblemgenError(f"{path}: {what} is not UTF-8 text (byte {exc.start} is not)") from None
+
+
 def well_formed_text(text: str) -> str:
     """``text`` with every lone surrogate written out, so that any UTF-8 file or stream can carry it.
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from problemgen.classes.entries import student_key
 from problemgen.model.core import ProblemgenError
 from problemgen.sheets.reports import Report
+from problemgen.userfiles import read_text
 from problemgen.wording import closest
 
 MAX_OVERRIDES_BYTES = 1024 * 1024
@@ -48,13 +49,8 @@ def read_overrides(path: str | Path) -> dict[str, list[Override]]:
     """student -> overrides, from a TOML file of ``[[override]]`` tables; errors name the table."""
     path = Path(path)
     try:
-        raw = path.read_bytes()
-        if len(raw) > MAX_OVERRIDES_BYTES:
-            raise ProblemgenError(f"{path}: larger than {MAX_OVERRIDES_BYTES} bytes")
-        data = tomllib.loads(raw.decode("utf-8"))
-    except OSError as exc:
-        raise ProblemgenError(f"{path}: cannot read the overrides file ({exc.strerror})") from None
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        data = tomllib.loads(read_text(path, MAX_OVERRIDES_BYTES, "the overrides file"))
+    except tomllib.TOMLDecodeError as exc:
         raise ProblemgenError(f"{path}: not a UTF-8 TOML file ({exc})") from None
     tables = data.get("override", [])
     if set(data) - {"override"} or not isinstance(tables, list):

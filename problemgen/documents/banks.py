@@ -43,7 +43,7 @@ from typing import Any
 from problemgen.documents import texmath
 from problemgen.model.core import ProblemgenError
 from problemgen.model.overrides import OverrideValueError
-from problemgen.userfiles import read_capped
+from problemgen.userfiles import read_text
 from problemgen.model.registry import all_kinds, generate, get_kind, no_such_override
 from problemgen.resources import banks_dir
 from problemgen.wording import closest, suggest
@@ -371,14 +371,11 @@ TOML_WHERE = re.compile(r"^(?P<message>.*) \(at line (?P<line>\d+), column (?P<c
 def _parse(path: Path, display: str) -> tuple[str, dict]:
     """The bank's text and its TOML. A byte-order mark (which Windows editors write) is skipped, as for rosters."""
     try:
-        raw = read_capped(path, MAX_BANK_BYTES, "bank")
+        text = read_text(path, MAX_BANK_BYTES, "bank")
     except ProblemgenError as exc:
         raise ProblemgenError(str(exc).replace(str(path), display, 1)) from exc
     try:
-        text = raw.decode("utf-8").removeprefix("\ufeff")
         return text, tomllib.loads(text)
-    except UnicodeDecodeError as exc:
-        raise ProblemgenError(f"{display}: bank is not UTF-8 text (byte {exc.start} is not)") from exc
     except tomllib.TOMLDecodeError as exc:
         where = TOML_WHERE.match(str(exc))
         if where is None:

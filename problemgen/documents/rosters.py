@@ -18,7 +18,7 @@ from pathlib import Path
 
 from problemgen.documents.banks import SAFE_ID
 from problemgen.errors import ProblemgenError
-from problemgen.userfiles import read_capped
+from problemgen.userfiles import read_text
 from problemgen.wording import suggest
 
 ROSTER_ID_COLUMNS = ("id", "student_id", "student", "sid")
@@ -78,13 +78,12 @@ def roster_id_column(path: Path, header_row: list[str], id_column: str | None = 
 
 def roster_rows(path: Path) -> list[list[str]]:
     """The rows of a roster file (header first), read with the size cap and delimiter detection."""
-    raw = read_capped(path, MAX_ROSTER_BYTES, "roster")
+    text = read_text(path, MAX_ROSTER_BYTES, "roster")
     try:
-        text = raw.decode("utf-8-sig")
         first = text.split("\n", 1)[0]
         delimiter = max(ROSTER_DELIMITERS, key=first.count) if any(d in first for d in ROSTER_DELIMITERS) else ","
         rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))
-    except (UnicodeDecodeError, csv.Error) as exc:
+    except csv.Error as exc:
         raise ProblemgenError(f"{path}: roster is not a UTF-8 CSV file ({exc})") from exc
     if not rows:
         raise ProblemgenError(f"{path}: roster is empty")

@@ -25,7 +25,7 @@ from problemgen.code.notebook import (
     CHECK_MARKER, CHECK_METADATA, INSTALL_MARKER, INSTALL_METADATA, LEGACY_INSTALL_LINES,
 )
 from problemgen.code.tasks import get_task
-from problemgen.userfiles import read_capped
+from problemgen.userfiles import read_text
 from problemgen.wording import counted
 from problemgen.code.tasks.listing import public_examples
 
@@ -95,10 +95,10 @@ def read_recipe(path: Path) -> tuple[str | None, list[str]]:
     """
     import tomllib
 
-    raw = read_capped(path, MAX_RECIPE_BYTES, "the recipe")
+    text = read_text(path, MAX_RECIPE_BYTES, "the recipe")
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise ProblemgenError(f"{path}: not a readable TOML recipe ({exc})") from exc
     unknown = sorted(set(data) - RECIPE_KEYS)
     if unknown:
