@@ -26,7 +26,7 @@ from problemgen.code.notebook import read_notebook
 from problemgen.code.sandbox import Sandbox
 from problemgen.code.sandbox.staging import RejectedSubmission
 from problemgen.model.core import ProblemgenError
-from problemgen.userfiles import check_output_apart
+from problemgen.outputs import check_output_apart
 
 
 def class_entries(directory: str | Path) -> list[entries.Entry]:

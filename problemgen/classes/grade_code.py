@@ -20,7 +20,7 @@ from problemgen.classes.runner import ClassRun
 from problemgen.classes.layouts import Layout
 from problemgen.classes.summary import render_summary
 from problemgen.code.grade import grade_submission, make_plan
-from problemgen.userfiles import check_output_apart
+from problemgen.outputs import check_output_apart, check_output_file
 
 EXIT_OK, EXIT_BELOW, EXIT_ISOLATION = 0, 1, 3
 
@@ -69,6 +69,8 @@ def grade_code(request: GradeRequest) -> Graded:
     if request.output is not None:  # a report over the submission, or grades among the submissions
         role = "submissions directory" if request.submission.is_dir() else "submission"
         check_output_apart(request.output, {role: request.submission})
+        if not request.submission.is_dir():  # one report: checked before the sandbox runs, not after
+            check_output_file(request.output)
     plan, run = make_plan(task, public_only=request.public_only, secret=request.secret), None
     with Sandbox(request.limits, jobs=request.jobs, min_level=request.min_isolation) as sandbox:
         _require_isolation(sandbox, request.min_isolation)
@@ -81,10 +83,17 @@ def grade_code(request: GradeRequest) -> Graded:
             report = grade_submission(plan, request.submission, sandbox)
             text, score = render(report, request.fmt), report.score
             if request.output is not None:
-                request.output.write_text(text, encoding="utf-8")
+                _write_report(request.output, text)
                 text = ""
     below = request.fail_under is not None and score < request.fail_under
     return Graded(text, EXIT_BELOW if below else EXIT_OK, run)
+
+
+def _write_report(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:  # checked writable before grading; the disk may still fill up or the folder go
+        raise ProblemgenError(f"-o {path}: cannot be written ({exc.strerror})") from None
 
 
 def grade_file(submission: str | Path, task: str, *, public_only: bool = False, secret: str | None = None,

@@ -44,7 +44,7 @@ def _command(export) -> click.Command:
 def _check_outputs_apart(export, options: dict) -> None:
     """No output path (``-o``) may be an input file or folder the export reads (``--roster``, ``--class``,
     ``--wheel``), or lie inside an input folder: the export would overwrite what it reads."""
-    from problemgen.userfiles import check_output_apart  # lazy: listing the exports stays light
+    from problemgen.outputs import check_output_apart  # lazy: listing the exports stays light
 
     inputs = {o.name: options.get(o.dest) for o in export.options if o.kind in ("file", "dir")}
     for option in export.options:
