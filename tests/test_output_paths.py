@@ -104,3 +104,16 @@ def test_an_output_file_that_cannot_be_written_is_one_error_line_before_any_work
     err = capsys.readouterr().err
     assert exit_info.value.code == 2, err
     assert re.fullmatch(r"error: (-o|--output) \S+/absent/\S+: cannot be written \(no directory \S+/absent\)\n", err)
+
+
+def test_an_export_run_from_the_library_checks_its_outputs_as_the_command_does(one_student, monkeypatch):
+    """The check sat in the CLI's wrapper: a script building the Gradescope export with -o on its roster
+    replaced the roster."""
+    from problemgen.exports import all_exports
+
+    monkeypatch.setenv("PROBLEMGEN_GRADER_SECRET", "a long grader secret for tests")
+    roster = one_student / "roster.csv"
+    before = roster.read_bytes()
+    with pytest.raises(ProblemgenError, match="is the --roster"):
+        all_exports()["gradescope"].run(class_dir=one_student / "class", roster=roster, match_by="id", output=roster)
+    assert roster.read_bytes() == before
