@@ -1,6 +1,12 @@
-"""A run into the folder of an earlier run: removing what the earlier run left and this one did not write.
+"""Where a command writes: never over or inside what it reads, only where it can, and, run again into an
+earlier run's folder, leaving no file of that run behind.
 
-Instructors run a command again into the same output: a class set regenerated after a roster change, a
+Before anything is written (:func:`check_output_apart`, :func:`check_output_file`): an output that is one of
+the command's inputs, or lies inside an input folder, is refused (written over its input, a run loses what
+it read; inside the submissions, the next run takes the gradebook for entries), and so is an output file
+that cannot be written (a folder, a missing parent); each is one line naming the option, before any work.
+
+A run into the folder of an earlier run. Instructors run a command again into the same output: a class set regenerated after a roster change, a
 regrade after late submissions, an export rebuilt after an upgrade. Files of the same names are replaced,
 but a file the earlier run wrote and this one did not would stay beside the new ones and describe the
 earlier run (the handout of a student since withdrawn, a worksheet.pdf of last week's variant, a second
@@ -18,11 +24,40 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from problemgen.errors import ProblemgenError
+
+
+def check_output_apart(output: str | Path, inputs: Mapping[str, str | Path | None], option: str = "-o") -> None:
+    """Refuse an output that is one of a command's inputs, or lies inside an input folder (``inputs``: what
+    each input is -> its path; None for one not given), before anything is written.
+
+    Written over its input, a run loses what it read (``grade a.toml --variant v.json -o a.toml`` replaced a
+    student's sheet with its report); written inside the submissions, the next run takes the gradebook
+    for entries; inside a class set, grades sit among what students are handed. Paths are compared
+    resolved (``./a.toml``, a symbolic link) and, where both exist, as files (a hard link)."""
+    out = Path(output).resolve()
+    for role, given in inputs.items():
+        if given is None:
+            continue
+        where = Path(given).resolve()
+        if out == where or (out.exists() and where.exists() and os.path.samefile(out, where)):
+            raise ProblemgenError(f"{option} {output}: is the {role} {given}; choose another output")
+        if where.is_dir() and where in out.parents:
+            raise ProblemgenError(f"{option} {output}: is inside the {role} {given}; choose an output outside it")
+
+
+def check_output_file(output: str | Path, option: str = "-o") -> None:
+    """Refuse an output file that cannot be written, before any work: a folder, a missing folder to put it
+    in, or one the user may not write (the export, report or grades would be computed and then lost)."""
+    path = Path(output)
+    reason = ("it is a directory" if path.is_dir() else f"no directory {path.parent}" if not path.parent.is_dir()
+              else "permission denied" if not os.access(path if path.exists() else path.parent, os.W_OK) else "")
+    if reason:
+        raise ProblemgenError(f"{option} {output}: cannot be written ({reason})")
 
 
 def files_matching(root: str | Path, patterns: Iterable[str]) -> set[str]:

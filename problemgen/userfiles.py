@@ -12,12 +12,10 @@ from __future__ import annotations
 import ast
 import codecs
 import io
-import os
 import re
 import tokenize
 import warnings
 from pathlib import Path
-from typing import Mapping
 
 from problemgen.errors import ProblemgenError
 
@@ -75,6 +73,17 @@ def read_capped(path: str | Path, max_bytes: int, what: str) -> bytes:
     return raw
 
 
+def read_text(path: str | Path, max_bytes: int, what: str) -> str:
+    """The UTF-8 text of a file a user named, as :func:`read_capped` reads it, with a leading byte-order mark
+    dropped: Windows editors write one, and a bank, roster, overrides file or recipe must read the same
+    with it or without. ProblemgenError naming the first byte that is not UTF-8."""
+    raw = read_capped(path, max_bytes, what)
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ProblemgenError(f"{path}: {what} is not UTF-8 text (byte {exc.start} is not)") from None
+
+
 def well_formed_text(text: str) -> str:
     """``text`` with every lone surrogate written out, so that any UTF-8 file or stream can carry it.
 
@@ -90,21 +99,3 @@ def well_formed_text(text: str) -> str:
         return "".join(f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else
                        f"\\u{ord(c):04x}" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
 
-
-def check_output_apart(output: str | Path, inputs: Mapping[str, str | Path | None], option: str = "-o") -> None:
-    """Refuse an output that is one of a command's inputs, or lies inside an input folder (``inputs``: what
-    each input is -> its path; None for one not given), before anything is written.
-
-    Written over its input, a run loses what it read (``grade a.toml --variant v.json -o a.toml`` replaced a
-    student's sheet with its report); written inside the submissions, the next run takes the gradebook
-    for entries; inside a class set, grades sit among what students are handed. Paths are compared
-    resolved (``./a.toml``, a symbolic link) and, where both exist, as files (a hard link)."""
-    out = Path(output).resolve()
-    for role, given in inputs.items():
-        if given is None:
-            continue
-        where = Path(given).resolve()
-        if out == where or (out.exists() and where.exists() and os.path.samefile(out, where)):
-            raise ProblemgenError(f"{option} {output}: is the {role} {given}; choose another output")
-        if where.is_dir() and where in out.parents:
-            raise ProblemgenError(f"{option} {output}: is inside the {role} {given}; choose an output outside it")

@@ -513,6 +513,17 @@ def test_files_the_operating_system_adds_get_no_rows_and_the_summary_counts_them
     assert "warning: left out 5 files the operating system added" in capsys.readouterr().err
 
 
+def test_a_folder_holding_only_apple_double_files_is_no_second_code_submission(tmp_path):
+    """Staging skips ._softmax.py, but the class scan counted it as code: a leftover ana/ with only macOS's
+    metadata made ana.py a duplicate-submission, graded nowhere."""
+    from problemgen.classes.code_class import class_entries
+
+    (tmp_path / "ana.py").write_text("def softmax(x):\n    return x\n")
+    (tmp_path / "ana").mkdir()
+    (tmp_path / "ana" / "._softmax.py").write_bytes(APPLE_DOUBLE)
+    assert [(e.path.name, e.name, e.refused) for e in class_entries(tmp_path)] == [("ana.py", "ana", "")]
+
+
 def test_a_code_folder_zipped_on_a_mac_grades_as_without_its_apple_double_files(tmp_path):
     """macOS writes ._softmax.py beside softmax.py; staging took it for a module and refused the submission."""
     from problemgen.code.sandbox.staging import collect
@@ -744,6 +755,30 @@ def test_a_code_class_refuses_an_output_directory_inside_its_submissions(tmp_pat
     (tmp_path / "ana.py").write_text("def softmax(x):\n    return x\n")
     with pytest.raises(ProblemgenError, match="is the submissions directory"):
         grade_class(None, tmp_path, None, tmp_path)
+
+
+def test_grade_code_repeats_the_summarys_warnings_on_stderr_as_grade_does(tmp_path, capsys):
+    """grade prints each warning of the class summary (files left out, stale reports removed, platform notes)
+    on stderr, then what it wrote; grade-code printed neither, so a log of stderr missed them for code."""
+    from problemgen.cli import main
+
+    subs, out = tmp_path / "subs", tmp_path / "g"
+    subs.mkdir()
+    for student in ("ana", "ben"):
+        (subs / f"{student}.py").write_text("def softmax(x):\n    return x\n")
+    argv = ["grade-code", str(subs), "--task", "softmax", "--public-only", "-o", str(out), "--format", "json"]
+    with pytest.raises(SystemExit):
+        main(argv)
+    capsys.readouterr()
+    (subs / "ben.py").unlink()
+    (subs / ".DS_Store").write_bytes(APPLE_DOUBLE)
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().err.splitlines() == [
+        "warning: left out 1 file the operating system added, not submissions: .DS_Store",
+        "warning: removed reports/ben.json, left by an earlier run: this run wrote no report for it",
+        f"wrote 6 files to {out}"]
 
 
 def test_a_regrade_never_removes_the_report_it_wrote_found_under_another_name(class_set, tmp_path):

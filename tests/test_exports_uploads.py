@@ -151,3 +151,22 @@ def test_an_upload_whose_declared_codec_hides_code_is_not_judged_by_its_utf8_tex
         chosen("softmax", submission)
     (tmp_path / "alone").mkdir()
     assert chosen("softmax", submit(tmp_path / "alone", {"a.py": HIDDEN})).name == "a.py"  # graded: the student sees why
+
+
+APPLE_DOUBLE = b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X        "
+
+
+def test_files_a_mac_adds_to_a_zipped_upload_are_not_uploads(tmp_path):
+    """Gradescope unzips what a student uploads, __MACOSX/._softmax.py and ._softmax.py included: counted as
+    uploads, they made a lone softmax.py with a syntax error "not gradable" instead of graded (its error then
+    reported), and a lone answer sheet under another name no longer lone."""
+    from problemgen.exports.autograde import find_sheet
+
+    submission = submit(tmp_path, {"softmax.py": "def softmax(x):\n    return x +\n", "._softmax.py": APPLE_DOUBLE,
+                                   "my answers.toml": "", "._my answers.toml": APPLE_DOUBLE})
+    (submission / "__MACOSX").mkdir()
+    for name in ("._softmax.py", "._my answers.toml"):
+        (submission / "__MACOSX" / name).write_bytes(APPLE_DOUBLE)
+    assert [u.path.name for u in uploads(submission, get_task("softmax"))] == ["softmax.py"]
+    assert chosen("softmax", submission).name == "softmax.py"
+    assert find_sheet(submission) == submission / "my answers.toml"

@@ -4,11 +4,12 @@ reads (a student's sheet replaced by its report) or read its own output next tim
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
 from problemgen.errors import ProblemgenError
-from problemgen.userfiles import check_output_apart
+from problemgen.outputs import check_output_apart
 
 SECRET_ENV = "PROBLEMGEN_OUTPUT_PATHS_TEST_SECRET"
 
@@ -82,3 +83,37 @@ def test_an_export_inside_the_class_set_it_packs_is_refused(one_student, capsys,
               "--match-by", "id", "-o", str(one_student / "class" / "autograder.zip")])
     assert exit_info.value.code == 2 and "is inside the --class" in capsys.readouterr().err
     assert not (one_student / "class" / "autograder.zip").exists()
+
+
+@pytest.mark.parametrize("command", [
+    ["grade", "{d}/s1.toml", "--variant", "{d}/class/keys/s1/variant.json", "-o", "{d}/absent/report.json"],
+    ["grade-code", "{d}/softmax.py", "--task", "softmax", "-o", "{d}/absent/report.json"],
+    ["export", "moodle", "--bank", "{d}/bank.toml", "-o", "{d}/absent/pool.xml"],
+])
+def test_an_output_file_that_cannot_be_written_is_one_error_line_before_any_work(one_student, capsys, command,
+                                                                                 monkeypatch):
+    """grade-code ran the sandbox, then met the missing folder with a traceback; grade and the LMS exports
+    checked first, each in its own words."""
+    from problemgen.cli import main
+
+    monkeypatch.setenv("PROBLEMGEN_GRADER_SECRET", "a long grader secret for tests")
+    _softmax(one_student / "softmax.py")
+    (one_student / "bank.toml").write_text('title = "t"\nseed = 1\n\n[[problems]]\nkind = "masks.causal"\n')
+    with pytest.raises(SystemExit) as exit_info:
+        main([part.format(d=one_student) for part in command])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2, err
+    assert re.fullmatch(r"error: (-o|--output) \S+/absent/\S+: cannot be written \(no directory \S+/absent\)\n", err)
+
+
+def test_an_export_run_from_the_library_checks_its_outputs_as_the_command_does(one_student, monkeypatch):
+    """The check sat in the CLI's wrapper: a script building the Gradescope export with -o on its roster
+    replaced the roster."""
+    from problemgen.exports import all_exports
+
+    monkeypatch.setenv("PROBLEMGEN_GRADER_SECRET", "a long grader secret for tests")
+    roster = one_student / "roster.csv"
+    before = roster.read_bytes()
+    with pytest.raises(ProblemgenError, match="is the --roster"):
+        all_exports()["gradescope"].run(class_dir=one_student / "class", roster=roster, match_by="id", output=roster)
+    assert roster.read_bytes() == before

@@ -1,4 +1,4 @@
-"""What users hand in, read as Python would read it (``problemgen.userfiles``)."""
+"""What users hand in, read as Python would read it, and the files instructors write (``problemgen.userfiles``)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,9 @@ import ast
 
 import pytest
 
+from problemgen.classes.overrides import read_overrides
+from problemgen.code.tasks.notebooks import read_recipe
+from problemgen.documents import banks, rosters
 from problemgen.userfiles import coding_problem
 
 UTF7_REFUSAL = ("declares coding utf-7: Python would decode it with that codec and run other code than the UTF-8 "
@@ -39,3 +42,24 @@ def test_a_coding_declaration_passes_only_where_python_reads_the_same_text(text,
     else:
         assert found.startswith(problem)
     assert python_reads_the_same(text) == (problem is None)  # the verdict is Python's own
+
+
+
+INSTRUCTOR_FILES = {  # what an instructor writes -> (its text, how problemgen reads it, what that must give)
+    "bank": ('title = "T"\n[[problems]]\nkind = "attention.weights"\n',
+             lambda path: banks.load_bank(path).items[0].kind, "attention.weights"),
+    "roster": ("id,name\nana,Ana\n", rosters.read_roster, ["ana"]),
+    "overrides": ('[[override]]\nstudent = "ana"\npart = "p1.x"\nscore = 1\nreason = "r"\n',
+                  lambda path: list(read_overrides(path)), ["ana"]),
+    "notebook recipe": ('tasks = ["softmax"]\n', read_recipe, (None, ["softmax"])),
+}
+
+
+@pytest.mark.parametrize("kind", INSTRUCTOR_FILES)
+def test_every_file_an_instructor_writes_reads_the_same_with_a_byte_order_mark(tmp_path, kind):
+    """Windows editors save UTF-8 with a byte-order mark: banks and rosters skipped it, but an overrides file
+    or a notebook recipe so saved was refused as invalid TOML at line 1."""
+    text, read, expected = INSTRUCTOR_FILES[kind]
+    path = tmp_path / "file"
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    assert read(path) == expected

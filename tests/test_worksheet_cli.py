@@ -44,6 +44,9 @@ def test_worksheet_command_with_a_roster_writes_a_class_set(bank, tmp_path, caps
     assert "wrote 2 student worksheets" in capsys.readouterr().out
     assert (tmp_path / "class" / "keys" / "a2" / "variant.json").exists()
     assert (tmp_path / "class" / "handouts" / "a2" / "worksheet.md").exists()
+    roster.write_text("id\na1\n")
+    assert run([*argv, "--force"]) == 0
+    assert "wrote 1 student worksheet and manifest.json" in capsys.readouterr().out  # not "1 student worksheets"
 
 
 def test_an_output_path_under_a_file_is_one_error_line(bank, tmp_path, capsys):

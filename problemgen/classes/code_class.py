@@ -26,7 +26,7 @@ from problemgen.code.notebook import read_notebook
 from problemgen.code.sandbox import Sandbox
 from problemgen.code.sandbox.staging import RejectedSubmission
 from problemgen.model.core import ProblemgenError
-from problemgen.userfiles import check_output_apart
+from problemgen.outputs import check_output_apart
 
 
 def class_entries(directory: str | Path) -> list[entries.Entry]:
@@ -38,9 +38,9 @@ def class_entries(directory: str | Path) -> list[entries.Entry]:
 
 
 def _holds_code(directory: Path) -> bool:
-    """Whether a student folder has a ``.py`` file, the only files the sandbox stages from a folder."""
+    """Whether a student folder has a ``.py`` file the sandbox would stage (not the ``._name.py`` macOS adds)."""
     with os.scandir(directory) as listing:
-        return any(item.name.endswith(".py") for item in listing)
+        return any(item.name.endswith(".py") and not entries.is_system_file(os.fsencode(item.name)) for item in listing)
 
 
 def _refused_row(name: str, reason: str) -> ClassRow:

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Callable
 
 from problemgen.model.core import ProblemgenError
+from problemgen.wording import counted, listed
 
 MAX_NAME = 80
 """Student names are cut to this many characters (report file names stay short on every platform)."""
@@ -102,9 +103,7 @@ def system_files_note(directory: str | Path) -> list[str]:
         return []
     if not names:
         return []
-    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-    return [f"left out {len(names)} file{'s' if len(names) > 1 else ''} the operating system added, not "
-            f"submissions: {shown}"]
+    return [f"left out {counted(len(names), 'file')} the operating system added, not submissions: {listed(names)}"]
 
 
 def scan(directory: str | Path, suffixes: tuple[str, ...],

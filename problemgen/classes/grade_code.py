@@ -16,10 +16,11 @@ from problemgen.code.sandbox import Limits, Sandbox, rank
 from problemgen.code.sandbox.runner import IsolationError
 from problemgen.code.tasks import get_task
 from problemgen.classes.code_class import grade_class
+from problemgen.classes.runner import ClassRun
 from problemgen.classes.layouts import Layout
 from problemgen.classes.summary import render_summary
 from problemgen.code.grade import grade_submission, make_plan
-from problemgen.userfiles import check_output_apart
+from problemgen.outputs import check_output_apart, check_output_file
 
 EXIT_OK, EXIT_BELOW, EXIT_ISOLATION = 0, 1, 3
 
@@ -40,8 +41,18 @@ class GradeRequest:
     layout: Layout | None = None  # a platform's download (see classes.layouts); None: entries named by student
 
 
-def grade_code(request: GradeRequest) -> tuple[str, int]:
-    """Grade one file or a class directory; returns (text for stdout, exit code).
+@dataclass(frozen=True)
+class Graded:
+    """What a ``grade-code`` run gives back: the text for stdout, the exit code and, for a class directory,
+    the run (whose summary's warnings the command repeats on stderr, as ``grade`` does)."""
+
+    text: str
+    exit_code: int
+    run: ClassRun | None = None
+
+
+def grade_code(request: GradeRequest) -> Graded:
+    """Grade one file or a class directory.
 
     Raises ProblemgenError for bad input and IsolationError (exit code 3) when the sandbox is
     weaker than ``min_isolation``; in that case no student code has run.
@@ -56,8 +67,11 @@ def grade_code(request: GradeRequest) -> tuple[str, int]:
     if request.layout is not None and not request.submission.is_dir():
         raise ProblemgenError(f"--layout {request.layout.name} reads a directory of submissions; {request.submission} is a file")
     if request.output is not None:  # a report over the submission, or grades among the submissions
-        check_output_apart(request.output, {"submission": request.submission})
-    plan = make_plan(task, public_only=request.public_only, secret=request.secret)
+        role = "submissions directory" if request.submission.is_dir() else "submission"
+        check_output_apart(request.output, {role: request.submission})
+        if not request.submission.is_dir():  # one report: checked before the sandbox runs, not after
+            check_output_file(request.output)
+    plan, run = make_plan(task, public_only=request.public_only, secret=request.secret), None
     with Sandbox(request.limits, jobs=request.jobs, min_level=request.min_isolation) as sandbox:
         _require_isolation(sandbox, request.min_isolation)
         if request.submission.is_dir():
@@ -69,10 +83,17 @@ def grade_code(request: GradeRequest) -> tuple[str, int]:
             report = grade_submission(plan, request.submission, sandbox)
             text, score = render(report, request.fmt), report.score
             if request.output is not None:
-                request.output.write_text(text, encoding="utf-8")
+                _write_report(request.output, text)
                 text = ""
     below = request.fail_under is not None and score < request.fail_under
-    return text, EXIT_BELOW if below else EXIT_OK
+    return Graded(text, EXIT_BELOW if below else EXIT_OK, run)
+
+
+def _write_report(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:  # checked writable before grading; the disk may still fill up or the folder go
+        raise ProblemgenError(f"-o {path}: cannot be written ({exc.strerror})") from None
 
 
 def grade_file(submission: str | Path, task: str, *, public_only: bool = False, secret: str | None = None,

@@ -45,8 +45,9 @@ from typing import Callable
 from problemgen.classes import entries
 from problemgen.classes.entries import Entry
 from problemgen.classes.rows import DUPLICATE
-from problemgen.documents.worksheet import read_roster_entries, roster_id_column, roster_rows
+from problemgen.documents.rosters import read_roster, read_roster_entries, roster_column
 from problemgen.errors import ProblemgenError
+from problemgen.wording import counted, listed
 
 PLAIN = "plain"
 LAYOUTS = (PLAIN, "canvas", "moodle", "classroom")
@@ -212,38 +213,23 @@ def identities(layout: Layout, students: list[str]) -> Identities:
     matched = {s for owners in keys.values() for s in owners}
     lacking = [s for s in students if s not in matched]
     if lacking:
-        shown = ", ".join(lacking[:5]) + (f" and {len(lacking) - 5} more" if len(lacking) > 5 else "")
-        warnings.append(f"{len(lacking)} student{'s' if len(lacking) > 1 else ''} without a {layout.column} in "
-                        f"{layout.roster.name}: no entry can be theirs ({shown})")
+        warnings.append(f"{counted(len(lacking), 'student')} without a {layout.column} in {layout.roster.name}: "
+                        f"no entry can be theirs ({listed(lacking)})")
     return Identities({k: tuple(v) for k, v in keys.items()}, layout.column, tuple(warnings))
 
 
 def roster_students(layout: Layout) -> list[str]:
     """The roster ids of the roster CSV (a code class has no other roster)."""
-    return [student.id for student in read_roster_entries(layout.roster, layout.id_column)]
+    return read_roster(layout.roster, layout.id_column)
 
 
 def _column_values(layout: Layout) -> dict[str, tuple[int, str]]:
-    """roster id -> (line, value of the match column) for every row of the roster CSV."""
-    path = layout.roster
+    """roster id -> (line, value of the match column) for every row of the roster CSV (Moodle's default:
+    the printed name, which may join two columns; its line is not told)."""
     if layout.name == "moodle" and layout.match_by is None:
-        return {s.id: (0, s.name) for s in read_roster_entries(path, layout.id_column)}
-    rows = roster_rows(path)
-    header = [h.strip().lower() for h in rows[0]]
-    id_index, column = roster_id_column(path, rows[0], layout.id_column), layout.column.strip().lower()
-    if column not in header:
-        raise ProblemgenError(f"{path}, line 1: no column {layout.column!r} to match the {layout.name} download by "
-                              f"(found {', '.join(header)}; name another with --match-by)")
-    index, values, seen = header.index(column), {}, {}
-    for line, row in enumerate(rows[1:], start=2):
-        roster_id = row[id_index].strip() if id_index < len(row) else ""
-        if not roster_id:
-            continue
-        other = seen.setdefault(entries.student_key(roster_id), line)
-        if other != line:
-            raise ProblemgenError(f"{path}, line {line}: student id {roster_id!r} repeats line {other}")
-        values[roster_id] = (line, row[index].strip() if index < len(row) else "")
-    return values
+        return {s.id: (0, s.name) for s in read_roster_entries(layout.roster, layout.id_column)}
+    return roster_column(layout.roster, layout.column, layout.id_column,
+                         used_for=f"to match the {layout.name} download by")
 
 
 _PARTICIPANT = re.compile(r"(?:participant\s*)?([0-9]+)", re.IGNORECASE)
@@ -296,8 +282,7 @@ class Download:
         """The summary's line about late submissions (none: no line)."""
         if not self.late:
             return []
-        return [f"Canvas marked {len(self.late)} submission{'s' if len(self.late) > 1 else ''} late: "
-                + ", ".join(self.late)]
+        return [f"Canvas marked {counted(len(self.late), 'submission')} late: {', '.join(self.late)}"]
 
 
 def sort_download(directory: str | Path, layout: str, known: Identities, suffixes: tuple[str, ...],

@@ -24,7 +24,6 @@ gradebook's ``overrides`` column and in the summary. None is silently dropped:
 
 from __future__ import annotations
 
-import difflib
 import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -32,6 +31,8 @@ from pathlib import Path
 from problemgen.classes.entries import student_key
 from problemgen.model.core import ProblemgenError
 from problemgen.sheets.reports import Report
+from problemgen.userfiles import read_text
+from problemgen.wording import closest
 
 MAX_OVERRIDES_BYTES = 1024 * 1024
 
@@ -48,13 +49,8 @@ def read_overrides(path: str | Path) -> dict[str, list[Override]]:
     """student -> overrides, from a TOML file of ``[[override]]`` tables; errors name the table."""
     path = Path(path)
     try:
-        raw = path.read_bytes()
-        if len(raw) > MAX_OVERRIDES_BYTES:
-            raise ProblemgenError(f"{path}: larger than {MAX_OVERRIDES_BYTES} bytes")
-        data = tomllib.loads(raw.decode("utf-8"))
-    except OSError as exc:
-        raise ProblemgenError(f"{path}: cannot read the overrides file ({exc.strerror})") from None
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        data = tomllib.loads(read_text(path, MAX_OVERRIDES_BYTES, "the overrides file"))
+    except tomllib.TOMLDecodeError as exc:
         raise ProblemgenError(f"{path}: not a UTF-8 TOML file ({exc})") from None
     tables = data.get("override", [])
     if set(data) - {"override"} or not isinstance(tables, list):
@@ -87,8 +83,8 @@ def for_roster(overrides: dict[str, list[Override]], students: list[str], where:
     for student, items in overrides.items():
         owner = roster_ids.get(student_key(student))
         if owner is None:
-            near = difflib.get_close_matches(student, students, n=1)
-            unknown.append(repr(student) + (f" (did you mean {near[0]!r}?)" if near else ""))
+            near = closest(student, students)
+            unknown.append(repr(student) + (f" (did you mean {near!r}?)" if near else ""))
         else:
             result.setdefault(owner, []).extend(items)
     if unknown:

@@ -28,7 +28,7 @@ from problemgen.model.core import ProblemgenError
 from problemgen.sheets.grading import canonical_answer, grade_answers
 from problemgen.model.variantfile import WorksheetVariant
 from problemgen.sheets.answersheet import read_sheet
-from problemgen.userfiles import check_output_apart
+from problemgen.outputs import check_output_apart, check_output_file
 
 try:  # the C BLAKE2 that hashlib itself serves, without hashlib loading OpenSSL (10 ms and 4 MB) beside it
     from _blake2 import blake2b
@@ -367,10 +367,9 @@ def check_grade_paths(answers: Path, variant: Path | None, class_dir: Path | Non
             raise ProblemgenError(f"--variant {variant}: is a directory; for a class directory use --variants {variant}")
         if answers.is_dir():
             raise ProblemgenError(f"{answers}: is a directory; to grade a directory of sheets use --variants CLASS_DIR")
-        if output is not None and (output.is_dir() or not output.parent.is_dir()):
-            raise ProblemgenError(f"-o {output}: must be a file in an existing directory")
         if output is not None:
             check_output_apart(output, {"answer sheet": answers, "variant file": variant})
+            check_output_file(output)
         return
     if class_dir.exists() and not class_dir.is_dir():
         raise ProblemgenError(f"--variants {class_dir}: is a file; for one sheet's variant.json use --variant {class_dir}")

@@ -103,7 +103,8 @@ def grade_code_command(submission: Path, task_name: str, public_only: bool, fmt:
     Hidden tests are drawn from $PROBLEMGEN_GRADER_SECRET (fresh random ones when unset). A class
     directory writes OUT/gradebook.csv, OUT/summary.md and OUT/reports/ (a report of the same format
     left there by an earlier run for an entry this run has none for is removed and named under the
-    summary's warnings); JSON reports carry `score` and the `isolation` level reached.
+    summary's warnings, which stderr repeats as `warning:` lines); JSON reports carry `score` and the
+    `isolation` level reached.
 
     A course platform's download is read as it comes with --layout canvas, moodle or classroom (a
     `gh classroom clone student-repos` folder) and --roster roster.csv, whose column --match-by
@@ -124,15 +125,18 @@ def grade_code_command(submission: Path, task_name: str, public_only: bool, fmt:
     from problemgen.code.sandbox import IsolationError, Limits
     from problemgen.classes.grade_code import GradeRequest, grade_code
     from problemgen.classes.layouts import make_layout
+    from problemgen.cli.grade import echo_run_notes
 
     layout = make_layout(layout_name, roster, match_by, id_column)
     try:
         with class_progress(progress) as advance:
             request = GradeRequest(submission, task_name, public_only, fmt, output, jobs, min_isolation, fail_under,
                                    Limits(case_timeout=timeout), progress=advance, layout=layout)  # fmt: skip
-            text, code = grade_code(request)
+            graded = grade_code(request)
     except IsolationError as exc:
         click.echo(f"error: {exc}", err=True)
         raise SystemExit(EXIT_ISOLATION) from exc
-    click.echo(text, nl=False)
-    click.get_current_context().exit(code)
+    click.echo(graded.text, nl=False)
+    if graded.run is not None:
+        echo_run_notes(graded.run, output)
+    click.get_current_context().exit(graded.exit_code)

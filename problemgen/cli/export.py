@@ -34,22 +34,10 @@ def _option(spec) -> click.Option:
 
 def _command(export) -> click.Command:
     def callback(**options):
-        _check_outputs_apart(export, options)
-        click.echo(export.build(**options), nl=False, err=True)
+        click.echo(export.run(**options), nl=False, err=True)
 
     return click.Command(export.name, callback=callback, params=[_option(o) for o in export.options],
                          help=inspect.cleandoc(export.help), short_help=export.summary)
-
-
-def _check_outputs_apart(export, options: dict) -> None:
-    """No output path (``-o``) may be an input file or folder the export reads (``--roster``, ``--class``,
-    ``--wheel``), or lie inside an input folder: the export would overwrite what it reads."""
-    from problemgen.userfiles import check_output_apart  # lazy: listing the exports stays light
-
-    inputs = {o.name: options.get(o.dest) for o in export.options if o.kind in ("file", "dir")}
-    for option in export.options:
-        if option.kind == "path" and options.get(option.dest) is not None:
-            check_output_apart(options[option.dest], inputs, option.name)
 
 
 class ExportGroup(click.Group):

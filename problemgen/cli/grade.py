@@ -8,11 +8,13 @@ import click
 
 from problemgen.classes import sheet_class as classgrade
 from problemgen.classes.layouts import make_layout
+from problemgen.classes.runner import ClassRun
 from problemgen.classes.summary import render_summary
 from problemgen.cli.downloads import layout_options
 from problemgen.cli.progress import PROGRESS_OPTION, class_progress
 from problemgen.errors import ProblemgenError
 from problemgen.sheets import grading, reports
+from problemgen.wording import counted
 
 
 @click.command("grade")
@@ -92,11 +94,17 @@ def grade_command(answers, variant_path, class_dir, overrides_file, fmt, output,
         run = classgrade.grade_class(answers, class_dir, output or Path("grades"), fmt, jobs=jobs,
                                      overrides_file=overrides_file, progress=advance, layout=layout)
     click.echo(render_summary(run.summary, "json" if fmt == "json" else "text"), nl=False)
+    echo_run_notes(run, output or Path("grades"))
+
+
+def echo_run_notes(run: ClassRun, out: Path) -> None:
+    """What a class run says on stderr after its summary, for ``grade`` and ``grade-code`` alike: each
+    warning of the summary on a ``warning:`` line (an operator reads stderr), then what was written."""
     for line in run.summary["overrides_not_applied"]:
         click.echo(f"warning: override for {line}", err=True)
     for line in run.summary["warnings"]:
         click.echo(f"warning: {line}", err=True)
-    click.echo(f"wrote {len(run.written) + run.reports} files to {output or Path('grades')}", err=True)
+    click.echo(f"wrote {counted(len(run.written) + run.reports, 'file')} to {out}", err=True)
 
 
 @click.command("whose")

@@ -7,6 +7,7 @@ import click
 from problemgen.cli.progress import PROGRESS_OPTION, class_progress
 from problemgen.documents import banks, worksheet
 from problemgen.errors import ProblemgenError
+from problemgen.wording import counted
 
 
 @click.command("worksheet")
@@ -55,7 +56,7 @@ def worksheet_command(bank, out_dir, seed, formats, roster, id_column, secret_en
         return click.echo(f"wrote {len(variant.problems)} problems ({variant.variant_id}) to {out_dir}")
     with class_progress(progress, "students") as advance:
         entries = worksheet.write_class_set(job, roster, secret_env, advance, id_column, _warn)
-    click.echo(f"wrote {len(entries)} student worksheet{'' if len(entries) == 1 else 's'} and manifest.json to {out_dir}")
+    click.echo(f"wrote {counted(len(entries), 'student worksheet')} and manifest.json to {out_dir}")
 
 
 def _warn(line: str) -> None:

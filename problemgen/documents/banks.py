@@ -43,9 +43,10 @@ from typing import Any
 from problemgen.documents import texmath
 from problemgen.model.core import ProblemgenError
 from problemgen.model.overrides import OverrideValueError
-from problemgen.userfiles import read_capped
-from problemgen.model.registry import all_kinds, generate, get_kind, no_such_override, suggest
+from problemgen.userfiles import read_text
+from problemgen.model.registry import all_kinds, generate, get_kind, no_such_override
 from problemgen.resources import banks_dir
+from problemgen.wording import closest, suggest
 
 MAX_BANK_BYTES = 1024 * 1024
 MAX_PROBLEMS = 500
@@ -370,14 +371,11 @@ TOML_WHERE = re.compile(r"^(?P<message>.*) \(at line (?P<line>\d+), column (?P<c
 def _parse(path: Path, display: str) -> tuple[str, dict]:
     """The bank's text and its TOML. A byte-order mark (which Windows editors write) is skipped, as for rosters."""
     try:
-        raw = read_capped(path, MAX_BANK_BYTES, "bank")
+        text = read_text(path, MAX_BANK_BYTES, "bank")
     except ProblemgenError as exc:
         raise ProblemgenError(str(exc).replace(str(path), display, 1)) from exc
     try:
-        text = raw.decode("utf-8").removeprefix("\ufeff")
         return text, tomllib.loads(text)
-    except UnicodeDecodeError as exc:
-        raise ProblemgenError(f"{display}: bank is not UTF-8 text (byte {exc.start} is not)") from exc
     except tomllib.TOMLDecodeError as exc:
         where = TOML_WHERE.match(str(exc))
         if where is None:
@@ -401,7 +399,7 @@ def check_bank(
     check = _Checker(display, text)
     bank_id, title, seed, instructions = _check_top(data, check, path.stem if SAFE_ID.match(path.stem) else "bank")
     raw_items = data.get("problems")
-    misspelt = any(suggest(key, ["problems"]) for key in data if key != "problems")  # reported as unknown already
+    misspelt = any(closest(key, ["problems"]) for key in data if key != "problems")  # reported as unknown already
     if (not isinstance(raw_items, list) or not raw_items) and not (misspelt and raw_items is None):
         check.top_issue("problems", "at least one [[problems]] entry is required")
     if not isinstance(raw_items, list):

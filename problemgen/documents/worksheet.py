@@ -24,40 +24,32 @@ Same inputs give the same bytes: no timestamps, sorted JSON keys, roster order k
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import hmac
-import io
 import json
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
-from problemgen.documents.banks import MAX_SEED, SAFE_ID, Bank, BankItem, load_bank  # noqa: F401 - MAX_SEED re-exported
+from problemgen.documents.banks import MAX_SEED, Bank, BankItem, load_bank  # noqa: F401 - MAX_SEED re-exported
+from problemgen.documents.rosters import RosterStudent, read_roster_entries
 from problemgen.model.core import Problem, ProblemgenError
 from problemgen.model.variantfile import SheetProblem, WorksheetVariant
 from problemgen.outputs import Removal, remove_stale
 import problemgen.secret_env as secret_env
-from problemgen.userfiles import read_capped
 from problemgen.model.registry import draw_choices, generate, get_kind
 from problemgen.misconceptions.catalogue import describe
 from problemgen.sheets.answersheet import blank_and_key_sheets
+from problemgen.wording import counted, listed
 
 FORMATS = ("md", "tex", "pdf")
 """Document formats; Markdown is always written, ``tex`` and ``pdf`` on request."""
 
-ROSTER_ID_COLUMNS = ("id", "student_id", "student", "sid")
-"""Header names taken as the student id column (case-insensitive; ``SID`` is Gradescope's roster export)."""
-ROSTER_NAME_COLUMNS = ("name", "full name", "full_name", "student name", "student_name")
-ROSTER_DELIMITERS = ",;\t"
 HANDOUTS, KEYS = "handouts", "keys"
 MANIFEST = "manifest.json"
 KEY_FILE_PREFIXES = ("answer_key.", "key.toml", "variant.json")
 """Files of a worksheet directory that hold answers: never among the handouts."""
-MAX_ROSTER_BYTES = 4 * 1024 * 1024
-MAX_STUDENTS = 5000
-_RESERVED_NAMES = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -351,107 +343,8 @@ def batch_files(
 
 
 # --------------------------------------------------------------------------------------------------
-# Rosters and output directories
+# Output directories
 # --------------------------------------------------------------------------------------------------
-
-
-def check_student_id(student: str, where: str) -> str:
-    """A student id usable as a directory name on every platform, or a clear error."""
-    if not SAFE_ID.match(student) or student in (".", "..") or student.split(".")[0].lower() in _RESERVED_NAMES:
-        raise ProblemgenError(
-            f"{where}: student id {student!r} is not a safe directory name "
-            "(letters, digits, '.', '_', '-'; at most 64; not a reserved device name)"
-        )
-    return student
-
-
-@dataclass(frozen=True)
-class RosterStudent:
-    """One roster row: the id (a directory name) and the name printed on the handout ("" when none)."""
-
-    id: str
-    name: str = ""
-
-
-def read_roster(path: str | Path, id_column: str | None = None) -> list[str]:
-    """Student ids of a roster CSV (see :func:`read_roster_entries`)."""
-    return [student.id for student in read_roster_entries(path, id_column)]
-
-
-def read_roster_entries(path: str | Path, id_column: str | None = None) -> list[RosterStudent]:
-    """Students of a roster CSV: comma-, semicolon- or tab-separated, with a header row.
-
-    The id column is ``id_column`` when given, else the first of ``id``, ``student_id``, ``student``,
-    ``SID`` (Gradescope); the name column is ``name``/``full name`` or ``first name`` + ``last name``.
-    """
-    path = Path(path)
-    rows = roster_rows(path)
-    column = roster_id_column(path, rows[0], id_column)
-    return _roster_students(path, rows[1:], column, _name_columns([h.strip().lower() for h in rows[0]]))
-
-
-def roster_id_column(path: Path, header_row: list[str], id_column: str | None = None) -> int:
-    """Index of the student id column: ``id_column`` when given, else the first of ROSTER_ID_COLUMNS."""
-    header = [h.strip().lower() for h in header_row]
-    wanted = (id_column.strip().lower(),) if id_column else ROSTER_ID_COLUMNS
-    column = next((header.index(name) for name in wanted if name in header), None)
-    if column is None:
-        expected = f"the column {id_column!r}" if id_column else f"one of {', '.join(ROSTER_ID_COLUMNS)} (or --id-column)"
-        raise ProblemgenError(f"{path}, line 1: no student id column; expected {expected} (found {header_row})")
-    return column
-
-
-def roster_rows(path: Path) -> list[list[str]]:
-    """The rows of a roster file (header first), read with the size cap and delimiter detection."""
-    raw = read_capped(path, MAX_ROSTER_BYTES, "roster")
-    try:
-        text = raw.decode("utf-8-sig")
-        first = text.split("\n", 1)[0]
-        delimiter = max(ROSTER_DELIMITERS, key=first.count) if any(d in first for d in ROSTER_DELIMITERS) else ","
-        rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))
-    except (UnicodeDecodeError, csv.Error) as exc:
-        raise ProblemgenError(f"{path}: roster is not a UTF-8 CSV file ({exc})") from exc
-    if not rows:
-        raise ProblemgenError(f"{path}: roster is empty")
-    return rows
-
-
-def _name_columns(header: list[str]) -> tuple[int, ...]:
-    """Columns whose cells, joined by a space, make the printed name (none: no name column)."""
-    full = next((header.index(name) for name in ROSTER_NAME_COLUMNS if name in header), None)
-    if full is not None:
-        return (full,)
-    parts = [next((header.index(n) for n in names if n in header), None)
-             for names in (("first name", "first_name", "given name"), ("last name", "last_name", "surname"))]
-    return tuple(i for i in parts if i is not None)
-
-
-def _roster_students(path: Path, rows: list[list[str]], column: int, names: tuple[int, ...]) -> list[RosterStudent]:
-    students: list[RosterStudent] = []
-    seen: dict[str, int] = {}
-    for line, row in enumerate(rows, start=2):
-        if not any(cell.strip() for cell in row):
-            continue
-        student = row[column].strip() if column < len(row) else ""
-        if not student:
-            raise ProblemgenError(f"{path}, line {line}: empty student id")
-        check_student_id(student, f"{path}, line {line}")
-        folded = student.lower()
-        if folded in seen:
-            raise ProblemgenError(f"{path}, line {line}: student id {student!r} repeats line {seen[folded]}")
-        seen[folded] = line
-        name = " ".join(row[i].strip() for i in names if i < len(row) and row[i].strip())
-        students.append(RosterStudent(student, _printable_name(name)))
-    if not students:
-        raise ProblemgenError(f"{path}: roster lists no students")
-    if len(students) > MAX_STUDENTS:
-        raise ProblemgenError(f"{path}: roster lists {len(students)} students; at most {MAX_STUDENTS}")
-    return students
-
-
-def _printable_name(name: str) -> str:
-    """A roster name fit for a handout header: control characters dropped, at most 80 characters."""
-    return "".join(c for c in " ".join(name.split()) if c.isprintable())[:80]
 
 
 @dataclass(frozen=True)
@@ -614,10 +507,10 @@ def _report_removal(removal: Removal, students: set[str], warn: Callable[[str], 
         else:
             lines.append(f"removed {path}, left by an earlier run: this run wrote no {_suffix(path)}")
     if gone:
-        lines.insert(0, f"removed the handouts and keys of {len(gone)} student(s) not on this roster, left by an "
-                        f"earlier run: {_first_ten(sorted(gone))}")
+        lines.insert(0, f"removed the handouts and keys of {counted(len(gone), 'student')} not on this roster, left "
+                        f"by an earlier run: {listed(sorted(gone), 10)}")
     for name, folders in sorted(dropped.items()):
-        lines.append(f"removed {name} from {len(folders)} student folder(s), left by an earlier run: "
+        lines.append(f"removed {name} from {counted(len(folders), 'student folder')}, left by an earlier run: "
                      f"this run wrote no {_suffix(name)}")
     for line in (*lines, *removal.failed) if warn else ():
         warn(line)
@@ -625,10 +518,6 @@ def _report_removal(removal: Removal, students: set[str], warn: Callable[[str], 
 
 def _suffix(path: str) -> str:
     return "." + path.rsplit(".", 1)[-1]
-
-
-def _first_ten(names: list[str]) -> str:
-    return ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
 
 
 def is_key_file(name: str) -> bool:

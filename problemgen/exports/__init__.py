@@ -46,7 +46,7 @@ class Export:
     """An export: its subcommand name, help (with an ``Example:`` block), options and build function.
 
     ``build(**options)`` writes the export and returns a short text for the terminal; user errors are
-    :class:`ProblemgenError`.
+    :class:`ProblemgenError`. Callers use :meth:`run`, which first checks the outputs against the inputs.
     """
 
     name: str
@@ -54,6 +54,18 @@ class Export:
     help: str
     options: tuple[Option, ...]
     build: Callable[..., str]
+
+    def run(self, **options) -> str:
+        """``build(**options)`` once no output path (``-o``, ``--preview``) is an input file or folder the
+        export reads (``--roster``, ``--class``, ``--wheel``) or lies inside an input folder: written
+        there, the export would replace what it reads, or be packed into the next export of that class."""
+        from problemgen.outputs import check_output_apart  # lazy: listing the exports stays light
+
+        inputs = {o.name: options.get(o.dest) for o in self.options if o.kind in ("file", "dir")}
+        for option in self.options:
+            if option.kind == "path" and options.get(option.dest) is not None:
+                check_output_apart(options[option.dest], inputs, option.name)
+        return self.build(**options)
 
 
 def all_exports() -> dict[str, Export]:

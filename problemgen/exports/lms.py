@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import base64
 import math
-import os
 import re
 from dataclasses import dataclass, replace
 from html import escape, unescape
@@ -37,7 +36,7 @@ from problemgen import exports
 from problemgen.documents import markdown_html as md
 from problemgen.errors import ProblemgenError
 from problemgen.model.core import AnswerPart, Problem
-from problemgen.userfiles import check_output_apart
+from problemgen.outputs import check_output_apart, check_output_file
 
 MAX_VARIANTS = 200
 SEEDS_PER_VARIANT = 20
@@ -490,11 +489,7 @@ def output_paths(output: Any, preview: Any, bank: Any = None) -> list[Path]:
     bank_file = bank if bank is not None and Path(bank).is_file() else None  # else a shipped bank's name
     for path, option in zip(paths, ("--output", "--preview")):
         check_output_apart(path, {"bank": bank_file}, option)
-    for path in paths:
-        reason = ("it is a directory" if path.is_dir() else f"no directory {path.parent}" if not path.parent.is_dir()
-                  else "permission denied" if not os.access(path if path.exists() else path.parent, os.W_OK) else "")
-        if reason:
-            raise ProblemgenError(f"cannot write {path}: {reason}")
+        check_output_file(path, option)
     return paths
 
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from problemgen.documents.worksheet import roster_id_column, roster_rows
+from problemgen.documents.rosters import roster_column
 from problemgen.errors import ProblemgenError
+from problemgen.wording import counted, listed
 
 
 def normalise(value: object) -> str:
@@ -23,24 +24,16 @@ def normalise(value: object) -> str:
 def match_map(path: str | Path, match_by: str, students: list[str], id_column: str | None = None) -> dict[str, str]:
     """{normalised ``match_by`` value: student id} for every roster row whose id is a class student.
 
-    The id column is found as ``problemgen worksheet`` finds it (``id_column``, else ``id``,
-    ``student_id``…). Raises when the match column is missing, a class student has no row or an empty
-    value, or a value belongs to two students.
+    The roster is read as every command reads one (:func:`problemgen.documents.rosters.roster_column`).
+    Raises when the match column is missing, a class student has no row or an empty value, or a value
+    belongs to two students.
     """
-    path = Path(path)
-    rows = roster_rows(path)
-    header = [h.strip().lower() for h in rows[0]]
-    id_index = roster_id_column(path, rows[0], id_column)
-    column = match_by.strip().lower()
-    if column not in header:
-        raise ProblemgenError(f"{path}, line 1: no column {match_by!r} to match submitters by (found {', '.join(header)})")
-    value_index, class_students = header.index(column), set(students)
+    path, class_students = Path(path), set(students)
     mapping: dict[str, str] = {}
-    for line, row in enumerate(rows[1:], start=2):
-        student = row[id_index].strip() if id_index < len(row) else ""
+    for student, (line, raw) in roster_column(path, match_by, id_column, used_for="to match submitters by").items():
         if student not in class_students:
             continue
-        value = normalise(row[value_index]) if value_index < len(row) else ""
+        value = normalise(raw)
         if not value:
             raise ProblemgenError(f"{path}, line {line}: student {student!r} has no {match_by!r}")
         if value in mapping and mapping[value] != student:
@@ -48,6 +41,6 @@ def match_map(path: str | Path, match_by: str, students: list[str], id_column: s
         mapping[value] = student
     missing = sorted(class_students - set(mapping.values()))
     if missing:
-        shown = ", ".join(missing[:5]) + (" …" if len(missing) > 5 else "")
-        raise ProblemgenError(f"{path}: {len(missing)} student(s) of the class are not in the roster: {shown}")
+        raise ProblemgenError(f"{path}: the roster lacks {counted(len(missing), 'student')} of the class: "
+                              f"{listed(missing)}")
     return dict(sorted(mapping.items()))

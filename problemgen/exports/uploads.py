@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from problemgen.classes.entries import escaped
+from problemgen.classes.entries import escaped, is_system_file
 from problemgen.code.sandbox.staging import MAX_FILE_BYTES, MAX_TOTAL_BYTES, RejectedSubmission
 from problemgen.errors import ProblemgenError
 from problemgen.userfiles import coding_problem, read_capped, syntax_tree
@@ -53,8 +53,12 @@ def file_name(path: Path) -> str:
 
 
 def hidden(path: Path, top: Path) -> bool:
-    """Inside a dot-directory (``.git``, ``.problemgen``) or byte-code cache: never the student's work."""
-    return any(part.startswith(".") or part == "__pycache__" for part in path.relative_to(top).parts[:-1])
+    """Inside a dot-directory (``.git``, ``.problemgen``) or byte-code cache, or what an operating system adds
+    to a folder it zips (``__MACOSX/``, ``._softmax.py``: :func:`problemgen.classes.entries.is_system_file`):
+    never the student's work. Counted as uploads, such files made a lone file no longer alone."""
+    parts = path.relative_to(top).parts
+    return (any(part.startswith(".") or part == "__pycache__" for part in parts[:-1])
+            or any(is_system_file(os.fsencode(part)) for part in parts))
 
 
 def uploads(submission: Path, task) -> list[Upload]:

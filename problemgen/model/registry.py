@@ -27,6 +27,7 @@ from problemgen.model import overrides as watch
 from problemgen.model.summaries import docstring_summary
 from problemgen.model.core import Draft, Mistake, Problem, ProblemgenError, Redraw, to_jsonable, values_match
 from problemgen.model.streams import stream
+from problemgen.wording import suggest
 
 MAX_ATTEMPTS = 200
 GENERATORS = "problemgen.problems"
@@ -110,14 +111,6 @@ def get_kind(name: str) -> KindSpec:
         return _REGISTRY[name]
     load_all()
     raise ProblemgenError(f"unknown kind {name!r}{suggest(name, sorted(_REGISTRY))}")
-
-
-def suggest(word: str, choices: list[str]) -> str:
-    """Return " — did you mean 'x'?" for the closest choice, or "" when nothing is close."""
-    import difflib
-
-    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
-    return f" — did you mean {close[0]!r}?" if close else ""
 
 
 def no_such_override(spec: KindSpec, names: list[str]) -> str:

@@ -38,7 +38,7 @@ from problemgen.practice.rules import (
     summary,
     unit_unlocked,
 )
-from problemgen.practice.hints import first_entry, first_intermediate, hint_text, hints_given, solution_names  # noqa: F401  (re-exported)
+from problemgen.practice.hints import first_entry, first_intermediate, hint_text, solution_names  # noqa: F401  (re-exported)
 from problemgen.practice.progress import ItemConflict, ProgressStore, default_db_path, utc_now
 from problemgen.practice.store_checks import MAX_SEED
 from problemgen.practice.typed_lines import (
@@ -500,20 +500,14 @@ class QuizSession:
         """The next hint for the part being asked: each part has its own levels (the store keeps them)."""
         level = self.store.record_hint(item.item_id, item.part.key)
         item.hints += 1
-        text = hint_text(item.problem, item.part, self._unit_hint(item), level, self.services.shown(item.problem.kind))
-        self.console.say(f"Hint {level}: {text}", "accent")
+        self.console.say(f"Hint {level}: {self.services.hint(item.choice.unit, item.problem, item.part, level)}", "accent")
 
     def _show_given_hints(self, item: ItemState) -> None:
         """The hints a resumed problem was given before, as they were printed (the practice page shows
         them again after a reload alike); reading them counts nothing."""
         reached = self.store.hints_reached(item.item_id)
-        kind = item.problem.kind
-        for level, text in hints_given(item.problem, reached, self._unit_hint(item), self.services.shown(kind)):
+        for level, text in self.services.hints_given(item.choice.unit, item.problem, reached):
             self.console.say(f"Hint {level}: {text}", "accent")
-
-    def _unit_hint(self, item: ItemState) -> str:
-        kind = item.problem.kind
-        return item.choice.unit.hint_for(kind) or self.services.summary.get(kind, "")
 
     # -- after an item ------------------------------------------------------------------------
 

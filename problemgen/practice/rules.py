@@ -48,7 +48,7 @@ from typing import Callable, Iterable, Mapping
 
 from problemgen.model.core import Problem, ProblemgenError
 from problemgen.practice.progress import AnswerRecord, ItemRecord
-from problemgen.model.registry import suggest
+from problemgen.wording import suggest
 from problemgen.resources import banks_dir
 
 DEFAULT_INTERVALS_DAYS = (1, 3, 7, 16, 35)

@@ -10,12 +10,15 @@ import os
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from problemgen.model.core import AnswerPart, Problem, ProblemgenError
-from problemgen.practice.hints import solution_names
+from problemgen.practice.hints import hint_text, hints_given, solution_names
 from problemgen.practice.progress import from_text, utc_now
 from problemgen.problems import index
+
+if TYPE_CHECKING:
+    from problemgen.practice.rules import Unit  # for annotations only: the services need none of the rules
 
 OFFER_TEXT = {
     "example": "see a worked example of a new variant, then try again",
@@ -38,6 +41,19 @@ class Services:
     summary: Mapping[str, str] = field(default_factory=dict)
     shown: Callable[[str], frozenset[str] | None] = lambda kind: None  # solution values a kind prints
     warm_up: Callable[[], object] = lambda: None  # called once the first problem is on screen
+
+    def hint(self, unit: Unit, problem: Problem, part: AnswerPart, level: int) -> str:
+        """Hint ``level`` of ``part``: the same words in the terminal quiz and on the practice page."""
+        return hint_text(problem, part, self.first_hint(unit, problem.kind), level, self.shown(problem.kind))
+
+    def hints_given(self, unit: Unit, problem: Problem, reached: Mapping[str, int]) -> list[tuple[int, str]]:
+        """The hints a resumed problem was given before (``reached``: each part's level), worded as
+        :meth:`hint` gave them, so the quiz and the page show them again alike; reading them counts nothing."""
+        return hints_given(problem, reached, self.first_hint(unit, problem.kind), self.shown(problem.kind))
+
+    def first_hint(self, unit: Unit, kind: str) -> str:
+        """The first, most general hint: the unit's words for the kind, else the kind's summary."""
+        return unit.hint_for(kind) or self.summary.get(kind, "")
 
 
 def default_services() -> Services:

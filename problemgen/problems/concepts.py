@@ -23,9 +23,10 @@ import numpy as np
 
 from problemgen.model.core import AnswerPart, Draft, ProblemgenError
 from problemgen.misconceptions.catalogue import CATALOGUE, mistake, titled
-from problemgen.model.registry import register, suggest
+from problemgen.model.registry import register
 from problemgen.problems._common import check_override, override
 from problemgen.resources import banks_dir
+from problemgen.wording import suggest
 
 OPTION_IDS = "abcdefgh"
 BANK_FILE = "concepts.toml"

@@ -35,6 +35,15 @@ def topic_modules() -> list[str]:
     )  # fmt: skip
 
 
+def check_topic(topic: str) -> None:
+    """An unknown topic is one error naming the closest topic and every one: the same from ``list`` and ``check``."""
+    topics = topic_modules()
+    if topic not in topics:
+        from problemgen.wording import suggest  # lazy: a plain `list` imports nothing it does not use
+
+        raise ProblemgenError(f"unknown topic {topic!r}{suggest(topic, topics)}; topics: {', '.join(topics)}")
+
+
 def load() -> list[dict]:
     """Every kind read from the sources, sorted by name (no generator module is imported)."""
     entries = []
@@ -94,11 +103,7 @@ def listing(topic: str | None = None, *, as_json: bool = False) -> str:
     """The text of ``problemgen list``: one kind per line, or a JSON array with ``as_json``."""
     entries = load()
     if topic is not None:
-        topics = sorted({e["topic"] for e in entries})
-        if topic not in topics:
-            from problemgen.model.registry import suggest  # lazy: the registry costs start-up time
-
-            raise ProblemgenError(f"unknown topic {topic!r}{suggest(topic, topics)}; topics: {', '.join(topics)}")
+        check_topic(topic)
         entries = [e for e in entries if e["topic"] == topic]
     if as_json:
         import json  # only here: plain listing must start as fast as Python itself

@@ -25,7 +25,8 @@ from problemgen.code.notebook import (
     CHECK_MARKER, CHECK_METADATA, INSTALL_MARKER, INSTALL_METADATA, LEGACY_INSTALL_LINES,
 )
 from problemgen.code.tasks import get_task
-from problemgen.userfiles import read_capped
+from problemgen.userfiles import read_text
+from problemgen.wording import counted
 from problemgen.code.tasks.listing import public_examples
 
 INSTALL_CELL = "\n".join([INSTALL_MARKER, *LEGACY_INSTALL_LINES[1:]])
@@ -77,7 +78,7 @@ def write_notebook(task_names: list[str], path: Path, title: str | None = None) 
         path.write_text(nbformat.writes(notebook), encoding="utf-8")
     except OSError as exc:
         raise ProblemgenError(f"{path}: cannot write the notebook ({exc.strerror})") from exc
-    return f"wrote {path} ({len(task_names)} task{'s' if len(task_names) > 1 else ''})\n"
+    return f"wrote {path} ({counted(len(task_names), 'task')})\n"
 
 
 MAX_RECIPE_BYTES = 64 * 1024
@@ -94,10 +95,10 @@ def read_recipe(path: Path) -> tuple[str | None, list[str]]:
     """
     import tomllib
 
-    raw = read_capped(path, MAX_RECIPE_BYTES, "the recipe")
+    text = read_text(path, MAX_RECIPE_BYTES, "the recipe")
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise ProblemgenError(f"{path}: not a readable TOML recipe ({exc})") from exc
     unknown = sorted(set(data) - RECIPE_KEYS)
     if unknown:

@@ -21,7 +21,6 @@ from typing import Any, Callable
 from problemgen.misconceptions.catalogue import describe
 from problemgen.model.core import AnswerPart, Problem, ProblemgenError
 from problemgen.practice.progress import ItemConflict, ItemRecord, ProgressStore, SessionGone
-from problemgen.practice.hints import hint_text, hints_given
 from problemgen.practice.services import OFFER_TEXT, Services
 from problemgen.practice.rules import (
     Choice,
@@ -34,6 +33,7 @@ from problemgen.practice.rules import (
     last_of_kind,
     regenerate,
     resumable,
+    Unit,
     unit_unlocked,
 )
 
@@ -115,8 +115,7 @@ class Practice:
         """The hints already given on the item, as (level, text) the way ``hint`` gave them, for a page
         that shows the problem again (reloaded, reopened, or resumed from the terminal). Reading them
         counts nothing: the store's levels and the item's credit stay as they are."""
-        return hints_given(view.problem, self.store.hints_reached(view.id), self._unit_hint(view),
-                           self.services.shown(view.problem.kind))
+        return self.services.hints_given(self._unit(view), view.problem, self.store.hints_reached(view.id))
 
     def item(self, item_id: int) -> ItemView:
         """The item ``item_id``; only the latest item can be acted on (an old tab cannot rewrite history)."""
@@ -215,13 +214,10 @@ class Practice:
         view = self.item(item_id)
         part = (view.remaining() or list(view.problem.parts))[0]  # the first part not yet right
         level = self.store.record_hint(item_id, part.key)  # levels are per part, as in the terminal quiz
-        shown = self.services.shown(view.problem.kind)
-        return {"level": level, "text": hint_text(view.problem, part, self._unit_hint(view), level, shown)}
+        return {"level": level, "text": self.services.hint(self._unit(view), view.problem, part, level)}
 
-    def _unit_hint(self, view: ItemView) -> str:
-        """The first, most general hint: the unit's words for the kind, else the kind's summary."""
-        kind = view.problem.kind
-        return self.curriculum.unit(view.record.unit).hint_for(kind) or self.services.summary.get(kind, "")
+    def _unit(self, view: ItemView) -> Unit:
+        return self.curriculum.unit(view.record.unit)
 
     def reveal(self, item_id: int) -> ItemView:
         """Show the worked solution: the item ends and counts as not known."""
