@@ -67,3 +67,15 @@ def test_every_reader_of_a_match_column_reads_the_roster_alike(tmp_path):
     path.write_text("id,email\nana,a@x\n", encoding="utf-8")
     with pytest.raises(ProblemgenError, match="roster.csv: the roster lacks 1 student of the class: bob$"):
         match_map(path, "email", ["ana", "bob"])
+
+
+def test_a_github_login_written_with_its_at_sign_matches_in_exports_as_in_the_classroom_layout(tmp_path):
+    """`@ana` in the roster's github column: grade --layout classroom reads it as ana, and so must the grader
+    an export ships, or a roster that grades the download gives an export that never matches ana."""
+    from problemgen.exports.autograde import identify
+    from problemgen.exports.roster import match_map
+
+    roster = tmp_path / "roster.csv"
+    roster.write_text("id,github\nana,@Ana-B\nbo,bo\n", encoding="utf-8")
+    config = {"match": match_map(roster, "github", ["ana", "bo"])}
+    assert identify(config, ["ana-b", "bo"]) == ["ana", "bo"]

@@ -18,7 +18,9 @@ from problemgen.wording import counted, listed
 
 
 def normalise(value: object) -> str:
-    return str(value).strip().casefold()
+    """A roster value or a platform identity as the two are compared: trimmed, without the ``@`` a roster may
+    write before a GitHub login (``@ana``, as ``grade --layout classroom`` reads it too), ignoring case."""
+    return str(value).strip().removeprefix("@").casefold()
 
 
 def match_map(path: str | Path, match_by: str, students: list[str], id_column: str | None = None) -> dict[str, str]:
