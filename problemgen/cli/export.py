@@ -60,7 +60,8 @@ def export_group() -> None:
     """Package a grader for the platform a course already grades on, or question pools for an LMS.
 
     Each grader export writes an INSTRUCTOR.md inside saying how to upload it, what students submit
-    and where the secret lives; the LMS exports write one file of question pools.
+    and where the secret lives; the LMS exports write one file of question pools; canvas-grades and
+    moodle-grades write a class run's grades as the platform's gradebook import file.
 
     \b
     Example:
@@ -68,4 +69,6 @@ def export_group() -> None:
       problemgen export github-classroom --task softmax -o softmax-template/
       problemgen export prairielearn --task softmax -o questions/softmax/
       problemgen export moodle --bank masking -n 5 -o masking.xml
+      problemgen export canvas-grades --gradebook grades/gradebook.csv --roster roster.csv \\
+          --assignment HW1 --assignment-id 48213 -o hw1.csv
     """
