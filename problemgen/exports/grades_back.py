@@ -39,10 +39,11 @@ from pathlib import Path
 
 from problemgen.classes.rows import GRADED, MISSING, STATUSES, status_head
 from problemgen.classes.runner import _cell
-from problemgen.documents.worksheet import read_roster_entries, roster_id_column, roster_rows
+from problemgen.documents.rosters import read_roster_entries, roster_id_column, roster_rows
 from problemgen.errors import ProblemgenError
 from problemgen.exports import Option
-from problemgen.userfiles import check_output_apart, read_capped
+from problemgen.outputs import check_output_apart
+from problemgen.userfiles import read_capped
 
 MAX_GRADEBOOK_BYTES = 64 * 1024 * 1024
 GRADEBOOK_COLUMNS = ("student", "status", "points", "max_points", "flags")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from problemgen.documents.worksheet import roster_rows
+from problemgen.documents.rosters import roster_rows
 from problemgen.errors import ProblemgenError
 from problemgen.exports import Export, Option, common
 from problemgen.exports import grades_back as back
