@@ -117,3 +117,14 @@ def test_an_export_run_from_the_library_checks_its_outputs_as_the_command_does(o
     with pytest.raises(ProblemgenError, match="is the --roster"):
         all_exports()["gradescope"].run(class_dir=one_student / "class", roster=roster, match_by="id", output=roster)
     assert roster.read_bytes() == before
+
+
+def test_a_worksheet_written_inside_its_own_templates_folder_is_refused(tmp_path, capsys):
+    from problemgen.cli import main
+
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    with pytest.raises(SystemExit) as exit_info:
+        main(["worksheet", "masking", "--templates", str(templates), "-o", str(templates / "week1")])
+    assert exit_info.value.code == 2 and "is inside the --templates folder" in capsys.readouterr().err
+    assert list(templates.iterdir()) == []

@@ -36,7 +36,7 @@ from problemgen.documents.banks import MAX_SEED, Bank, BankItem, load_bank  # no
 from problemgen.documents.rosters import RosterStudent, read_roster_entries
 from problemgen.model.core import Problem, ProblemgenError
 from problemgen.model.variantfile import SheetProblem, WorksheetVariant
-from problemgen.outputs import Removal, remove_stale
+from problemgen.outputs import Removal, check_output_apart, remove_stale
 import problemgen.secret_env as secret_env
 from problemgen.model.registry import draw_choices, generate, get_kind
 from problemgen.misconceptions.catalogue import describe
@@ -462,6 +462,7 @@ def _check_formats(job: WorksheetJob) -> None:
             raise ProblemgenError(INSTALL_HINT)
     if job.templates is not None and not Path(job.templates).is_dir():
         raise ProblemgenError(f"{job.templates}: templates directory not found")
+    check_output_apart(job.out_dir, {"--templates folder": job.templates})  # documents would join the templates
 
 
 def write_worksheet(job: WorksheetJob, warn: Callable[[str], None] | None = None) -> WorksheetVariant:
