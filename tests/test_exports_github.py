@@ -18,8 +18,8 @@ import pytest
 from junitparser import JUnitXml
 
 from exports_platform import GRADER_SECRET, HOSTILE_SHEET, SOLUTIONS, cli, make_class, platform_env, run_script, student_file
+from problemgen.classes.logins import repository_login
 from problemgen.errors import ProblemgenError
-from problemgen.exports.github_classroom import repository_login
 from problemgen.exports.sealed import seal, unseal
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux")
@@ -127,11 +127,69 @@ def test_sealed_keys_open_only_with_the_secret():
 
 
 @pytest.mark.parametrize("repository, login", [
-    ("org/hw1-ada-l", "ada-l"), ("org/hw1-l", None), ("org/HW1-BOBBY", "bobby"), ("org/hw1-x-cy", "cy"),
-    ("org/template", None),
+    ("hw1-ada-l", "ada-l"), ("hw1-l", None), ("HW1-BOBBY", "bobby"), ("hw1-x-cy", "cy"), ("template", None),
 ])
 def test_the_student_is_the_login_that_ends_the_repository_name(repository, login):
-    assert repository_login(repository, ["ada-l", "bobby", "cy", "a"]) == login
+    assert repository_login(repository, ["ada-l", "bobby", "cy", "a"])[0] == login
+
+
+LOGINS_ROSTER = "id,github\ns001,x-bob\ns002,bob\ns003,@Cy\n"
+NAMES = [  # (repository name, roster id it belongs to, warned): the same in a class run and on GitHub
+    ("hw1-x-bob", "s001", True), ("HW1-X-Bob", "s001", True), ("hw1-x-x-bob", "s001", True),
+    ("hw1-bob", "s002", False), ("x-bob", "s002", False), ("hw1-cy", "s003", False), ("hw1-CY", "s003", False),
+    ("-bob", None, False), ("hw1-xbob", None, False), ("hw1-bob-", None, False),
+]
+
+
+@pytest.fixture(scope="module")
+def logins_template(klass, secret_set, tmp_path_factory):
+    """A class template whose roster has a login that ends another (x-bob, bob) and one written ``@Cy``."""
+    class_dir, _ = klass
+    roster = tmp_path_factory.mktemp("gh-logins") / "roster.csv"
+    roster.write_text(LOGINS_ROSTER, encoding="utf-8")
+    out = roster.parent / "template"
+    assert cli(["export", "github-classroom", "--class", str(class_dir), "--roster", str(roster),
+                "--secret-env", SECRET_ENV, "-o", str(out)]) == 0
+    return out, roster
+
+
+def _layout_pick(roster: Path, name: str, tmp: Path) -> tuple[str | None, list[str]]:
+    """(the roster id ``grade --layout classroom`` gives the folder ``name``, the summary's lines)."""
+    from problemgen.classes import layouts
+
+    download_dir = tmp / "download"
+    shutil.rmtree(download_dir, ignore_errors=True)
+    (download_dir / name).mkdir(parents=True)
+    layout = layouts.Layout("classroom", roster)
+    download = layouts.sort_download(download_dir, "classroom", layouts.identities(layout, ["s001", "s002", "s003"]),
+                                     (".toml",), lambda path: True)
+    return next(iter(download.found), None), download.notes()
+
+
+def _github_pick(template: Path, name: str, tmp: Path, monkeypatch) -> tuple[str | None, list[str]]:
+    """(the roster id the grader shipped to GitHub grades repository ``org/name`` as, its report's warnings)."""
+    from problemgen.exports import github_classroom
+
+    repo = tmp / "repo"
+    shutil.rmtree(repo, ignore_errors=True)
+    shutil.copytree(template, repo)
+    (repo / "answers.toml").write_text("", encoding="utf-8")  # a blank sheet: graded (0 points) as whoever's it is
+    monkeypatch.setenv("GITHUB_REPOSITORY", f"org/{name}")
+    report = github_classroom.grade(repo)
+    not_found = "not on the class roster" in report.meta.get("error", "")
+    return (None if not_found else report.meta["student"]), list(report.meta.get("warnings", ()))
+
+
+@pytest.mark.parametrize("name, student, warned", NAMES)
+def test_a_class_run_and_the_github_grader_give_a_repository_to_the_same_login(
+        logins_template, name, student, warned, tmp_path, monkeypatch):
+    template, roster = logins_template
+    layout_student, notes = _layout_pick(roster, name, tmp_path)
+    github_student, warnings = _github_pick(template, name, tmp_path, monkeypatch)
+    assert layout_student == github_student == student
+    line = f"{name} fits the GitHub logins x-bob and bob: taken as x-bob's, the longest"
+    assert [w.startswith(line) for w in warnings] == [w.startswith(line) for w in notes] == ([True] if warned else [])
+    assert warnings == notes
 
 
 def test_a_secret_name_github_refuses_is_refused(tmp_path, capsys, monkeypatch):

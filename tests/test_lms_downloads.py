@@ -176,15 +176,37 @@ def test_a_github_classroom_clone_grades_code_by_login(roster, tmp_path, capsys)
                      "--layout", "classroom", "--roster", str(roster))
     assert code == 0, err
     rows = _gradebook(tmp_path / "g")
-    assert {s: (rows[s]["status"], rows[s]["score"]) for s in ("ana", "bob", "zoe")} == {
-        "ana": ("graded", "1.0000"), "bob": ("graded", "0.0000"), "zoe": ("graded", "1.0000")}
+    assert {s: (rows[s]["status"], rows[s]["score"]) for s in ("ana", "bob", "zoe", "hal")} == {
+        "ana": ("graded", "1.0000"), "bob": ("graded", "0.0000"), "zoe": ("graded", "1.0000"),
+        "hal": ("graded", "1.0000")}  # hw1-al-gus ends in the logins al-gus (hal's) and gus: the longest
     assert rows["dan"]["status"] == "refused: symbolic link: hw1-dan"
-    assert [rows[s]["status"] for s in ("eve", "fay", "gus", "hal")] == ["missing"] * 4
-    assert rows["hw1-al-gus"]["status"] == "refused: ambiguous: the name fits gus and hal"  # logins al-gus, gus
+    assert [rows[s]["status"] for s in ("eve", "fay", "gus")] == ["missing"] * 3
     assert rows["hw1-ghost"]["status"].startswith("refused: not on the roster")
     assert rows["README.md"]["status"].startswith("refused: not a cloned repository")
-    assert len(rows) == 11
-    assert sorted(p.stem for p in (tmp_path / "g" / "reports").iterdir()) == ["ana", "bob", "zoe"]
+    assert len(rows) == 10
+    assert sorted(p.stem for p in (tmp_path / "g" / "reports").iterdir()) == ["ana", "bob", "hal", "zoe"]
+    line = ("hw1-al-gus fits the GitHub logins al-gus and gus: taken as al-gus's, the longest (GitHub Classroom "
+            "gives every repository of an assignment the same prefix)")
+    assert json.loads((tmp_path / "g" / "summary.json").read_text())["warnings"] == [line]
+    assert f"warning: {line}" in err
+
+
+def test_two_github_classroom_repositories_read_as_one_login_are_a_duplicate_submission(roster, tmp_path, capsys):
+    """The longest login is wrong only for a prefix ending in ``-al`` with al-gus on the roster: it shows."""
+    from problemgen.code.tasks.mutation import solution_source
+
+    subs = tmp_path / "hw1-al-submissions"
+    for repository in ("hw1-al-gus", "hw1-al-al-gus"):  # gus's and al-gus's under the prefix hw1-al
+        (subs / repository).mkdir(parents=True)
+        (subs / repository / "softmax.py").write_text(solution_source("softmax"))
+    code, err = _run(capsys, "grade-code", str(subs), "--task", "softmax", "--public-only", "-o", str(tmp_path / "g"),
+                     "--layout", "classroom", "--roster", str(roster))
+    assert code == 0, err
+    rows = _gradebook(tmp_path / "g")
+    assert rows["hal"]["status"] == "duplicate-submission" and "hw1-al-al-gus, hw1-al-gus" in rows["hal"]["message"]
+    assert rows["gus"]["status"] == "missing"
+    assert [w.split(" fits ")[0] for w in json.loads((tmp_path / "g" / "summary.json").read_text())["warnings"]] == [
+        "hw1-al-al-gus", "hw1-al-gus"]
 
 
 def test_the_canvas_user_id_is_never_read_from_the_file_name_a_student_chose():

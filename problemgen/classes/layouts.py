@@ -17,6 +17,10 @@ moodle     ``<full name>_<participant id>_assignsubmission_file`` (a       full 
 classroom  ``<assignment prefix>-<login>``: one cloned repository each     GitHub login           ``github``
 =========  ==============================================================  =====================  ==============
 
+A GitHub login may hold ``-``, so a repository name can end in two roster logins (``hw1-x-bob``: ``x-bob``
+and ``bob``); it is the longest one's, by the rule the grader shipped to GitHub follows too
+(:mod:`classes.logins`), and the summary names every such entry, the logins it fits and the one taken.
+
 Canvas drops everything but letters, digits and ``_`` from the name part, and a user name can hold
 ``_12_``-like runs only collapsed, so the user id is found at every place the name reads
 ``_<digits>_<digits>_``. Moodle writes spaces for the underscores of a full name and drops
@@ -26,9 +30,10 @@ assignment's grading worksheet lists them), a full name is stable but two studen
 
 Never a guess. Every entry is first vetted exactly as in a plain folder (:func:`entries.examine`: ``lstat``
 only; links, special files, hidden and unreadable names refused) and files are opened later by the same
-readers and size caps as always. An entry whose name fits no roster student, or more than one (a login that
-ends another student's login, the name saying one student and the participant id another, two students of
-one full name), is a refused row saying why, and belongs to nobody. Two submissions of one student are a
+readers and size caps as always. An entry whose name fits no roster student, or more than one (the name
+saying one student and the participant id another, two students of one full name), is a refused row saying
+why, and belongs to nobody (a GitHub Classroom name that ends in two logins is the longest login's, above).
+Two submissions of one student are a
 ``duplicate-submission``: a Canvas or Moodle download holds only the latest attempt of each student, so two
 files of one student are two files of that attempt (or two downloads mixed), and the platform does not say
 which one counts.
@@ -39,11 +44,13 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
 from problemgen.classes import entries
 from problemgen.classes.entries import Entry
+from problemgen.classes.logins import repository_login
 from problemgen.classes.rows import DUPLICATE
 from problemgen.documents.rosters import read_roster, read_roster_entries, roster_column
 from problemgen.errors import ProblemgenError
@@ -102,11 +109,12 @@ class Candidate:
 @dataclass(frozen=True)
 class Reading:
     """What an entry's name says: the ways to read it, how to name its identity in a message, or why
-    it is no submission at all (``reason``)."""
+    it is no submission at all (``reason``); ``note``: a line for the summary about how it was read."""
 
     candidates: tuple[Candidate, ...] = ()
     what: str = ""
     reason: str = ""
+    note: str = ""
 
 
 _CANVAS_IDS = re.compile(r"(?=_([0-9]+)_([0-9]+)_)")
@@ -168,18 +176,25 @@ def read_moodle(name: str, is_dir: bool | None) -> Reading:
                    f"Moodle name {match['name']!r} or participant id {pid}")
 
 
-def read_classroom(name: str, is_dir: bool | None) -> Reading:
-    """``<assignment prefix>-<login>``: every login the name can end with (logins may hold ``-``)."""
+def read_classroom(name: str, is_dir: bool | None, logins: tuple[str, ...] = ()) -> Reading:
+    """``<assignment prefix>-<login>``: the longest of the roster's ``logins`` the name ends in
+    (:func:`classes.logins.repository_login`; a login may hold ``-``, so the roster is needed to split it)."""
     if is_dir is False:
         return Reading(reason="not a cloned repository (a GitHub Classroom download is one folder per student)")
-    keys = [name[i + 1:].casefold() for i, c in enumerate(name) if c == "-" and 0 < i < len(name) - 1]
-    if not keys:
+    if not any(c == "-" and 0 < i < len(name) - 1 for i, c in enumerate(name)):
         return Reading(reason="not a GitHub Classroom repository name (<assignment prefix>-<login>)")
-    return Reading(tuple(Candidate(key, None) for key in keys), "GitHub login ending the name")
+    login, note = repository_login(name, logins)
+    return Reading((Candidate(login, None),) if login else (), "GitHub login ending the name", note=note)
 
 
-READERS: dict[str, Callable[[str, bool | None], Reading]] = {
-    "canvas": read_canvas, "moodle": read_moodle, "classroom": read_classroom}
+READERS: dict[str, Callable[[str, bool | None], Reading]] = {"canvas": read_canvas, "moodle": read_moodle}
+
+
+def reader(layout: str, known: Identities) -> Callable[[str, bool | None], Reading]:
+    """How ``layout`` reads an entry's name; GitHub Classroom's reading needs the roster's logins."""
+    if layout == "classroom":
+        return partial(read_classroom, logins=tuple(known.keys))
+    return READERS[layout]
 
 
 # --------------------------------------------------------------------------- the roster's identities
@@ -277,24 +292,27 @@ class Download:
     refused: dict[str, str] = field(default_factory=dict)
     strays: list[Entry] = field(default_factory=list)
     late: list[str] = field(default_factory=list)
+    readings: list[str] = field(default_factory=list)
 
     def notes(self) -> list[str]:
-        """The summary's line about late submissions (none: no line)."""
-        if not self.late:
-            return []
-        return [f"Canvas marked {counted(len(self.late), 'submission')} late: {', '.join(self.late)}"]
+        """The summary's lines: how names that fit more than one login were read, and late submissions."""
+        late = [f"Canvas marked {counted(len(self.late), 'submission')} late: {', '.join(self.late)}"]
+        return [*self.readings, *(late if self.late else [])]
 
 
 def sort_download(directory: str | Path, layout: str, known: Identities, suffixes: tuple[str, ...],
                   holds_submission: Callable[[Path], bool]) -> Download:
     """Every entry of ``directory`` read as ``layout`` names them and given to one roster student or to
     nobody; see the module docstring for the rules."""
-    directory, read = Path(directory), READERS[layout]
+    directory, read = Path(directory), reader(layout, known)
     groups: dict[str, list[Entry]] = {}
     download = Download()
     for raw in entries.listing(directory):
         entry = entries.examine(directory, raw)
-        student, candidate, reason = _owner(entry, read, known, suffixes)
+        reading = _reading(entry, read)
+        if reading.note:
+            download.readings.append(reading.note)
+        student, candidate, reason = _owner(entry, reading, known, suffixes)
         if student is None:
             download.strays.append(Entry(entry.name, entry.path, reason))
         elif not entry.accepted:
@@ -313,12 +331,16 @@ def sort_download(directory: str | Path, layout: str, known: Identities, suffixe
     return download
 
 
-def _owner(entry: Entry, read: Callable[[str, bool | None], Reading], known: Identities,
+def _reading(entry: Entry, read: Callable[[str, bool | None], Reading]) -> Reading:
+    """What the entry's name says (a name that could not be read says nothing)."""
+    if entry.refused.startswith("unreadable name"):
+        return Reading(reason=entry.refused)
+    return read(entry.name, entry.is_dir if entry.accepted else None)
+
+
+def _owner(entry: Entry, reading: Reading, known: Identities,
            suffixes: tuple[str, ...]) -> tuple[str | None, Candidate | None, str]:
     """(the roster student an entry is, the reading that says so, '') or (None, None, why nobody's)."""
-    if entry.refused.startswith("unreadable name"):
-        return None, None, entry.refused
-    reading = read(entry.name, entry.is_dir if entry.accepted else None)
     if reading.reason:
         return None, None, entry.refused or reading.reason
     owners: dict[str, Candidate] = {}

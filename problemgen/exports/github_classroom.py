@@ -9,7 +9,8 @@ Markdown report in the job summary (``$GITHUB_STEP_SUMMARY``).
 
 Who is the student: GitHub Classroom names each copy ``<assignment>-<login>``; the roster column named
 by ``--match-by`` (default ``github``) holds the logins, and the longest login that ends the repository
-name is the student.
+name is the student (:mod:`problemgen.classes.logins`, the rule ``grade --layout classroom`` follows too);
+a name that ends in two logins gets a warning in the report saying which was taken.
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ import json
 import os
 import re
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
+from problemgen.classes.logins import repository_login
 from problemgen.errors import ProblemgenError
 from problemgen.exports import Export, Option
 from problemgen.exports import common
@@ -185,9 +188,9 @@ def instructor_notes(config: dict, secret_env: str) -> str:
                   "export with the same value in your shell so every repository is graded on the same hidden inputs.")
     else:
         submit = ("Each student copies the `answers.toml` handed out with their own worksheet into the root "
-                  "of their repository, fills it in and pushes. The student is the roster login (column "
+                  "of their repository, fills it in and pushes. The student is the longest roster login (column "
                   f"`{config['match_by']}`) that ends the repository name, as GitHub Classroom names copies "
-                  "`<assignment>-<login>`.")
+                  "`<assignment>-<login>`; when a name ends in two logins the report says which was taken.")
         secret = (f"The class's variants and the login map are in `.problemgen/{SEALED}`, sealed with the secret "
                   f"`{secret_env}`; without it the file is unreadable.")
     return f"""# GitHub Classroom grading: {config['title']}
@@ -215,13 +218,6 @@ and status on GitHub (there is no "after the due date"); their output never show
 
 
 # ------------------------------------------------------------------------------------------ on GitHub
-
-
-def repository_login(repository: str, logins: list[str]) -> str | None:
-    """The longest login ``l`` such that the repository name ends in ``-l`` (case-insensitive)."""
-    name = repository.rsplit("/", 1)[-1].casefold()
-    matches = [login for login in logins if name.endswith("-" + login.casefold())]
-    return max(matches, key=len) if matches else None
 
 
 def grade(root: Path) -> Report:
@@ -252,10 +248,16 @@ def _grade_sheet(config: dict, source: Path, root: Path, secret: str) -> Report:
         keys = json.loads(unseal(secret, (source / SEALED).read_bytes()))
     except (OSError, ValueError, ProblemgenError) as exc:
         return failure(config["title"], f"the grader cannot open the class keys: {exc} (tell your instructor)")
-    login = repository_login(repository, list(keys["match"]))
+    login, note = repository_login(repository.rsplit("/", 1)[-1], list(keys["match"]))
     config = {**config, "match": keys["match"], "variants": keys["variants"]}
-    return grade_sheet(config, lambda student: keys["keys"][student], root, [login] if login else [],
-                       f"repository {repository}")
+    report = grade_sheet(config, lambda student: keys["keys"][student], root, [login] if login else [],
+                         f"repository {repository}")
+    return _warned(report, note) if note else report
+
+
+def _warned(report: Report, line: str) -> Report:
+    """The report with one more warning line (a graded report and a refused one alike)."""
+    return replace(report, meta={**report.meta, "warnings": (*report.meta.get("warnings", ()), line)})
 
 
 def run(root: Path) -> int:
