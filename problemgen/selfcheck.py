@@ -39,6 +39,7 @@ from problemgen.model import registry
 from problemgen.model.core import AnswerPart, Mistake, Problem, ProblemgenError, values_match
 from problemgen.problems.index import check_topic
 from problemgen.sheets.grading import grade_part, key_value
+from problemgen.wording import counted
 
 MIN_DISTINCT_FRACTION = 0.5
 MIN_DISTINCT_CAP = 25
@@ -288,4 +289,5 @@ def summary(results: dict[str, list[Failure]], seeds: int) -> str:
     """One line: how many kinds and seeds were checked and how many failures were found."""
     total = sum(len(f) for f in results.values())
     bad = sum(1 for f in results.values() if f)
-    return f"checked {len(results)} kind(s) x {seeds} seed(s): {total} failure(s) in {bad} kind(s)"
+    return (f"checked {counted(len(results), 'kind')} x {counted(seeds, 'seed')}: {counted(total, 'failure')} "
+            f"in {counted(bad, 'kind')}")

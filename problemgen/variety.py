@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from problemgen.model import registry
 from problemgen.sheets.answersheet import key_value
+from problemgen.wording import counted
 
 SEEDS = 100
 DIFFICULTY = 2
@@ -75,5 +76,6 @@ def measure(kind: str, seeds: int = SEEDS) -> Variety:
 def report(measured: list[Variety]) -> str:
     """The per-kind counts, one line each, then how many kinds fell below their threshold."""
     lines = [("ok    " if v.ok else "FAIL  ") + str(v) for v in measured]
-    lines.append(f"variety: {sum(not v.ok for v in measured)} of {len(measured)} kind(s) below the threshold")
+    below = sum(not v.ok for v in measured)
+    lines.append(f"variety: {below} of {counted(len(measured), 'kind')} below the threshold")
     return "\n".join(lines)

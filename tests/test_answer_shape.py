@@ -74,3 +74,12 @@ def test_a_number_two_defined_names_share_is_read_as_neither():
     numbers, equal = {"h": 4, "d_k": 16, "d_model": 64, "d_ff": 64}, {"d_model": "h*d_k", "d_ff": "4*d_k"}
     assert same_dim("d_model/h", "d_k", numbers, equal) and not same_dim("64/h", "d_k", numbers, equal)
     assert same_dim("64/h", "d_k", numbers, {"d_model": "h*d_k"})
+
+
+@pytest.mark.parametrize("text, feedback", [
+    ("(B, L, h)", "wrong dimension at position 3"), ("(L, B, d_k)", "wrong dimensions at positions 1, 2, 3"),
+])
+def test_the_feedback_names_the_wrong_dimensions_in_plain_english(text, feedback):
+    """It once said "wrong dimension(s) at position 1, 2, 3" whatever their number."""
+    for channel, result in verdicts(PLAIN, text).items():
+        assert result.status == "wrong" and result.feedback.startswith(feedback), (channel, result)

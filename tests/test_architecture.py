@@ -43,7 +43,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "problemgen.wording": set(),
     "problemgen.model": {"problemgen.errors", "problemgen.misconceptions.entries", "problemgen.wording"},
     "problemgen.misconceptions.entries": set(),
-    "problemgen.answers": {"problemgen.errors", "problemgen.model", "problemgen.userfiles"},
+    "problemgen.answers": {"problemgen.errors", "problemgen.model", "problemgen.userfiles", "problemgen.wording"},
     "problemgen.misconceptions": {
         "problemgen.errors", "problemgen.model", "problemgen.answers", "problemgen.misconceptions.entries", "reference",
     },

@@ -127,14 +127,15 @@ def test_show_rejects_a_difficulty_out_of_range(capsys):
 
 def test_check_passes_a_good_kind(capsys):
     code, out, _ = run(["check", "masks.causal", "--seeds", "3"], capsys)
-    assert code == 0 and "0 failure(s)" in out
+    assert code == 0 and out.endswith("variety: 0 of 1 kind below the threshold\n"
+                                      "checked 1 kind x 3 seeds: 0 failures in 0 kinds\n")
 
 
 def test_check_prints_failures_and_exits_one(capsys, monkeypatch):
     broken = selfcheck.Failure("masks.causal", "render", "prompt does not render as tex", 0, 1)
     monkeypatch.setattr(selfcheck, "check_kind", lambda kind, seeds: [broken])
     code, out, _ = run(["check", "masks.causal", "--seeds", "1"], capsys)
-    assert code == 1 and str(broken) in out and "1 failure(s)" in out
+    assert code == 1 and str(broken) in out and out.endswith("checked 1 kind x 1 seed: 1 failure in 1 kind\n")
 
 
 @pytest.mark.parametrize("command", ["list", "show", "check"])
@@ -143,3 +144,12 @@ def test_every_command_documents_examples(capsys, command):
     assert code == 0 and "Examples:" in out and f"problemgen {command}" in out
 
 
+
+
+def test_the_code_summary_counts_in_plain_english(monkeypatch):
+    """It once said "1 tasks, … 1 task(s) failing"."""
+    from problemgen.code.tasks import mutation
+
+    monkeypatch.setattr(mutation, "_mutants", lambda: {"softmax": [("tag", [])]})
+    assert mutation.summary({"softmax": ["a failure"]}) == "code: 1 task, 1 mutant, 1 task failing the mutation contract"
+    assert mutation.summary({"softmax": [], "gelu": []}) == "code: 2 tasks, 1 mutant, 0 tasks failing the mutation contract"

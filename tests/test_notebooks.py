@@ -85,7 +85,7 @@ def test_magic_lines_inside_a_string_or_an_expression_are_kept_as_python(tmp_pat
               "for i in range(2):\n")
     code = read_notebook(notebook_file(tmp_path, python + "    !echo {i}\n    rest += i\n%time rest\n"))
     assert code.source == "# --- cell 1 ---\n" + python + "    rest += i\n"
-    assert code.notes == ("2 IPython magic or shell line(s) (%… or !…) were dropped: they are not Python",)
+    assert code.notes == ("2 IPython magic or shell lines (%… or !…) were dropped: they are not Python",)
 
 
 @pytest.mark.parametrize("cell, graded, dropped", [
@@ -102,7 +102,9 @@ def test_a_magic_that_was_a_blocks_only_statement_leaves_pass_so_the_cell_stays_
     code = read_notebook(notebook_file(tmp_path, cell))
     assert code.source == "# --- cell 1 ---\n" + graded
     compile(code.source, "graded.py", "exec")  # parses only: nothing runs
-    assert code.notes == (f"{dropped} IPython magic or shell line(s) (%… or !…) were dropped: they are not Python",)
+    lines = ("1 IPython magic or shell line (%… or !…) was dropped: it is not Python" if dropped == 1 else
+             f"{dropped} IPython magic or shell lines (%… or !…) were dropped: they are not Python")
+    assert code.notes == (lines,)
 
 
 def test_a_cell_magic_keeps_its_body_only_when_ipython_runs_it_as_the_notebooks_python(tmp_path):
@@ -111,7 +113,7 @@ def test_a_cell_magic_keeps_its_body_only_when_ipython_runs_it_as_the_notebooks_
                                        "\n%%time\nX = 1\n!ls\n", "%%writefile helper.py\nY = 2\n"))
     assert "pip install" not in code.source and "Y = 2" not in code.source and "%%" not in code.source
     assert "X = 1" in code.source and "!ls" not in code.source
-    assert code.notes == ("7 IPython magic or shell line(s) (%… or !…) were dropped: they are not Python",)
+    assert code.notes == ("7 IPython magic or shell lines (%… or !…) were dropped: they are not Python",)
 
 
 @pytest.mark.parametrize("cell", ["x = 1\n", "x = 1", "x = 1\n\n\n", "\n", "# only a comment\n"])
@@ -165,14 +167,14 @@ def test_the_install_cell_is_left_out_of_the_graded_code(tmp_path, legacy, edit)
     path.write_text(nbformat.writes(notebook))
     code = read_notebook(path)
     assert "pip" not in code.source and "subprocess" not in code.source and "def softmax" in code.source
-    assert code.notes == ("1 problemgen install cell(s) were left out", "1 public-check cell(s) were left out")
+    assert code.notes == ("1 problemgen install cell was left out", "1 public-check cell was left out")
 
 
 def test_code_a_student_added_below_the_old_install_lines_is_kept(tmp_path):
     old_cell = "\n".join(LEGACY_INSTALL_LINES)
     code = read_notebook(notebook_file(tmp_path, old_cell + "\nimport numpy as np\nSCALE = 2\n"))
     assert code.source == "# --- cell 1 ---\nimport numpy as np\nSCALE = 2\n"
-    assert code.notes == ("1 problemgen install cell(s) were left out",)
+    assert code.notes == ("1 problemgen install cell was left out",)
     edited = old_cell.replace("check=True", "check=False")  # no longer the old cell: the student's code
     assert "check=False" in read_notebook(notebook_file(tmp_path, edited)).source
 
@@ -249,7 +251,7 @@ def test_every_tasks_starter_notebook_filled_with_its_solution_scores_full_marks
     path.write_text(filled_starter_notebook(task, legacy=legacy))
     report = grade_submission(make_plan(get_task(task), secret=SECRET), path, sandbox)
     assert report.score == 1.0, render(report, "text")
-    assert "notebook: 1 problemgen install cell(s) were left out" in report.meta["warnings"]
+    assert "notebook: 1 problemgen install cell was left out" in report.meta["warnings"]
 
 
 def test_one_notebook_of_every_task_filled_with_the_solutions_scores_full_marks_on_each(tmp_path, sandbox):
@@ -383,4 +385,4 @@ def test_a_shell_line_continued_with_a_backslash_and_an_indented_cell_magic_are_
     code = read_notebook(notebook_file(tmp_path, "!pip install -q \\\n    numpy\nX = 1\n", "  %%writefile h.py\nY = 2\n"))
     assert code.source.startswith("# --- cell 1 ---\nX = 1\n") and "numpy" not in code.source
     assert "Y = 2" not in code.source
-    assert code.notes == ("4 IPython magic or shell line(s) (%… or !…) were dropped: they are not Python",)
+    assert code.notes == ("4 IPython magic or shell lines (%… or !…) were dropped: they are not Python",)

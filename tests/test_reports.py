@@ -246,7 +246,9 @@ def test_gradescope_top_level_output_never_reveals_what_hidden_tests_score(visib
                CheckResult("hidden/1", "OK", True, 1.0, 1.0, visible=False, group="hidden"),
                CheckResult("hidden/2", "WRONG", False, 0.0, 2.0, visible=False, group="hidden"))
     data = check_gradescope(render_gradescope(Report("softmax: ada", results), visibility))
-    assert data["output"] == f"softmax: ada: 2/2 points on the visible tests; 2 more test(s), 3 points, {shown}"
+    assert data["output"] == f"softmax: ada: 2/2 points on the visible tests; 2 more tests, 3 points, {shown}"
+    one_hidden = render_gradescope(Report("softmax: ada", results[:3]), visibility)
+    assert check_gradescope(one_hidden)["output"].endswith(f"visible tests; 1 more test, 1 point, {shown}")
     assert data["score"] == 3  # Gradescope itself keeps the total from students while tests are hidden
     assert {t["name"]: t["visibility"] for t in data["tests"]}["hidden/2"] == visibility
 

@@ -213,8 +213,10 @@ def test_pdf_without_pdflatex_explains_how_to_install(bank, tmp_path, monkeypatc
 def test_formats_parse_with_markdown_always_included():
     assert worksheet.parse_formats("pdf, TEX") == ("md", "tex", "pdf")
     assert worksheet.parse_formats("") == ("md",)
-    with pytest.raises(ProblemgenError, match="unknown format"):
+    with pytest.raises(ProblemgenError, match="unknown format docx; choose from"):
         worksheet.parse_formats("md,docx")
+    with pytest.raises(ProblemgenError, match="unknown formats docx, odt; choose from"):
+        worksheet.parse_formats("odt,md,docx")
 
 
 # --- rosters and class sets ----------------------------------------------------------------------

@@ -50,6 +50,7 @@ from problemgen.answers.fastmath import (  # noqa: F401 - one set of caps for bo
     decimal_literal,
     parse_answer,
 )
+from problemgen.wording import counted
 
 EQUIVALENCE_DIGITS = 50
 SIMPLIFY_SECONDS = 0.5
@@ -278,7 +279,8 @@ class _Builder:
             raise MathParseError(f"{name}() takes no keyword arguments")
         arity = (1, 2) if name == "log" else (1,)
         if len(node.args) not in arity:
-            raise MathParseError(f"{name}() takes {' or '.join(map(str, arity))} argument(s)")
+            wanted = " or ".join([*map(str, arity[:-1]), counted(arity[-1], "argument")])  # "1 or 2 arguments"
+            raise MathParseError(f"{name}() takes {wanted}")
         args = [self.build(arg, depth + 1) for arg in node.args]
         return self.function(name, args)
 

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from problemgen.errors import ProblemgenError
 from problemgen.userfiles import coding_problem, read_capped
+from problemgen.wording import counted
 from problemgen.code.magics import without_magics
 from problemgen.code.sandbox.staging import MAX_TOTAL_BYTES, RejectedSubmission, module_file_name
 
@@ -104,12 +105,17 @@ def _notes(dropped: int, left_out: dict[str, int]) -> tuple[str, ...]:
     """One line for each kind of thing left out of the graded code, in the order a reader meets them."""
     notes = []
     if dropped:
-        notes.append(f"{dropped} IPython magic or shell line(s) (%… or !…) were dropped: they are not Python")
-    if left_out["install"]:
-        notes.append(f"{left_out['install']} problemgen install cell(s) were left out")
-    if left_out["check"]:
-        notes.append(f"{left_out['check']} public-check cell(s) were left out")
+        notes.append(f"{counted(dropped, 'IPython magic or shell line')} (%… or !…) {_were(dropped)} dropped: "
+                     f"{'it is' if dropped == 1 else 'they are'} not Python")
+    for role, what in (("install", "problemgen install cell"), ("check", "public-check cell")):
+        if left_out[role]:
+            notes.append(f"{counted(left_out[role], what)} {_were(left_out[role])} left out")
     return tuple(notes)
+
+
+def _were(number: int) -> str:
+    """The verb after ``counted(number, …)``: "1 cell was", "2 cells were"."""
+    return "was" if number == 1 else "were"
 
 
 def _read_capped(path: Path) -> bytes:

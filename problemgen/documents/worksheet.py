@@ -432,7 +432,8 @@ def parse_formats(text: str) -> tuple[str, ...]:
     names = {f.strip().lower() for f in text.split(",") if f.strip()}
     unknown = sorted(names - set(FORMATS))
     if unknown:
-        raise ProblemgenError(f"unknown format(s) {', '.join(unknown)}; choose from {', '.join(FORMATS)}")
+        raise ProblemgenError(f"unknown {'format' if len(unknown) == 1 else 'formats'} {', '.join(unknown)}; "
+                              f"choose from {', '.join(FORMATS)}")
     return tuple(f for f in FORMATS if f in names | {"md"})
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from problemgen.userfiles import well_formed_text
+from problemgen.wording import counted
 
 ERROR_STATUSES = frozenset({"invalid", "error", "timeout", "crash", "memory", "import_error", "bad_output",
                             "no_result"})
@@ -417,9 +418,10 @@ def _gradescope_summary(report: Report, hidden_visibility: str) -> str:
     if not unseen or hidden_visibility == "visible":
         return f"{report.title}: {_pts(report.points)}/{_pts(report.max_points)} points"
     seen = [r for r in report.results if r.visible]
+    hidden_points = _pts(sum(r.max_score for r in unseen))
     return (f"{report.title}: {_pts(sum(r.score for r in seen))}/{_pts(sum(r.max_score for r in seen))} points "
-            f"on the visible tests; {len(unseen)} more test(s), {_pts(sum(r.max_score for r in unseen))} points, "
-            f"{_WHEN_SHOWN[hidden_visibility]}")
+            f"on the visible tests; {counted(len(unseen), 'more test')}, "
+            f"{hidden_points} {'point' if hidden_points == '1' else 'points'}, {_WHEN_SHOWN[hidden_visibility]}")
 
 
 @dataclass(frozen=True)

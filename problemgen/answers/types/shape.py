@@ -219,7 +219,8 @@ class ShapeType(AnswerType):
         if sorted(map(str, answer)) == sorted(map(str, key)):
             feedback = "the right dimensions in the wrong order"
         else:
-            feedback = "wrong dimension(s) at position " + ", ".join(str(i + 1) for i in bad)
+            where = ", ".join(str(i + 1) for i in bad)
+            feedback = f"wrong dimension at position {where}" if len(bad) == 1 else f"wrong dimensions at positions {where}"
             if any(isinstance(answer[i], str) and isinstance(key[i], str) and answer[i].lower() == key[i].lower()
                    for i in bad):
                 feedback += " (names are case-sensitive)"

@@ -19,6 +19,7 @@ from problemgen.code.grade import Plan, grade_submission, make_plan
 from problemgen.code.sandbox import Limits, Sandbox
 from problemgen.code.tasks import all_tasks
 from problemgen.misconceptions.catalogue import CATALOGUE
+from problemgen.wording import counted
 
 SECRETS = ("mutation-check-1", "mutation-check-2")
 """Fixed secrets: the contract must hold for more than one draw of the hidden cases, reproducibly."""
@@ -114,7 +115,8 @@ def check_task(task: Task, sandbox: Sandbox) -> list[MutationFailure]:
 def summary(results: dict[str, list[MutationFailure]]) -> str:
     mutants = sum(len(_mutants().get(name, [])) for name in results)
     bad = sum(1 for failures in results.values() if failures)
-    return f"code: {len(results)} tasks, {mutants} mutants, {bad} task(s) failing the mutation contract"
+    return (f"code: {counted(len(results), 'task')}, {counted(mutants, 'mutant')}, {counted(bad, 'task')} failing "
+            "the mutation contract")
 
 
 def check_tasks(names: list[str] | None = None) -> dict[str, list[MutationFailure]]:
