@@ -19,7 +19,6 @@ import json
 import os
 import re
 import tempfile
-from dataclasses import replace
 from pathlib import Path
 
 from problemgen.classes.logins import repository_login
@@ -248,16 +247,13 @@ def _grade_sheet(config: dict, source: Path, root: Path, secret: str) -> Report:
         keys = json.loads(unseal(secret, (source / SEALED).read_bytes()))
     except (OSError, ValueError, ProblemgenError) as exc:
         return failure(config["title"], f"the grader cannot open the class keys: {exc} (tell your instructor)")
-    login, note = repository_login(repository.rsplit("/", 1)[-1], list(keys["match"]))
+    # The note on a name that fits two logins is not passed on: the report and the job's log are the
+    # student's to read, and the note names another student's login. A wrong pick is still caught, as a
+    # sheet whose variant is not the picked student's.
+    login, _ = repository_login(repository.rsplit("/", 1)[-1], list(keys["match"]))
     config = {**config, "match": keys["match"], "variants": keys["variants"]}
-    report = grade_sheet(config, lambda student: keys["keys"][student], root, [login] if login else [],
-                         f"repository {repository}")
-    return _warned(report, note) if note else report
-
-
-def _warned(report: Report, line: str) -> Report:
-    """The report with one more warning line (a graded report and a refused one alike)."""
-    return replace(report, meta={**report.meta, "warnings": (*report.meta.get("warnings", ()), line)})
+    return grade_sheet(config, lambda student: keys["keys"][student], root, [login] if login else [],
+                       f"repository {repository}")
 
 
 def run(root: Path) -> int:
