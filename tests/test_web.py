@@ -368,7 +368,7 @@ def test_a_reloaded_page_shows_again_the_hints_already_given_without_counting_th
     for _ in range(2):  # a reload shows them; showing them changes nothing a reload could see
         page = client.get("/practice").get_data(as_text=True)
         assert hints_shown(page) == [as_page_shows(h) for h in given]
-        assert "3 hint(s) used" in page
+        assert "3 hints used" in page
     with ProgressStore(db) as store:
         assert store.items()[-1].hints == 3 and store.items()[-1].outcome is None
     assert client.api("/api/progress")["units"][0]["progress"] == 0

@@ -208,7 +208,7 @@ def test_a_reload_shows_again_the_hints_already_given(page, server):
     ready(page, server + "/practice")
     assert given.evaluate_all("ps => ps.map(p => p.outerHTML)") == as_given
     assert page.get_by_role("region", name="Hints").get_by_text(last, exact=True).is_visible()
-    assert "hint(s) used" in page.locator(".hints .note").inner_text()
+    assert "2 hints used" in page.locator(".hints .note").inner_text()
     page.get_by_role("button", name="Hint").click()  # goes on from the level reached
     playwright.expect(given.last).to_have_text(re.compile(r"^Hint 3: "))
     assert audit(page) == []
