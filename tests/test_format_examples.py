@@ -123,7 +123,7 @@ def test_each_type_shows_exactly_the_examples_it_checked(name):
     """``examples`` is what ``describe`` shows: every example is in the text, and the text shows no other."""
     parts = [part for kind, d in _cases() for part in generate(kind, 3, d).parts if part.type == name]
     if not parts:
-        pytest.skip(f"no problem asks for a {name} answer")
+        pytest.skip(f"no problem asks for an answer of type {name}")
     answer_type = types.get(name)
     for part in parts:
         shown = sorted(map(repr, examples_in(describe_format(part))))
