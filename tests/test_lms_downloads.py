@@ -253,3 +253,23 @@ def test_a_student_without_a_platform_identity_is_named_in_a_warning(tmp_path):
     known = layouts.identities(layouts.make_layout("classroom", roster), ["ana", "bob"])
     assert known.keys == {"ana-s": ("ana",)}
     assert known.warnings == ("1 student without a github in roster.csv: no entry can be theirs (bob)",)
+
+
+def test_an_entry_named_as_a_roster_id_that_is_nobodys_never_takes_that_students_name(roster, tmp_path, capsys):
+    from problemgen.code.tasks.mutation import solution_source
+
+    subs = tmp_path / "canvas"
+    subs.mkdir()
+    (subs / "stonebob_4102_9002_softmax.py").write_text(solution_source("softmax"))  # bob's own file
+    (subs / "bob").write_text("def softmax(x):\n    return x\n")  # put in by hand: not a Canvas name
+    (subs / "Dan").mkdir()
+    (subs / "Dan" / "softmax.py").write_text(solution_source("softmax"))
+    code, err = _run(capsys, "grade-code", str(subs), "--task", "softmax", "--public-only", "-o", str(tmp_path / "g"),
+                     "--layout", "canvas", "--roster", str(roster))
+    assert code == 0, err
+    with (tmp_path / "g" / "gradebook.csv").open(encoding="utf-8") as handle:
+        names = [row["student"] for row in csv.DictReader(handle)]
+    assert names == [*STUDENTS, "./Dan", "./bob"]  # one row per roster id, and the strays apart
+    rows = _gradebook(tmp_path / "g")
+    assert (rows["bob"]["status"], rows["dan"]["status"]) == ("graded", "missing")
+    assert rows["./bob"]["status"].startswith("refused: not a Canvas download name")

@@ -207,6 +207,7 @@ class Identities:
     keys: dict[str, tuple[str, ...]]
     column: str
     warnings: tuple[str, ...] = ()
+    students: frozenset[str] = frozenset()  # every roster id of the class, as ``entries.student_key`` folds it
 
 
 def identities(layout: Layout, students: list[str]) -> Identities:
@@ -230,7 +231,8 @@ def identities(layout: Layout, students: list[str]) -> Identities:
     if lacking:
         warnings.append(f"{counted(len(lacking), 'student')} without a {layout.column} in {layout.roster.name}: "
                         f"no entry can be theirs ({listed(lacking)})")
-    return Identities({k: tuple(v) for k, v in keys.items()}, layout.column, tuple(warnings))
+    return Identities({k: tuple(v) for k, v in keys.items()}, layout.column, tuple(warnings),
+                      frozenset(entries.student_key(s) for s in students))
 
 
 def roster_students(layout: Layout) -> list[str]:
@@ -314,7 +316,7 @@ def sort_download(directory: str | Path, layout: str, known: Identities, suffixe
             download.readings.append(reading.note)
         student, candidate, reason = _owner(entry, reading, known, suffixes)
         if student is None:
-            download.strays.append(Entry(entry.name, entry.path, reason))
+            download.strays.append(Entry(_stray_name(entry.name, known), entry.path, reason))
         elif not entry.accepted:
             download.refused.setdefault(student, f"{entry.refused}: {entry.name}")
         else:
@@ -329,6 +331,13 @@ def sort_download(directory: str | Path, layout: str, known: Identities, suffixe
         elif student not in download.refused:
             download.found[student] = Entry(student, group[0].path, is_dir=group[0].is_dir)
     return download
+
+
+def _stray_name(name: str, known: Identities) -> str:
+    """The gradebook's name for an entry that is nobody's: its own, or ``./<name>`` where that is a roster
+    id (a file or folder named ``bob`` put into the download by hand), so that no row names a
+    student for an entry that is not theirs. A roster id starts with a letter or digit, never ``./``."""
+    return f"./{name}" if entries.student_key(name) in known.students else name
 
 
 def _reading(entry: Entry, read: Callable[[str, bool | None], Reading]) -> Reading:
