@@ -273,3 +273,15 @@ def test_an_entry_named_as_a_roster_id_that_is_nobodys_never_takes_that_students
     rows = _gradebook(tmp_path / "g")
     assert (rows["bob"]["status"], rows["dan"]["status"]) == ("graded", "missing")
     assert rows["./bob"]["status"].startswith("refused: not a Canvas download name")
+
+
+@pytest.mark.parametrize("layout, column, values", [("canvas", "canvas_id", ("4101", "04101")),
+                                                    ("moodle", "participant", ("7001", "Participant 07001"))])
+def test_one_platform_id_spelt_with_a_leading_zero_is_still_one_id_two_students_share(tmp_path, layout, column,
+                                                                                        values):
+    from problemgen.classes import layouts
+
+    roster = tmp_path / "roster.csv"
+    roster.write_text(f"id,{column}\nana,{values[0]}\nbob,{values[1]}\n", encoding="utf-8")
+    with pytest.raises(ProblemgenError, match=f"ana, bob share the {column}"):
+        layouts.identities(layouts.make_layout(layout, roster, column), ["ana", "bob"])

@@ -123,6 +123,12 @@ _CANVAS_TEXT = re.compile(r".+_[0-9]+_(?:text|link)\.html", re.IGNORECASE)
 _DIGIT_RUN = re.compile(r"_[0-9]+_")
 
 
+def _number(digits: str) -> str:
+    """A platform's numeric id as one spelling: ``04101`` (a spreadsheet's or a typist's) is user 4101, so
+    two roster rows reading 4101 and 04101 are one id that two students share, never two ids."""
+    return str(int(digits))
+
+
 def read_canvas(name: str, is_dir: bool | None) -> Reading:
     """``<name>[_LATE]_<user id>_<file id>_<file name>``: every place the name can be split so.
 
@@ -140,7 +146,7 @@ def read_canvas(name: str, is_dir: bool | None) -> Reading:
         late = prefix.lower().endswith("_late")
         user_name = prefix[:-5] if late else prefix
         if user_name and rest and not _DIGIT_RUN.search(user_name):
-            candidates.append(Candidate(user, None if is_dir else rest, late))
+            candidates.append(Candidate(_number(user), None if is_dir else rest, late))
     if candidates:
         return Reading(tuple(candidates), "Canvas user id " + " or ".join(dict.fromkeys(c.key for c in candidates)))
     if _CANVAS_TEXT.fullmatch(name):
@@ -172,7 +178,7 @@ def read_moodle(name: str, is_dir: bool | None) -> Reading:
     elif is_dir is False and file_name is None:
         return Reading(reason="a Moodle submission name without the file's own name")
     full, pid = moodle_name(match["name"]), match["pid"]
-    return Reading((Candidate(f"pid:{pid}", file_name), Candidate(f"name:{full}", file_name)),
+    return Reading((Candidate(f"pid:{_number(pid)}", file_name), Candidate(f"name:{full}", file_name)),
                    f"Moodle name {match['name']!r} or participant id {pid}")
 
 
@@ -258,14 +264,14 @@ def _key(layout: Layout, value: str, line: int) -> str:
     if layout.name == "canvas":
         if not value.isascii() or not value.isdigit():
             raise ProblemgenError(f"{where}: {layout.column} {value!r} is not a Canvas user id (digits)")
-        return value
+        return _number(value)
     if layout.name == "classroom":
         login = value.removeprefix("@")
         if not re.fullmatch(r"[A-Za-z0-9-]+", login):
             raise ProblemgenError(f"{where}: {layout.column} {value!r} is not a GitHub login")
         return login.casefold()
     participant = _PARTICIPANT.fullmatch(value)
-    return f"pid:{participant[1]}" if participant else f"name:{moodle_name(value)}"
+    return f"pid:{_number(participant[1])}" if participant else f"name:{moodle_name(value)}"
 
 
 def _shared(layout: Layout, keys: dict[str, list[str]]) -> list[str]:
