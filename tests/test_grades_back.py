@@ -190,6 +190,18 @@ def test_two_students_with_one_platform_id_are_refused_before_anything_is_writte
     assert not (tmp_path / "canvas.csv").exists()
 
 
+@pytest.mark.parametrize("export, column, values", [(_canvas, "canvas_id", ("4101", "04101")),
+                                                    (_moodle, "email", ("ana@uni.example", "Ana@Uni.Example"))])
+def test_one_platform_id_spelt_two_ways_is_still_refused_as_two_students_sharing_it(tmp_path, export, column,
+                                                                                     values):
+    roster = tmp_path / "roster.csv"
+    roster.write_text(f"id,{column}\nana,{values[0]}\nbob,{values[1]}\n", encoding="utf-8")
+    gradebook = _class_run(tmp_path, [ClassRow("ana", GRADED, _report(1)), ClassRow("bob", GRADED, _report(0))])
+    with pytest.raises(ProblemgenError, match=f"line 3: {column} '{values[1]}' is also ana's"):
+        export(tmp_path, gradebook, roster)
+    assert [p.name for p in tmp_path.glob("*.csv")] == ["roster.csv"]  # nothing written
+
+
 # ------------------------------------------------------------------------------------------ hostile text
 
 

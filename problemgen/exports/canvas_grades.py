@@ -35,7 +35,7 @@ def canvas_user_id(value: str) -> str:
         raise ValueError("no Canvas user id in the roster")
     if not (value.isascii() and value.isdigit()):
         raise ValueError(f"{value!r} is not a Canvas user id (digits)")
-    return value
+    return str(int(value))  # 04101 is user 4101 to Canvas too: one spelling, so a shared id is seen as one
 
 
 def assignment_header(name: str, assignment_id: str) -> str:

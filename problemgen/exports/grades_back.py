@@ -149,7 +149,8 @@ def read_students(roster: str | Path, column: str, id_column: str | None,
 
     ``column`` holds the platform's id for the student; ``platform_id(value)`` returns the id to write or
     raises ValueError saying why the value cannot be one. Two students with one platform id are an error:
-    each would be given the other's grade.
+    each would be given the other's grade. Ids are compared ignoring case, as Moodle finds a user by email
+    or username (``Ana@Uni.example`` and ``ana@uni.example`` are one user there).
     """
     roster = Path(roster)
     names = {s.id.lower(): s.name for s in read_roster_entries(roster, id_column)}  # validates the ids
@@ -171,9 +172,10 @@ def read_students(roster: str | Path, column: str, id_column: str | None,
         except ValueError as exc:
             lacking[key] = str(exc)
             continue
-        other = owner.setdefault(found[key].platform_id, row[id_index])
+        other, spelt = owner.setdefault(found[key].platform_id.casefold(), (row[id_index], row[index]))
         if other != row[id_index]:
-            raise ProblemgenError(f"{roster}, line {line}: {column} {row[index]!r} is also {other}'s; each "
+            also = f"{other}'s" + ("" if spelt == row[index] else f" ({spelt!r}: the platform ignores case)")
+            raise ProblemgenError(f"{roster}, line {line}: {column} {row[index]!r} is also {also}; each "
                                   "would be given the other's grade")
     return found, lacking
 
