@@ -331,6 +331,15 @@ def test_a_gradebook_someone_edited_into_nonsense_is_refused_with_its_line(tmp_p
         _canvas(tmp_path, gradebook, roster)
 
 
+def test_a_gradebook_edited_to_give_more_than_the_maximum_is_refused_with_its_line(tmp_path, roster):
+    gradebook = tmp_path / "gradebook.csv"
+    gradebook.write_text("student,status,score,points,max_points,variant,flags,overrides,message\n"
+                         "ana,graded,1.0,10,10,,,,\nbob,graded,3.0,30,10,,,,\n", encoding="utf-8")
+    with pytest.raises(ProblemgenError, match=r"gradebook.csv, line 3: points '30' above max_points '10'"):
+        _canvas(tmp_path, gradebook, roster)
+    assert not (tmp_path / "canvas.csv").exists()
+
+
 def test_the_moodle_model_refuses_what_moodle_refuses():
     """The reader is only a check if it fails where Moodle fails."""
     with pytest.raises(Refused, match="no user 'nobody@x'"):

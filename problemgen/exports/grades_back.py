@@ -123,6 +123,9 @@ def _row(path: Path, line: int, row: dict) -> GradebookRow:
     if status_head(status) not in STATUSES:
         raise ProblemgenError(f"{where}: unknown status {status!r}")
     points, max_points = _number_cell(where, "points", row["points"]), _number_cell(where, "max_points", row["max_points"])
+    if 0 < max_points < points:  # a class run never writes one (an override scores at most the part's points)
+        raise ProblemgenError(f"{where}: points {row['points']!r} above max_points {row['max_points']!r}, which a "
+                              "class run never writes; grade the class again")
     return GradebookRow(_uncell(row["student"] or ""), status, points, max_points, row["flags"] or "",
                         row.get("message") or "")
 
