@@ -329,6 +329,14 @@ def test_a_gradebook_someone_edited_into_nonsense_is_refused_with_its_line(tmp_p
                          "ana,passed,1.0,10,10,,,,\n", encoding="utf-8")
     with pytest.raises(ProblemgenError, match=r"line 2: unknown status 'passed'"):
         _canvas(tmp_path, gradebook, roster)
+    gradebook.write_text("student,status,score,points,max_points,variant,flags,overrides,message\n"
+                         "ana,graded,1.0,,10,,,,\n", encoding="utf-8")  # a blank is no 0
+    with pytest.raises(ProblemgenError, match=r"line 2: points '' is not a number of points"):
+        _canvas(tmp_path, gradebook, roster)
+    gradebook.write_text("student,status,score,points,max_points,variant,flags,overrides,message\n"
+                         "ana,graded,1.0\n", encoding="utf-8")  # a row cut short
+    with pytest.raises(ProblemgenError, match=r"line 2: points cell missing \(the row is cut short\)"):
+        _canvas(tmp_path, gradebook, roster)
 
 
 def test_a_gradebook_edited_to_give_more_than_the_maximum_is_refused_with_its_line(tmp_path, roster):

@@ -122,7 +122,8 @@ def _row(path: Path, line: int, row: dict) -> GradebookRow:
     status = row["status"] or ""
     if status_head(status) not in STATUSES:
         raise ProblemgenError(f"{where}: unknown status {status!r}")
-    points, max_points = _number_cell(where, "points", row["points"]), _number_cell(where, "max_points", row["max_points"])
+    points = _number_cell(where, "points", row["points"], blank_is_zero=False)
+    max_points = _number_cell(where, "max_points", row["max_points"], blank_is_zero=True)
     if 0 < max_points < points:  # a class run never writes one (an override scores at most the part's points)
         raise ProblemgenError(f"{where}: points {row['points']!r} above max_points {row['max_points']!r}, which a "
                               "class run never writes; grade the class again")
@@ -130,14 +131,16 @@ def _row(path: Path, line: int, row: dict) -> GradebookRow:
                         row.get("message") or "")
 
 
-def _number_cell(where: str, column: str, text: str | None) -> float:
-    """A points cell: a finite number from 0 ("" is 0, as the gradebook writes no maximum for a missing row)."""
+def _number_cell(where: str, column: str, text: str | None, blank_is_zero: bool) -> float:
+    """A points cell: a finite number from 0. A blank ``max_points`` is 0 (the gradebook writes no maximum
+    for a missing row); a blank ``points`` is an edit, as every row gets its points, and would be a 0."""
     try:
-        value = float(text) if text else 0.0
-    except ValueError:
+        value = float(text) if text or not blank_is_zero else 0.0
+    except (TypeError, ValueError):  # TypeError: a row cut short (None)
         value = math.nan
     if not math.isfinite(value) or value < 0:
-        raise ProblemgenError(f"{where}: {column} {text!r} is not a number of points")
+        shown = "cell missing (the row is cut short)" if text is None else f"{text!r} is not a number of points"
+        raise ProblemgenError(f"{where}: {column} {shown}")
     return value
 
 
