@@ -339,6 +339,13 @@ def test_a_gradebook_someone_edited_into_nonsense_is_refused_with_its_line(tmp_p
         _canvas(tmp_path, gradebook, roster)
 
 
+def test_a_gradebook_of_another_class_is_refused_rather_than_an_empty_file_written(tmp_path, roster):
+    gradebook = _class_run(tmp_path, [ClassRow("zed", GRADED, _report(1)), ClassRow("yan", GRADED, _report(0))])
+    with pytest.raises(ProblemgenError, match="no student of the roster is in the gradebook"):
+        _moodle(tmp_path, gradebook, roster)
+    assert not (tmp_path / "moodle.csv").exists()
+
+
 def test_a_gradebook_edited_to_give_more_than_the_maximum_is_refused_with_its_line(tmp_path, roster):
     gradebook = tmp_path / "gradebook.csv"
     gradebook.write_text("student,status,score,points,max_points,variant,flags,overrides,message\n"

@@ -235,6 +235,9 @@ def decide(rows: list[GradebookRow], students: dict[str, Student], lacking: dict
         if row.flags:
             grades.notes.append(f"{row.student}: {row.flags}")
     absent = [s.id for key, s in students.items() if key not in seen]
+    if not seen & (students.keys() | lacking.keys()):
+        raise ProblemgenError("no student of the roster is in the gradebook: is it another class's gradebook, "
+                              "or another class's roster?")
     if absent:
         shown = ", ".join(absent[:10]) + (f" and {len(absent) - 10} more" if len(absent) > 10 else "")
         grades.withheld.append(f"{count(len(absent), 'roster student')} not in the gradebook: {shown}")
