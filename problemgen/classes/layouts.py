@@ -258,13 +258,24 @@ def _column_values(layout: Layout) -> dict[str, tuple[int, str]]:
 _PARTICIPANT = re.compile(r"(?:participant\s*)?([0-9]+)", re.IGNORECASE)
 
 
+def canvas_user_id(value: str) -> str:
+    """A roster cell as a Canvas user id, in one spelling (see :func:`_number`), or ValueError saying why it
+    is none: reading a Canvas download and writing grades back to Canvas key students alike."""
+    if not value:
+        raise ValueError("no Canvas user id in the roster")
+    if not (value.isascii() and value.isdigit()):
+        raise ValueError(f"{value!r} is not a Canvas user id (digits)")
+    return _number(value)
+
+
 def _key(layout: Layout, value: str, line: int) -> str:
     """A roster value as the readers key identities; a ProblemgenError for one that can never match."""
     where = f"{layout.roster}, line {line}" if line else str(layout.roster)
     if layout.name == "canvas":
-        if not value.isascii() or not value.isdigit():
-            raise ProblemgenError(f"{where}: {layout.column} {value!r} is not a Canvas user id (digits)")
-        return _number(value)
+        try:
+            return canvas_user_id(value)
+        except ValueError:
+            raise ProblemgenError(f"{where}: {layout.column} {value!r} is not a Canvas user id (digits)") from None
     if layout.name == "classroom":
         login = value.removeprefix("@")
         if not re.fullmatch(r"[A-Za-z0-9-]+", login):

@@ -136,20 +136,36 @@ def roster_column(path: str | Path, column: str, id_column: str | None = None, *
     one error naming the columns found and the closest; ``used_for`` says what the column was wanted for
     ("to match submitters by"). What a value must look like is the caller's to say.
     """
+    wanted = column.strip().lower()
+    return {student: (line, cells[wanted])
+            for student, (line, cells) in roster_records(path, id_column, (column, used_for)).items()}
+
+
+def roster_records(path: str | Path, id_column: str | None = None,
+                   required: tuple[str, str] | None = None) -> dict[str, tuple[int, dict[str, str]]]:
+    """Roster id -> (line, {column (lower case): cell, trimmed}) for every row with an id, in file order; a
+    short row's missing cells are empty. A roster id given twice (ignoring case) is an error.
+
+    ``required``: (a column, what it is wanted for): a roster without that column is one error naming the
+    columns found and the closest (see :func:`roster_column`).
+    """
     path = Path(path)
     rows = roster_rows(path)
     header = [h.strip().lower() for h in rows[0]]
-    id_index, wanted = roster_id_column(path, rows[0], id_column), column.strip().lower()
-    if wanted not in header:
-        raise ProblemgenError(f"{path}, line 1: no column {column!r} {used_for}{suggest(wanted, header)} "
-                              f"(found {', '.join(header)}; name another with --match-by)")
-    index, values, seen = header.index(wanted), {}, {}
+    id_index = roster_id_column(path, rows[0], id_column)
+    if required and required[0].strip().lower() not in header:
+        column, used_for = required
+        raise ProblemgenError(f"{path}, line 1: no column {column!r} {used_for}"
+                              f"{suggest(column.strip().lower(), header)} (found {', '.join(header)}; name "
+                              "another with --match-by)")
+    records, seen = {}, {}
     for line, row in enumerate(rows[1:], start=2):
-        student = row[id_index].strip() if id_index < len(row) else ""
+        cells = [c.strip() for c in row] + [""] * (len(header) - len(row))
+        student = cells[id_index]
         if not student:
             continue
         other = seen.setdefault(student.lower(), line)
         if other != line:
             raise ProblemgenError(f"{path}, line {line}: student id {student!r} repeats line {other}")
-        values[student] = (line, row[index].strip() if index < len(row) else "")
-    return values
+        records[student] = (line, dict(zip(header, cells)))
+    return records

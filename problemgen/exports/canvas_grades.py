@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from problemgen.classes.layouts import canvas_user_id
 from problemgen.errors import ProblemgenError
 from problemgen.exports import Export, Option, common
 from problemgen.exports import grades_back as back
@@ -27,15 +28,6 @@ TOTALS = ("Current Score", "Current Points", "Current Grade", "Final Score", "Fi
           "Override Score", "Override Grade", "Override Status")
 """Canvas drops an assignment column whose header contains one of these (they name its total columns)."""
 MAX_TITLE = 255
-
-
-def canvas_user_id(value: str) -> str:
-    """A roster cell as a Canvas user id (digits), or ValueError saying why it is none."""
-    if not value:
-        raise ValueError("no Canvas user id in the roster")
-    if not (value.isascii() and value.isdigit()):
-        raise ValueError(f"{value!r} is not a Canvas user id (digits)")
-    return str(int(value))  # 04101 is user 4101 to Canvas too: one spelling, so a shared id is seen as one
 
 
 def assignment_header(name: str, assignment_id: str) -> str:

@@ -39,7 +39,7 @@ from pathlib import Path
 
 from problemgen.classes.rows import GRADED, MISSING, STATUSES, status_head
 from problemgen.classes.runner import _cell
-from problemgen.documents.rosters import read_roster_entries, roster_id_column, roster_rows
+from problemgen.documents.rosters import read_roster_entries, roster_records
 from problemgen.errors import ProblemgenError
 from problemgen.exports import Option
 from problemgen.outputs import check_output_apart
@@ -160,28 +160,21 @@ def read_students(roster: str | Path, column: str, id_column: str | None,
     """
     roster = Path(roster)
     names = {s.id.lower(): s.name for s in read_roster_entries(roster, id_column)}  # validates the ids
-    rows = roster_rows(roster)
-    header = [h.strip().lower() for h in rows[0]]
-    id_index = roster_id_column(roster, rows[0], id_column)
-    if column.strip().lower() not in header:
-        raise ProblemgenError(f"{roster}, line 1: no column {column!r} with the platform's ids (found "
-                              f"{', '.join(header)}; name another with --match-by)")
-    index = header.index(column.strip().lower())
+    wanted = column.strip().lower()
     found, lacking, owner = {}, {}, {}
-    for line, row in enumerate(rows[1:], start=2):
-        row = [c.strip() for c in row] + [""] * (len(header) - len(row))
-        key = row[id_index].lower()
+    for student, (line, cells) in roster_records(roster, id_column, (column, "with the platform's ids")).items():
+        key, value = student.lower(), cells[wanted]
         if key not in names:
             continue
         try:
-            found[key] = Student(row[id_index], names[key], platform_id(row[index]), dict(zip(header, row)))
+            found[key] = Student(student, names[key], platform_id(value), cells)
         except ValueError as exc:
             lacking[key] = str(exc)
             continue
-        other, spelt = owner.setdefault(found[key].platform_id.casefold(), (row[id_index], row[index]))
-        if other != row[id_index]:
-            also = f"{other}'s" + ("" if spelt == row[index] else f" ({spelt!r}: the platform ignores case)")
-            raise ProblemgenError(f"{roster}, line {line}: {column} {row[index]!r} is also {also}; each "
+        other, spelt = owner.setdefault(found[key].platform_id.casefold(), (student, value))
+        if other != student:
+            also = f"{other}'s" + ("" if spelt == value else f" ({spelt!r}: the platform ignores case)")
+            raise ProblemgenError(f"{roster}, line {line}: {column} {value!r} is also {also}; each "
                                   "would be given the other's grade")
     return found, lacking
 
