@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from answer_channels import statuses, verdicts  # noqa: E402
+from answer_channels import verdicts  # noqa: E402
 
 from problemgen.model.core import AnswerPart  # noqa: E402
 

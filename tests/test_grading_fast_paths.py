@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "grading"))
 import grading_fixture as fx  # noqa: E402
 
 from problemgen.answers import arrays  # noqa: E402
-from problemgen.answers.text import InvalidAnswer, NonFinite, SheetArray  # noqa: E402
+from problemgen.answers.text import NonFinite, SheetArray  # noqa: E402
 from problemgen.answers.types import mask as mask_type  # noqa: E402
 from problemgen.answers.types import matrix as matrix_type  # noqa: E402
 from problemgen.model.core import AnswerPart, Mistake, Problem, misses, numbers_close  # noqa: E402

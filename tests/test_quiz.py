@@ -527,7 +527,6 @@ def test_the_quiz_says_how_it_read_an_answer_that_was_not_plain(store):
 
 def matrix_services() -> Services:
     """One 2 x 3 matrix part (the real matrix reader): entry (i, j) is seed + i + j."""
-    from problemgen.sheets.grading import grade_text
 
     def generate(kind, seed, difficulty):
         value = [[seed % 5 + i + j for j in range(3)] for i in range(2)]
@@ -573,7 +572,7 @@ def test_commands_work_at_the_row_prompt_and_the_same_row_is_asked_again(store):
 
 @pytest.mark.parametrize("ending, outcome", [("skip", "skipped"), ("quit now", "quit"), ("solution", "revealed")])
 def test_a_command_that_ends_the_problem_ends_it_from_the_row_prompt(store, ending, outcome):
-    script = run_matrix(store, row(0), ending, "quit")
+    run_matrix(store, row(0), ending, "quit")
     assert store.answers() == [] and store.items()[0].outcome == outcome
 
 

@@ -18,11 +18,10 @@ import subprocess
 import sys
 import textwrap
 
-import numpy as np
 import pytest
 
 import problemgen.code.sandbox as sandbox_package
-from problemgen.code.sandbox import RETURNED, Call, Limits, Sandbox, isolation, privileges, seccomp, stage
+from problemgen.code.sandbox import RETURNED, Call, Limits, Sandbox, isolation, seccomp, stage
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox needs Linux")
 
