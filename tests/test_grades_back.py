@@ -205,6 +205,9 @@ def test_one_platform_id_spelt_two_ways_is_still_refused_as_two_students_sharing
 # ------------------------------------------------------------------------------------------ hostile text
 
 
+GRADEBOOK_HEADER = "student,status,score,points,max_points,variant,flags,overrides,message\n"
+"""The header a class run writes on gradebook.csv, for gradebooks edited by hand."""
+
 HOSTILE_NAMES = ["=cmd|' /C calc'!A0", "Doe, Jane", 'Say "hi"', "two\nlines", "Zoë Núñez 山田", "@SUM(A1)", "+1", "-2",
                  "\tTab"]
 
@@ -321,19 +324,19 @@ def test_the_library_too_refuses_to_write_over_what_it_reads(tmp_path, roster):
 
 def test_a_gradebook_someone_edited_into_nonsense_is_refused_with_its_line(tmp_path, roster):
     gradebook = tmp_path / "gradebook.csv"
-    gradebook.write_text("student,status,score,points,max_points,variant,flags,overrides,message\n"
+    gradebook.write_text(GRADEBOOK_HEADER +
                          "ana,graded,1.0,ten,10,,,,\n", encoding="utf-8")
     with pytest.raises(ProblemgenError, match=r"gradebook.csv, line 2: points 'ten' is not a number of points"):
         _canvas(tmp_path, gradebook, roster)
-    gradebook.write_text("student,status,score,points,max_points,variant,flags,overrides,message\n"
+    gradebook.write_text(GRADEBOOK_HEADER +
                          "ana,passed,1.0,10,10,,,,\n", encoding="utf-8")
     with pytest.raises(ProblemgenError, match=r"line 2: unknown status 'passed'"):
         _canvas(tmp_path, gradebook, roster)
-    gradebook.write_text("student,status,score,points,max_points,variant,flags,overrides,message\n"
+    gradebook.write_text(GRADEBOOK_HEADER +
                          "ana,graded,1.0,,10,,,,\n", encoding="utf-8")  # a blank is no 0
     with pytest.raises(ProblemgenError, match=r"line 2: points '' is not a number of points"):
         _canvas(tmp_path, gradebook, roster)
-    gradebook.write_text("student,status,score,points,max_points,variant,flags,overrides,message\n"
+    gradebook.write_text(GRADEBOOK_HEADER +
                          "ana,graded,1.0\n", encoding="utf-8")  # a row cut short
     with pytest.raises(ProblemgenError, match=r"line 2: points cell missing \(the row is cut short\)"):
         _canvas(tmp_path, gradebook, roster)
@@ -348,7 +351,7 @@ def test_a_gradebook_of_another_class_is_refused_rather_than_an_empty_file_writt
 
 def test_a_gradebook_edited_to_give_more_than_the_maximum_is_refused_with_its_line(tmp_path, roster):
     gradebook = tmp_path / "gradebook.csv"
-    gradebook.write_text("student,status,score,points,max_points,variant,flags,overrides,message\n"
+    gradebook.write_text(GRADEBOOK_HEADER +
                          "ana,graded,1.0,10,10,,,,\nbob,graded,3.0,30,10,,,,\n", encoding="utf-8")
     with pytest.raises(ProblemgenError, match=r"gradebook.csv, line 3: points '30' above max_points '10'"):
         _canvas(tmp_path, gradebook, roster)
