@@ -295,6 +295,8 @@ def test_the_command_writes_the_file_and_says_who_got_no_grade(tmp_path, roster,
     ("canvas-grades", ["--assignment-id", "48-213"], "--assignment-id '48-213': expected the digits"),
     ("canvas-grades", ["--points-possible", "0"], "--points-possible '0': expected a number of points above 0"),
     ("moodle-grades", ["--points-possible", "nan"], "--points-possible 'nan'"),
+    ("canvas-grades", ["--points-possible", "1e30"], "--points-possible '1e30': expected a number of points above 0 "
+                                                     "and at most 1,000,000,000"),
     ("canvas-grades", ["--match-by", "sis_id"], "no column 'sis_id' with the platform's ids"),
     ("moodle-grades", ["--gradebook", "grades/summary.json"], "not a gradebook.csv"),
     ("moodle-grades", ["-o", "roster.csv"], "is the --roster"),

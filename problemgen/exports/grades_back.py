@@ -179,6 +179,11 @@ def read_students(roster: str | Path, column: str, id_column: str | None,
     return found, lacking
 
 
+MOST_POINTS_POSSIBLE = 1_000_000_000
+"""The largest ``--points-possible`` taken: beyond it a grade is no longer a number the platforms store (and a
+mistyped exponent, ``1e30``, would write 31-digit grades)."""
+
+
 def points_possible(given: str | None, rows: list[GradebookRow]) -> float:
     """``--points-possible`` as a number, else the maximum points the graded rows share."""
     if given is not None:
@@ -186,8 +191,9 @@ def points_possible(given: str | None, rows: list[GradebookRow]) -> float:
             value = float(given)
         except ValueError:
             value = math.nan
-        if not math.isfinite(value) or value <= 0:
-            raise ProblemgenError(f"--points-possible {given!r}: expected a number of points above 0")
+        if not math.isfinite(value) or value <= 0 or value > MOST_POINTS_POSSIBLE:
+            raise ProblemgenError(f"--points-possible {given[:40]!r}: expected a number of points above 0 and at "
+                                  f"most {MOST_POINTS_POSSIBLE:,}")
         return value
     maxima = sorted({r.max_points for r in rows if r.max_points > 0})
     if len(maxima) != 1:
