@@ -7,7 +7,7 @@ outside the tolerance 0, every known mistake 0, every mask cell and choice key f
 
 import pytest
 
-from problemgen.exports.lms import MASK_OPTIONS, tolerance
+from problemgen.exports.lms import MASK_OPTIONS, text_html, tolerance
 from problemgen.model.registry import generate
 
 
@@ -54,6 +54,32 @@ def check_numerical(response, part, key: float, mistakes: list, mistake_feedback
         if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value - key) > tol:
             assert response.score(value) == 0, name
             assert not mistake_feedback or any(a.feedback for a in response.answers if abs(float(a.text) - value) <= a.tolerance), name
+    if mistake_feedback and part.type in ("number", "integer"):
+        check_hints_name_the_graders_mistake(response, part, key, tol)
+
+
+def _shown_hint(response, given: float) -> str:
+    """The feedback Moodle and GIFT show for ``given``: the first answer whose window holds it."""
+    return next((a.feedback for a in response.answers if abs(given - float(a.text)) <= a.tolerance + 1e-12), "")
+
+
+def check_hints_name_the_graders_mistake(response, part, key: float, tol: float) -> None:
+    """Wherever the LMS shows a known mistake's hint, problemgen's grader names that same mistake: probed at
+    each mistake's value, around it within the part's tolerance, and halfway to the next listed value (where
+    windows that overlap would show the first-listed mistake's hint instead of the nearer one's)."""
+    from problemgen.sheets.grading import grade_part
+
+    hints = {m.name: text_html(m.hint) for m in part.mistakes}
+    values = sorted({float(m.value) for m in part.mistakes
+                     if isinstance(m.value, (int, float)) and not isinstance(m.value, bool)} | {key})
+    probes = {*values, *((a + b) / 2 for a, b in zip(values, values[1:]))}
+    if part.type == "number":
+        probes |= {v + f * tol for v in values for f in (-0.9, -0.5, 0.5, 0.9)}
+    for probe in sorted(probes):
+        shown = _shown_hint(response, probe)
+        if shown:
+            verdict = grade_part(part, int(probe) if part.type == "integer" and probe.is_integer() else probe)
+            assert verdict.mistake and hints[verdict.mistake] == shown, (part.key, probe, verdict, shown)
 
 
 def check_part(responses, part, mistake_feedback: bool = True) -> None:

@@ -365,3 +365,17 @@ def test_problemgen_show_rebuilds_an_exported_variant_from_its_id():
         result = CliRunner().invoke(cli, args)
         assert result.exit_code == 0, result.output
         assert question.prompt_md.strip() in result.output
+
+
+def test_a_mistakes_window_stops_where_the_grader_would_name_another_mistake_or_none():
+    """Moodle and GIFT show the first answer whose window holds a response; the grader names the nearest
+    mistake (in tolerances at each value). Windows never overlap, and a relative tolerance is the mistake's."""
+    part = AnswerPart("x", "number", 1.0, atol=0.1, mistakes=(
+        Mistake("a", 1.25, "one"), Mistake("b", 1.3, "two"), Mistake("far", 3.0, "three")))
+    (blank,) = blanks_of(_problem(part))
+    windows = {m.name: m.tolerance for m in blank.mistakes}
+    assert windows["a"] == pytest.approx(0.025) and windows["b"] == pytest.approx(0.025)
+    assert windows["far"] == pytest.approx(0.1) and windows["a"] < 0.025 and windows["far"] < 0.1  # a hair inside
+    relative = AnswerPart("size", "number", 432.0, rtol=0.005, mistakes=(Mistake("half", 216.0, "both K and V"),))
+    (blank,) = blanks_of(_problem(relative))
+    assert blank.tolerance == pytest.approx(2.16) and blank.mistakes[0].tolerance == pytest.approx(1.08)

@@ -57,7 +57,7 @@ def answers(blank: Blank) -> str:
         key = f"{number(blank.value)}:{number(blank.tolerance)}"
         if not blank.mistakes:
             return f"#{key}"
-        wrong = " ".join(f"=%0%{number(m.value)}:{number(blank.tolerance)}{_feedback(m.feedback)}" for m in blank.mistakes)
+        wrong = " ".join(f"=%0%{number(m.value)}:{number(m.tolerance)}{_feedback(m.feedback)}" for m in blank.mistakes)
         return f"#={key} {wrong}"
     if blank.kind == "choice":
         hints = {m.value: m.feedback for m in blank.mistakes}

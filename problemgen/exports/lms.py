@@ -50,6 +50,7 @@ class WrongAnswer:
     name: str  # the misconception tag
     value: float | str  # float for numerical blanks, a spelling for short ones, an option id for choices
     feedback: str  # HTML
+    tolerance: float = 0.0  # numerical blanks: the window that shows this hint (at most the part's tolerance)
 
 
 @dataclass(frozen=True)
@@ -178,19 +179,48 @@ def _is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
-def _wrong_numbers(candidates: list[tuple[str, Any, str]], key: float, tol: float) -> tuple[WrongAnswer, ...]:
-    """(name, value, hint) -> wrong answers farther than ``tol`` from the key, first of each value kept."""
-    found: dict[float, WrongAnswer] = {}
+def _wrong_numbers(candidates: list[tuple[str, Any, str]], key: float, part: AnswerPart) -> tuple[WrongAnswer, ...]:
+    """(name, value, hint) -> wrong answers farther than the part's tolerance from the key, first of each value
+    kept, each with the tolerance it is exported with (:func:`_mistake_window`)."""
+    found: dict[float, tuple[str, str]] = {}
     for name, value, hint in candidates:
-        if _is_number(value) and abs(float(value) - key) > tol and float(value) not in found:
-            found[float(value)] = WrongAnswer(name, float(value), text_html(hint))
-    return tuple(found.values())
+        if _is_number(value) and abs(float(value) - key) > tolerance(part, key) and float(value) not in found:
+            found[float(value)] = name, text_html(hint)
+    return tuple(WrongAnswer(name, value, hint, _mistake_window(part, value, [key, *found]))
+                 for value, (name, hint) in found.items())
+
+
+def _mistake_window(part: AnswerPart, value: float, listed: list[float]) -> float:
+    """How far from a mistake's ``value`` a response shows its hint: the grader's tolerance at that value,
+    narrowed so that no response in the window is nearer another ``listed`` value (the key, the other
+    mistakes) in the grader's measure.
+
+    Why: Moodle and GIFT give a response the first answer whose window holds it, while the grader names the
+    mistake a response is nearest to, counted in tolerances at each value, and none where the key is nearer
+    (:mod:`problemgen.answers.diagnosis`). Windows of the key's width would overlap where values are close
+    or the tolerance is relative, showing a mistake's hint where the grader names another one or none. A
+    response ``w`` from ``value`` towards a value ``g`` away is nearer ``value`` while ``w / t < (g - w) / t'``
+    (``t``, ``t'`` the two tolerances), so the window stops at ``g·t / (t + t')``. Beyond it a response
+    gets no hint (0 credit either way). The window is a hair (:data:`WINDOW_MARGIN`) inside that bound: at
+    its very edge the grader's float arithmetic and the LMS's (Moodle widens every window by 10^-14) could
+    round to different sides."""
+    own = tolerance(part, value)
+    limits = [own]
+    for other in listed:
+        if other != value:
+            both = own + tolerance(part, other)
+            limits.append(abs(value - other) * own / both if both else 0.0)
+    return min(limits) * (1 - WINDOW_MARGIN)
+
+
+WINDOW_MARGIN = 1e-9
+"""How far inside the grader's own bound a mistake's window ends, relative to its width."""
 
 
 def _numerical(part: AnswerPart, share: float) -> list[Blank]:
     key = float(part.value)
     tol = tolerance(part, key)
-    wrong = _wrong_numbers([(m.name, m.value, m.hint) for m in part.mistakes], key, tol)
+    wrong = _wrong_numbers([(m.name, m.value, m.hint) for m in part.mistakes], key, part)
     return [Blank(part.key, text_html(part.label or part.key), "numerical", value=key, tolerance=tol,
                   integer=part.type == "integer", mistakes=wrong, points=share)]
 
@@ -228,7 +258,7 @@ def _matrix(part: AnswerPart, share: float) -> list[Blank]:
         tol = tolerance(part, key)
         candidates = [(m.name, _entry(m.value, i, j), m.hint) for m in part.mistakes]
         blanks.append(Blank(blank_id, label, "numerical", value=key, tolerance=tol,
-                            mistakes=_wrong_numbers(candidates, key, tol), points=share / len(cells), cell=(i, j)))
+                            mistakes=_wrong_numbers(candidates, key, part), points=share / len(cells), cell=(i, j)))
     return blanks
 
 

@@ -69,7 +69,7 @@ def literal_spelling(spelling: str) -> str:
 def _numerical(blank: Blank) -> str:
     answers = [(f'<answer fraction="100"><text>{number(blank.value)}</text><tolerance>{number(blank.tolerance)}'
                 f'</tolerance>{_text("feedback", "")}</answer>')]
-    answers += [f'<answer fraction="0"><text>{number(m.value)}</text><tolerance>{number(blank.tolerance)}'
+    answers += [f'<answer fraction="0"><text>{number(m.value)}</text><tolerance>{number(m.tolerance)}'
                 f'</tolerance>{_text("feedback", m.feedback)}</answer>' for m in blank.mistakes]
     return "".join(answers)
 
@@ -140,7 +140,7 @@ def cloze_blank(blank: Blank, weight: int) -> str:
     if blank.kind == "numerical":
         tol = number(blank.tolerance)
         alts = [f"={number(blank.value)}:{tol}"]
-        alts += [_alternative("%0%", f"{number(m.value)}:{tol}", m.feedback) for m in blank.mistakes]
+        alts += [_alternative("%0%", f"{number(m.value)}:{number(m.tolerance)}", m.feedback) for m in blank.mistakes]
         kind = "NUMERICAL"
     elif blank.kind == "choice":
         alts = [_alternative(f"%{_fraction(share)}%", cloze_text(o.html), fb)

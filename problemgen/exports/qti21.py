@@ -103,11 +103,12 @@ def _interaction(body: ET.Element, blank: Blank, response: str) -> None:
     _sub(line, "textEntryInteraction", {"responseIdentifier": response, "expectedLength": "16"})
 
 
-def _matches(parent: ET.Element, blank: Blank, response: str, value) -> None:
-    """The condition "the response is ``value``" for this blank's kind."""
+def _matches(parent: ET.Element, blank: Blank, response: str, value, tolerance: float | None = None) -> None:
+    """The condition "the response is ``value``" for this blank's kind (a number: within ``tolerance``, by
+    default the blank's)."""
     if blank.kind == "numerical" and not qti_integer(blank):  # an integer's tolerance is 0: exact
-        test = _sub(parent, "equal", {"toleranceMode": "absolute", "tolerance": f"{number(blank.tolerance)} "
-                                                                                f"{number(blank.tolerance)}"})
+        window = number(blank.tolerance if tolerance is None else tolerance)
+        test = _sub(parent, "equal", {"toleranceMode": "absolute", "tolerance": f"{window} {window}"})
         _sub(test, "variable", {"identifier": response})
         _value(test, "float", number(value))
     elif blank.kind == "numerical":
@@ -147,7 +148,7 @@ def _score_rule(processing: ET.Element, blank: Blank, response: str, share: floa
         if blank.kind == "choice":
             continue  # a wrong option's hint is its option feedback, below
         other = _sub(condition, "responseElseIf")
-        _matches(other, blank, response, mistake.value)
+        _matches(other, blank, response, mistake.value, mistake.tolerance)
         _add(other, "FEEDBACK", "identifier", f"{response}_M{k}", "multiple")
 
 
