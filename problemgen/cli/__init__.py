@@ -28,7 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "whose": ("problemgen.cli.grade:whose_command", "Tell which student a leaked sheet or variant belongs to."),
     "task": ("problemgen.cli.code:task_group", "List and show coding tasks."),
     "grade-code": ("problemgen.cli.code:grade_code_command", "Grade submitted code in the sandbox."),
-    "export": ("problemgen.cli.export:export_group", "Package a grader for Gradescope, GitHub Classroom, PrairieLearn."),
+    "export": ("problemgen.cli.export:export_group", "Graders for platforms, question pools and grade imports for LMSs."),
     "quiz": ("problemgen.cli.quiz:quiz_command", "Practise in the terminal with instant feedback."),
     "progress": ("problemgen.cli.quiz:progress_command", "Show (or reset) your quiz progress."),
     "serve": ("problemgen.cli.serve:serve_command", "Practise in the browser (a local web page)."),
