@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from reference import feed_forward, gelu, layer_norm, relu, rms_norm, rope, silu, sinusoidal_encoding
@@ -27,12 +27,17 @@ def test_layer_norm_uses_biased_variance_with_eps_inside_the_root():
 
 @PROPS
 @given(seeds, st.integers(2, 9))
+@example(seed=110551, d=2)  # a row of two nearly equal entries (3.76017, 3.76044): the division magnifies rounding
 def test_layer_norm_output_has_zero_mean_unit_variance_then_affine(seed, d):
     rng = np.random.default_rng(seed)
     x = rng.normal(loc=3, scale=4, size=(3, d))
     y = layer_norm(x, eps=0.0)
-    assert np.allclose(y.mean(-1), 0, atol=1e-12)
-    assert np.allclose(y.var(-1), 1, atol=1e-10)
+    # Rounding in x - mean is about eps * |x|; dividing by the standard deviation magnifies it by |x| / std, so
+    # that is the bound (a fixed one fails rows whose entries nearly agree and is loose for every other row).
+    condition = np.abs(x).max(-1) / x.std(-1)  # (3,)
+    bound = 16 * np.finfo(float).eps * condition  # (3,)
+    assert np.all(np.abs(y.mean(-1)) <= bound)
+    assert np.all(np.abs(y.var(-1) - 1) <= bound)
     gamma, beta = rng.normal(size=d), rng.normal(size=d)
     assert np.allclose(layer_norm(x, gamma, beta, eps=0.0), y * gamma + beta, atol=1e-14)
 
