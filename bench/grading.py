@@ -144,7 +144,7 @@ def report_dicts(class_dir: Path, submissions: Path, students: int) -> dict[str,
     reports = {}
     for n in range(students):
         student = f"student{n:04d}"
-        row = grade_student(SheetJob(str(class_dir), student, str(submissions / f"{student}.toml"), {}))
+        row = grade_student(SheetJob(str(class_dir), student, str(submissions / f"{student}.toml")))
         reports[student] = report_dict(row.report)
     return reports
 
@@ -253,7 +253,7 @@ def breakdown(class_dir: Path, submissions: Path, students: int) -> list[list[ob
         t1 = time.perf_counter()
         read_sheet(sheet)
         t2 = time.perf_counter()
-        row = grade_student(SheetJob(str(class_dir), student, str(sheet), {}))
+        row = grade_student(SheetJob(str(class_dir), student, str(sheet)))
         t3 = time.perf_counter()
         render_json(row.report, compact=True)
         t4 = time.perf_counter()

@@ -221,6 +221,58 @@ def test_the_canvas_user_id_is_never_read_from_the_file_name_a_student_chose():
     assert [c.key for c in two.candidates] == ["12", "456"]
 
 
+# --------------------------------------------------------------------------- class size: linear, counted
+
+
+def test_reading_a_classroom_download_folds_each_roster_login_once_not_once_per_repository(monkeypatch):
+    """Every repository name was tried against every login of the roster (5,000 repositories against
+    5,000 logins: 25 million folds and comparisons, 4 s of a class run); the logins are now indexed once
+    and each name looks up its few endings."""
+    from problemgen.classes import layouts, logins
+
+    folds = []
+    real = logins.fold_login
+    monkeypatch.setattr(logins, "fold_login", lambda login: folds.append(login) or real(login))
+    students = 400
+    logins = {f"user-{i}x": (f"s{i}",) for i in range(students)} | {"bob": ("b",), "x-bob": ("xb",)}
+    read = layouts.reader("classroom", layouts.Identities(logins, "github"))
+    readings = [read(f"hw1-user-{i}X", True) for i in range(students)]
+    assert [(r.candidates[0].key, r.note) for r in readings] == [(f"user-{i}x", "") for i in range(students)]
+    two = read("hw1-x-bob", True)  # the longest login the name ends in, said in a note
+    assert two.candidates[0].key == "x-bob" and "fits the GitHub logins x-bob and bob" in two.note
+    assert len(folds) <= len(logins)
+
+
+class _CountedId(str):
+    """A roster id that counts how often it is compared with another."""
+
+    comparisons = 0
+
+    def __eq__(self, other):
+        _CountedId.comparisons += 1
+        return str.__eq__(self, other)
+
+    __hash__ = str.__hash__
+
+
+def test_students_canvas_marked_late_are_listed_once_each_without_comparing_every_pair(monkeypatch, tmp_path):
+    """Each late file was checked against the list of late students so far: a download where all 5,000
+    are late compared 12.5 million pairs."""
+    from problemgen.classes import entries, layouts
+
+    students = 2000
+    names = [f"student_LATE_{100 + i}_{900 + i}_answers.toml" for i in range(students)]
+    names.append(f"student_LATE_{100}_{5000}_answers-1.toml")  # a second late file of the first student
+    monkeypatch.setattr(entries, "listing", lambda directory: [n.encode() for n in names])
+    monkeypatch.setattr(entries, "examine", lambda directory, raw: entries.Entry(raw.decode(), tmp_path / raw.decode()))
+    known = layouts.Identities({str(100 + i): (_CountedId(f"s{i}"),) for i in range(students)}, "canvas_id")
+    _CountedId.comparisons = 0
+    download = layouts.sort_download(tmp_path, "canvas", known, (".toml",), lambda folder: True)
+    compared, _CountedId.comparisons = _CountedId.comparisons, 0
+    assert download.late == [f"s{i}" for i in range(students)]
+    assert compared < students  # every pair: 2 million
+
+
 @pytest.mark.parametrize("args, message", [
     (["--roster", "{roster}"], "give --layout canvas, moodle or classroom"),
     (["--layout", "canvas"], "--layout canvas needs --roster roster.csv"),

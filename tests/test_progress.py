@@ -323,3 +323,49 @@ def test_default_location_follows_the_platform_convention(platform, env, expecte
 @given(st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2200, 1, 1), timezones=st.just(timezone.utc)))
 def test_timestamps_round_trip_to_the_second(moment):
     assert from_text(to_text(moment)) == moment.replace(microsecond=0)
+
+
+@pytest.mark.parametrize("text", ["2024-1-5T1:2:3Z", "2024-02-30T00:00:00Z", "2024-13-01T00:00:00Z",
+                                  "2024-01-01T23:59:60Z", "2024-01-01T24:00:00Z", "2024-01-01T00:00:00Zx",
+                                  "0000-01-01T00:00:00Z", "٢٠٢٤-01-01T00:00:00Z", ""])
+def test_a_stored_time_not_in_the_form_written_is_read_as_strptime_reads_it(text):
+    """Times in the form ``to_text`` writes are read by their digits; anything else still goes through
+    ``strptime``, so what it accepts, and the message for what it refuses, are as before."""
+    try:
+        expected = datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    except ValueError as exc:
+        expected = str(exc)
+    try:
+        got = from_text(text)
+    except ValueError as exc:
+        got = str(exc)
+    assert got == expected or (isinstance(expected, datetime) and "is not in the years" in got)
+
+
+def test_reading_the_history_parses_the_times_written_without_strptime(store, monkeypatch):
+    """``strptime`` took 9 us a time: reading the items of a 20,000-answer history took 0.13 s, and the
+    front ends read it for every question (now 0.05 s)."""
+    import problemgen.practice.progress as progress
+
+    class Counted(datetime):
+        calls = 0
+
+        @classmethod
+        def strptime(cls, *args):
+            Counted.calls += 1
+            return datetime.strptime(*args)
+
+    item = _item(store)
+    store.record_answer(item, "scores", "1", "correct", 1.0, None, T0, parts=PARTS)
+    monkeypatch.setattr(progress, "datetime", Counted)
+    assert [i.started_at for i in store.items()] == [T0] and [a.at for a in store.answers()] == [T0]
+    assert Counted.calls == 0
+
+
+def test_the_latest_item_of_a_kind_is_read_without_the_history(store):
+    first = _item(store, seed=1)
+    other = _item(store, kind="attention.weights", seed=2)
+    second = _item(store, seed=3)
+    assert store.last_item().id == other + 1 == second
+    assert store.last_item("attention.weights").id == other and store.last_item("attention.scores").id == second
+    assert store.last_item("masks.causal") is None and first < other

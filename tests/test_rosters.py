@@ -79,3 +79,13 @@ def test_a_github_login_written_with_its_at_sign_matches_in_exports_as_in_the_cl
     roster.write_text("id,github\nana,@Ana-B\nbo,bo\n", encoding="utf-8")
     config = {"match": match_map(roster, "github", ["ana", "bo"])}
     assert identify(config, ["ana-b", "bo"]) == ["ana", "bo"]
+
+
+def test_a_5000_student_course_with_staff_accounts_is_read_and_the_cap_is_named_beyond_it(tmp_path):
+    """The cap was exactly 5,000 students: a course of that size with a few test accounts was refused."""
+    path = tmp_path / "roster.csv"
+    path.write_text("id,name,email\n" + "".join(f"s{i},Student {i},s{i}@uni.example\n" for i in range(5010)))
+    assert len(rosters.read_roster(path)) == 5010
+    path.write_text("id\n" + "".join(f"s{i}\n" for i in range(rosters.MAX_STUDENTS + 1)))
+    with pytest.raises(ProblemgenError, match=f"roster lists {rosters.MAX_STUDENTS + 1} students; at most 10000"):
+        rosters.read_roster(path)

@@ -322,6 +322,22 @@ def test_a_known_mistake_is_named_with_its_hint(client):
     assert reply["mistake_hint"] == mistake.hint
 
 
+def test_an_answer_reads_the_whole_history_only_to_derive_the_units_state(client, monkeypatch):
+    """Finding the current item read every item of the history (``items()[-1]``), three times per answer:
+    with 20,000 answers stored, an answer took 0.40 s of CPU and starting a problem 0.54 s (0.06 s and
+    0.07 s now). The latest item is one row; only mastery needs the history."""
+    item = client.api("/api/start", {"unit": "attention"})
+    while len(problem_of(item).parts) < 2:
+        item = client.api("/api/skip", {"item": item["item"]})
+    reads = []
+    real = ProgressStore.items
+    monkeypatch.setattr(ProgressStore, "items", lambda self, *a: reads.append(a) or real(self, *a))
+    first = problem_of(item).parts[0]
+    reply = client.api("/api/answer", {"item": item["item"], "part": first.key, **key_payload(first)})
+    assert reply["status"] == "correct" and not reply["item_complete"]
+    assert len(reads) == 1  # the unit's state before the answer
+
+
 def test_hints_go_up_a_level_and_the_solution_ends_the_item(client, db):
     item = client.api("/api/start")
     first, second = client.api("/api/hint", {"item": item["item"]}), client.api("/api/hint", {"item": item["item"]})

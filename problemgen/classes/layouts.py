@@ -46,11 +46,11 @@ import unicodedata
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 
 from problemgen.classes import entries
 from problemgen.classes.entries import Entry
-from problemgen.classes.logins import repository_login
+from problemgen.classes.logins import login_index, repository_login
 from problemgen.classes.rows import DUPLICATE
 from problemgen.documents.rosters import read_roster, read_roster_entries, roster_column
 from problemgen.errors import ProblemgenError
@@ -182,7 +182,7 @@ def read_moodle(name: str, is_dir: bool | None) -> Reading:
                    f"Moodle name {match['name']!r} or participant id {pid}")
 
 
-def read_classroom(name: str, is_dir: bool | None, logins: tuple[str, ...] = ()) -> Reading:
+def read_classroom(name: str, is_dir: bool | None, logins: Mapping[str, str] | tuple[str, ...] = ()) -> Reading:
     """``<assignment prefix>-<login>``: the longest of the roster's ``logins`` the name ends in
     (:func:`classes.logins.repository_login`; a login may hold ``-``, so the roster is needed to split it)."""
     if is_dir is False:
@@ -199,7 +199,7 @@ READERS: dict[str, Callable[[str, bool | None], Reading]] = {"canvas": read_canv
 def reader(layout: str, known: Identities) -> Callable[[str, bool | None], Reading]:
     """How ``layout`` reads an entry's name; GitHub Classroom's reading needs the roster's logins."""
     if layout == "classroom":
-        return partial(read_classroom, logins=tuple(known.keys))
+        return partial(read_classroom, logins=login_index(known.keys))  # indexed once, not per entry
     return READERS[layout]
 
 
@@ -325,6 +325,7 @@ def sort_download(directory: str | Path, layout: str, known: Identities, suffixe
     nobody; see the module docstring for the rules."""
     directory, read = Path(directory), reader(layout, known)
     groups: dict[str, list[Entry]] = {}
+    late: dict[str, None] = {}  # in the order met, each student once (a list's `in` made this quadratic)
     download = Download()
     for raw in entries.listing(directory):
         entry = entries.examine(directory, raw)
@@ -338,8 +339,9 @@ def sort_download(directory: str | Path, layout: str, known: Identities, suffixe
             download.refused.setdefault(student, f"{entry.refused}: {entry.name}")
         else:
             groups.setdefault(student, []).append(Entry(entry.name, entry.path, is_dir=entry.is_dir))
-            if candidate.late and student not in download.late:
-                download.late.append(student)
+            if candidate.late:
+                late[student] = None
+    download.late = list(late)
     entries.empty_folders(groups, holds_submission)
     for student, group in groups.items():
         if len(group) > 1:

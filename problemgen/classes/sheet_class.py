@@ -119,11 +119,31 @@ class SheetJob:
     class_dir: str
     student: str
     sheet: str | None  # the answers file, None when missing
-    owners: dict
     overrides: tuple = ()
 
 
-def grade_student(job: SheetJob) -> ClassRow:
+@dataclass(frozen=True)
+class ClassIndex:
+    """Whose a sheet says it is, looked up the same for every student: made once per class run and sent to
+    each worker once (in every job it would be pickled again with each batch), and keyed so that a sheet
+    naming someone else costs one look-up, not a walk over the roster."""
+
+    owners: dict[str, str]  # variant id -> student id, from the manifest
+    ids: dict[str, str]  # a student id as ``entries.student_key`` folds it -> the id as the manifest spells it
+
+    @classmethod
+    def of(cls, owners: dict[str, str]) -> ClassIndex:
+        ids: dict[str, str] = {}
+        for student in owners.values():
+            ids.setdefault(entries.student_key(student), student)
+        return cls(owners, ids)
+
+
+NO_INDEX = ClassIndex({}, {})
+"""A class without a manifest: no sheet can be recognised as another student's."""
+
+
+def grade_student(job: SheetJob, index: ClassIndex = NO_INDEX) -> ClassRow:
     """Grade one student's submission against their own frozen variant; never raises for bad input."""
     try:
         variant = WorksheetVariant.load(variant_path(job.class_dir, job.student))
@@ -142,7 +162,7 @@ def grade_student(job: SheetJob) -> ClassRow:
                             job.overrides)
     wrong = _wrong_answers(report, answers, variant)  # the evidence for copies is what was written, before any regrade
     report, applied, skipped = apply_overrides(report, job.overrides)
-    return ClassRow(job.student, _status(job, variant, answers, report), report, report.meta.get("error", ""),
+    return ClassRow(job.student, _status(job, index, answers, report), report, report.meta.get("error", ""),
                     structures, wrong, applied, skipped)
 
 
@@ -153,26 +173,25 @@ def ungraded_row(student: str, status: str, message: str, overrides: tuple = (),
                     unapplied_overrides=not_applied(overrides, status))
 
 
-def _status(job: SheetJob, variant, answers, report) -> str:
+def _status(job: SheetJob, index: ClassIndex, answers, report) -> str:
     """Graded, or another student's sheet: named by its variant id, else by its ``student`` line, which
     matches a roster id ignoring case as submission names do (``ALICE`` is alice)."""
     if report.meta.get("error"):
         return UNREADABLE
-    owner = job.owners.get(str(answers.meta.get("variant", "")))
+    owner = index.owners.get(str(answers.meta.get("variant", "")))
     if owner is None:
-        owner = _roster_id(job, str(answers.meta.get("student", "")))
+        owner = _roster_id(job, index, str(answers.meta.get("student", "")))
     if owner is not None and owner != job.student:
         return f"{MISMATCH}: belongs to {owner}"
     return GRADED
 
 
-def _roster_id(job: SheetJob, named: str) -> str | None:
-    """The roster id a sheet's ``student`` line names, ignoring case; None when it names nobody on it.
-    The roster is searched only for a sheet naming someone else (the student's own id comes first)."""
+def _roster_id(job: SheetJob, index: ClassIndex, named: str) -> str | None:
+    """The roster id a sheet's ``student`` line names, ignoring case; None when it names nobody on it."""
     key = entries.student_key(named)
     if not key or key == entries.student_key(job.student):
         return job.student if key else None
-    return next((s for s in job.owners.values() if entries.student_key(s) == key), None)
+    return index.ids.get(key)
 
 
 def _wrong_answers(report, answers, variant) -> tuple[int, ...]:
@@ -221,17 +240,17 @@ def class_rows(submissions_dir: str | Path, class_dir: str | Path, *, jobs: int 
     if not submissions_dir.is_dir():
         raise ProblemgenError(f"{submissions_dir}: submissions directory not found")
     title, students = roster(class_dir)
-    owners = variant_owners(class_dir)
+    index = ClassIndex.of(variant_owners(class_dir))
     if layout is None:
         found, refused, strays = _match_entries(submissions_dir, students)
     else:
         found, refused, strays = _match_download(submissions_dir, students, layout, warnings)
     overrides = for_roster(overrides or {}, students, str(class_dir))
-    work = [SheetJob(str(class_dir), s, found.get(s), owners, tuple(overrides.get(s, ()))) for s in students if s not in refused]
+    work = [SheetJob(str(class_dir), s, found.get(s), tuple(overrides.get(s, ()))) for s in students if s not in refused]
     total = len(students) + len(strays)
 
     def rows() -> Iterator[ClassRow]:
-        graded = iter(ordered_map(grade_student, work, worker_count(jobs, len(work))))
+        graded = iter(ordered_map(grade_student, work, worker_count(jobs, len(work)), index))
         for student in students:
             if student in refused:
                 status, message = refused[student]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import time
 from collections import deque
+from functools import partial
 from itertools import islice
 from typing import Callable, Iterator, TypeVar
 
@@ -55,22 +56,40 @@ def idle_cpus(samples: int = 3) -> int:
     return max(1, cpus - (busiest - 1))
 
 
-def ordered_map(function: Callable[[Item], Row], items: list[Item], jobs: int) -> Iterator[Row]:
+def ordered_map(function: Callable[..., Row], items: list[Item], jobs: int, shared: object = None) -> Iterator[Row]:
     """``map(function, items)`` in ``jobs`` worker processes (in this process when ``jobs`` is 1), rows
-    in the order of ``items``. ``function`` must be a module-level function (it is pickled)."""
+    in the order of ``items``. ``function`` must be a module-level function (it is pickled).
+
+    ``shared``, when given, is what every item needs alike (a class's index of variant ids): it is sent to
+    each worker once, when the worker starts, and ``function(item, shared)`` is called. Put in every item
+    instead, it would be pickled again with each batch, a cost growing with the class times the batches."""
     if jobs <= 1:
-        yield from map(function, items)
+        yield from (function(item) if shared is None else function(item, shared) for item in items)
         return
     from concurrent.futures import ProcessPoolExecutor
 
     size = max(1, min(MAX_BATCH, len(items) // (jobs * 8)))
     batches = (items[start:start + size] for start in range(0, len(items), size))
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        pending = deque(pool.submit(_batch, function, batch) for batch in islice(batches, 2 * jobs))
+    call = partial(_call, function, shared is not None)
+    with ProcessPoolExecutor(max_workers=jobs, initializer=_set_shared, initargs=(shared,)) as pool:
+        pending = deque(pool.submit(_batch, call, batch) for batch in islice(batches, 2 * jobs))
         while pending:
             rows = pending.popleft().result()
-            pending.extend(pool.submit(_batch, function, batch) for batch in islice(batches, 1))
+            pending.extend(pool.submit(_batch, call, batch) for batch in islice(batches, 1))
             yield from rows
+
+
+_SHARED: object = None
+"""A worker process's ``shared`` of the :func:`ordered_map` it was started for."""
+
+
+def _set_shared(shared: object) -> None:
+    global _SHARED
+    _SHARED = shared
+
+
+def _call(function: Callable[..., Row], with_shared: bool, item: Item) -> Row:
+    return function(item, _SHARED) if with_shared else function(item)
 
 
 def _batch(function: Callable[[Item], Row], batch: list[Item]) -> list[Row]:

@@ -25,8 +25,11 @@ ROSTER_ID_COLUMNS = ("id", "student_id", "student", "sid")
 """Header names taken as the student id column (case-insensitive; ``SID`` is Gradescope's roster export)."""
 ROSTER_NAME_COLUMNS = ("name", "full name", "full_name", "student name", "student_name")
 ROSTER_DELIMITERS = ",;\t"
-MAX_ROSTER_BYTES = 4 * 1024 * 1024
-MAX_STUDENTS = 5000
+MAX_ROSTER_BYTES = 8 * 1024 * 1024
+MAX_STUDENTS = 10_000
+"""Caps on what a roster may hold, twice a 5,000-student course (with its platform's columns, about 1.5 KB a
+row): at 5,000 exactly, such a course with a few staff or test accounts was refused. Every cost of a class
+grows linearly with its roster, so the caps guard against a wrong file, not against a big class."""
 _RESERVED_NAMES = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)), *(f"lpt{i}" for i in range(1, 10))}
 
 

@@ -30,7 +30,6 @@ from problemgen.practice.rules import (
     apply_offer,
     choose_next,
     draw_variant,
-    last_of_kind,
     load_curriculum,
     mistake_history,
     regenerate,
@@ -253,7 +252,8 @@ class QuizSession:
         """Show again the variant the student left unfinished, asking only the parts not yet answered (or
         credit it, when every part was already right); what comes next is chosen after this, from the
         history it added to."""
-        last = resumable(self.store.items())
+        latest = self.store.last_item()
+        last = resumable([latest] if latest else [])
         if last is None or last.kind not in self.services.available or (self.kind and last.kind != self.kind):
             return
         unit = self.curriculum.unit_of_kind(last.kind)
@@ -351,7 +351,7 @@ class QuizSession:
             self.services.warm_up()
 
     def _draw(self, choice: Choice) -> Problem:
-        last = last_of_kind(self.store.items(), choice.kind)
+        last = self.store.last_item(choice.kind)
         previous = last and regenerate(last, self.services.generate)
         return draw_variant(choice, self.seed, set(self.store.seen(choice.kind)), self.services.generate,
                             previous)

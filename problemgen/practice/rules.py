@@ -530,11 +530,6 @@ def regenerate(item: ItemRecord, generate: Callable[[str, int, int], Problem]) -
         return None
 
 
-def last_of_kind(items: list[ItemRecord], kind: str) -> ItemRecord | None:
-    """The most recent item of ``kind``: a new variant must not repeat its answers."""
-    return next((i for i in reversed(items) if i.kind == kind), None)
-
-
 def same_answers(a: Problem, b: Problem) -> bool:
     """True when two variants have the same keys part by part (a "new" variant that would let the
     student repeat the answer just seen)."""
@@ -542,7 +537,8 @@ def same_answers(a: Problem, b: Problem) -> bool:
 
 
 def resumable(items: list[ItemRecord]) -> ItemRecord | None:
-    """The last item when the student left it undecided (quit, or the process died): resume it. One a
+    """The last of ``items`` (the history, or just its latest: ``ProgressStore.last_item``) when the student
+    left it undecided (quit, or the process died): resume it. One a
     wrong answer decided is not resumed even when left by quit: it cannot count as right any more, and
     the failure it recorded already sends the student back to its skill with a new variant."""
     if items and items[-1].outcome in (None, "quit"):

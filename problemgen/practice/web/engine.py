@@ -30,7 +30,6 @@ from problemgen.practice.rules import (
     progress_phrase,
     choose_next,
     draw_variant,
-    last_of_kind,
     regenerate,
     resumable,
     Unit,
@@ -90,7 +89,8 @@ class Practice:
         the terminal, which is reopened), else None. A decided item is not resumed (in either front end),
         nor one whose every part is already right (the store credits it instead), nor one this problemgen
         cannot make again (``rules.regenerate``: it is left as it is)."""
-        record = resumable(self.store.items())
+        latest = self.store.last_item()
+        record = resumable([latest] if latest else [])
         if record is None or record.kind not in self.services.available:
             return None
         problem = regenerate(record, self._generate)
@@ -98,7 +98,7 @@ class Practice:
             return None
         if not self.store.resume_item(record.id, [p.key for p in problem.parts], self.clock()):
             return None
-        latest = self.store.items()[-1]  # as resuming left it; another process may have started one since
+        latest = self.store.last_item()  # as resuming left it; another process may have started one since
         return self.view(latest, problem if latest.id == record.id else None)
 
     def view(self, record: ItemRecord, problem: Problem | None = None) -> ItemView:
@@ -119,10 +119,10 @@ class Practice:
 
     def item(self, item_id: int) -> ItemView:
         """The item ``item_id``; only the latest item can be acted on (an old tab cannot rewrite history)."""
-        items = self.store.items()
-        if not items or items[-1].id != item_id:
+        latest = self.store.last_item()
+        if latest is None or latest.id != item_id:
             raise ItemConflict("this problem is no longer the current one (another tab moved on, or the progress was reset)")
-        return self.view(items[-1])
+        return self.view(latest)
 
     def states(self) -> dict:
         """Every unit's state; mastery requires the installed kinds only, as in the terminal quiz."""
@@ -159,17 +159,17 @@ class Practice:
         view = self._begin(choice)
         if choice.example:  # a worked example is not an answer: closed at once, never shown again
             self.store.finish_item(view.id, "skipped", self.clock())
-            view = self.view(self.store.items()[-1])
+            view = self.view(self.store.last_item())
         return view
 
     def _begin(self, choice: Choice) -> ItemView:
         """Draw a never-seen variant for ``choice`` (answers unlike the last of its kind) and store it."""
-        last = last_of_kind(self.store.items(), choice.kind)
+        last = self.store.last_item(choice.kind)
         previous = last and regenerate(last, self._generate)
         problem = draw_variant(choice, self.store.base_seed(), set(self.store.seen(choice.kind)),
                                self._generate, previous)
         self._file(choice, problem)
-        view = self.view(self.store.items()[-1])
+        view = self.view(self.store.last_item())
         view.reason = choice.reason
         return view
 
@@ -201,7 +201,7 @@ class Practice:
                  "mistake": result.mistake, "mistake_title": title,
                  "mistake_hint": _mistake_hint(part, result.mistake),
                  "read_as": result.read_as if result.status != "invalid" else ""}
-        after_view = self.view(self.store.items()[-1])
+        after_view = self.view(self.store.last_item())
         reply["item_complete"] = after_view.complete
         reply["progress"] = self._report(view.record.unit, before) if after_view.complete else []
         reply["offers"] = self.offers() if after_view.complete else []
