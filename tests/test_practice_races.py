@@ -107,3 +107,26 @@ def test_the_last_two_parts_answered_at_once_complete_the_item(started):
         assert told == ["correct", "correct"], (trial, told)
         with ProgressStore(path) as store:
             assert store.items()[-1].outcome == "correct", trial
+
+
+def test_two_front_ends_drawing_the_next_problem_at_once_each_get_their_own(started):
+    """The quiz and the page draw the next variant from the same seed and history: asked at once, both drew
+    the same one and the second to store it stopped with "variant … was already shown". Here the other
+    front end files its next problem between this one's reading of the history and its storing."""
+    path, session = started
+    with ProgressStore(path) as first, ProgressStore(path) as second:
+        one, other, filed = practice(first, session), practice(second, session), []
+        seen = first.seen
+
+        def history_read_just_before_the_other_files(kind):
+            before = seen(kind)
+            if not filed:
+                filed.append(other.start(resume=False))
+            return before
+
+        first.seen = history_read_just_before_the_other_files
+        mine = one.start(resume=False)
+        theirs = filed[0]
+        assert (mine.record.kind, mine.record.seed) != (theirs.record.kind, theirs.record.seed)
+        assert mine.id != theirs.id and mine.problem.seed == mine.record.seed
+        assert sorted(r.id for r in first.items()) == sorted([mine.id, theirs.id])

@@ -10,6 +10,7 @@ import os
 import struct
 import sys
 import tempfile
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -174,14 +175,15 @@ def test_staging_goes_to_ram_unless_the_user_names_a_temporary_directory(tmp_pat
     staged = stage({"submission.py": "X = 1\n"}, "submission.py")
     try:
         expected = staging.RAM_DIRECTORY if os.access(staging.RAM_DIRECTORY, os.W_OK) else None
-        assert os.path.dirname(staged.directory) == (expected or os.path.dirname(staged.directory))
+        place = os.path.dirname(os.path.dirname(staged.directory))  # the staging place, then the enclosure
+        assert place == (expected or place)
     finally:
         staged.cleanup()
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.setattr(tempfile, "tempdir", None)  # tempfile caches the directory it chose
     staged = stage({"submission.py": "X = 1\n"}, "submission.py")
     try:
-        assert os.path.dirname(staged.directory) == str(tmp_path)
+        assert os.path.dirname(os.path.dirname(staged.directory)) == str(tmp_path)
     finally:
         staged.cleanup()
 
@@ -238,6 +240,7 @@ def test_isolation_level_is_probed_and_reported(sandbox):
 def test_honest_numpy_with_blas_threads_einsum_and_linalg_runs_normally():
     source = """
 import os
+from dataclasses import replace
 import numpy as np
 
 def work(a, b):
@@ -312,6 +315,7 @@ def look():
 
 PEEK = """
 import os
+from dataclasses import replace
 def peek(path):
     try:
         with open(path, "rb") as handle:
@@ -337,6 +341,39 @@ def test_a_child_reads_its_own_submission_but_not_another_students(sandbox):
             assert "def own()" in run.outcomes[1].value
         with open(os.path.join(other.directory, "submission.py")) as handle:  # the file is there to be read
             assert "SECRET_ANSWER" in handle.read()
+    finally:
+        other.cleanup()
+
+
+HUNT = """
+import glob, os
+def hunt(place):
+    found = []
+    for path in glob.glob(os.path.join(place, "**", "*.py"), recursive=True):
+        try:
+            with open(path, "rb") as handle:
+                found.append(handle.read().decode())
+        except OSError:
+            pass
+    return found
+"""
+
+
+def test_without_landlock_a_child_cannot_find_another_students_staged_code():
+    """Every child of a root grader is 'nobody', those of this run's other workers and of other graders on
+    the host alike. Without Landlock a child listed the staging place and read (or imported) a classmate's
+    staged answer; each submission now lies in an enclosure others may pass through but not list."""
+    if os.geteuid() != 0:
+        pytest.skip("only a root grader's children run under another uid than the grader's")
+    from problemgen.code.sandbox import staging
+
+    other = stage({"submission.py": "SECRET_ANSWER = 42\n"}, "submission.py")
+    place = staging.staging_parent() or tempfile.gettempdir()
+    try:
+        with Sandbox(replace(FAST, disable=("landlock",))) as no_landlock:
+            run = run_source(no_landlock, HUNT, [Call("hunt", (place,))])
+        assert run.confinement["uid"] != 0 and run.outcomes[0].status == "RETURNED"
+        assert not any("SECRET_ANSWER" in text for text in run.outcomes[0].value)
     finally:
         other.cleanup()
 

@@ -348,7 +348,8 @@ def test_a_short_class_secret_is_refused(monkeypatch):
 def test_an_output_directory_under_a_file_is_one_clear_error(tmp_path):
     (tmp_path / "file").write_text("x")
     with pytest.raises(ProblemgenError, match="is a file, not a directory"):
-        worksheet.prepare_output(tmp_path / "file" / "out", force=False)
+        with worksheet.prepare_output(tmp_path / "file" / "out", force=False):
+            pass
 
 
 def test_combined_documents_start_every_student_on_a_fresh_sheet():

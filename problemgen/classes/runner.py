@@ -10,7 +10,8 @@ Only these names are (re)written under the output directory. One more file may g
 format left in ``reports/`` by an earlier run into the same directory, for an entry this run wrote no report
 for (a student now missing or refused, a submission since removed). Left there, it would contradict the new
 gradebook and be handed out with the current reports; it is removed and named in the summary's warnings.
-Nothing else there is touched (reports in other formats are other outputs the user asked for).
+Nothing else there is touched (reports in other formats are other outputs the user asked for). A run holds
+the output directory from start to end, so two runs never write into one at once (:mod:`problemgen.outputlock`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from problemgen.classes.rows import ClassRow, Record, record_of
 from problemgen.classes.statistics import ItemStatistics
 from problemgen.classes.summary import class_summary, flag_copies, items_csv, render_summary
 from problemgen.model.core import ProblemgenError
+from problemgen.outputlock import holding
 from problemgen.outputs import remove_stale
 from problemgen.sheets.reports import extension, render, render_json
 
@@ -57,8 +59,15 @@ def prepare(out_dir: str | Path) -> Path:
 
 def run_class(rows: Iterable[ClassRow], out_dir: str | Path, fmt: str, title: str, *, total: int = 0,
               warnings: list[str] = (), progress: Callable[[int, int], None] | None = None) -> ClassRun:
-    """Write every row's report as it comes, then the gradebook, summaries and item statistics."""
+    """Write every row's report as it comes, then the gradebook, summaries and item statistics, holding the
+    output directory for the whole run (:mod:`problemgen.outputlock`: a second run into it stops at once)."""
     out = prepare(out_dir)
+    with holding(out, writing=True):
+        return _run_class(rows, out, fmt, title, total, warnings, progress)
+
+
+def _run_class(rows: Iterable[ClassRow], out: Path, fmt: str, title: str, total: int, warnings: list[str],
+               progress: Callable[[int, int], None] | None) -> ClassRun:
     records: list[Record] = []
     written: list[Path] = []
     items, shared, reports = ItemStatistics(), {}, 0

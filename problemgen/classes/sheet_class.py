@@ -28,6 +28,7 @@ from problemgen.model.core import ProblemgenError
 from problemgen.sheets.grading import canonical_answer, grade_answers
 from problemgen.model.variantfile import WorksheetVariant
 from problemgen.sheets.answersheet import read_sheet
+from problemgen.outputlock import holding
 from problemgen.outputs import check_output_apart, check_output_file
 
 try:  # the C BLAKE2 that hashlib itself serves, without hashlib loading OpenSSL (10 ms and 4 MB) beside it
@@ -404,6 +405,7 @@ def grade_class(submissions_dir: str | Path, class_dir: str | Path, out_dir: str
     check_output_apart(out_dir, {"submissions directory": submissions_dir, "class directory": class_dir})
     overrides = read_overrides(overrides_file) if overrides_file else {}
     warnings = entries.system_files_note(submissions_dir)
-    title, total, rows = class_rows(submissions_dir, class_dir, jobs=jobs, overrides=overrides, layout=layout,
-                                    warnings=warnings)
-    return run_class(rows, out_dir, fmt, title, total=total, progress=progress, warnings=warnings)
+    with holding(class_dir, writing=False):  # no class set rewritten under the run: every key of one set
+        title, total, rows = class_rows(submissions_dir, class_dir, jobs=jobs, overrides=overrides, layout=layout,
+                                        warnings=warnings)
+        return run_class(rows, out_dir, fmt, title, total=total, progress=progress, warnings=warnings)

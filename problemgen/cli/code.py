@@ -103,8 +103,8 @@ def grade_code_command(submission: Path, task_name: str, public_only: bool, fmt:
     Hidden tests are drawn from $PROBLEMGEN_GRADER_SECRET (fresh random ones when unset). A class
     directory writes OUT/gradebook.csv, OUT/summary.md and OUT/reports/ (a report of the same format
     left there by an earlier run for an entry this run has none for is removed and named under the
-    summary's warnings, which stderr repeats as `warning:` lines); JSON reports carry `score` and the
-    `isolation` level reached.
+    summary's warnings, which stderr repeats as `warning:` lines); a second run into an OUT that a
+    run is writing stops at once, naming it. JSON reports carry `score` and the `isolation` level reached.
 
     A course platform's download is read as it comes with --layout canvas, moodle or classroom (a
     `gh classroom clone student-repos` folder) and --roster roster.csv, whose column --match-by

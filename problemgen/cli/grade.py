@@ -46,7 +46,8 @@ def grade_command(answers, variant_path, class_dir, overrides_file, fmt, output,
     reports/<student>.<ext>. It prints the summary (JSON with --format json). Run again into the
     same OUT, it removes (and names on stderr) a report of the same format that the new run did not
     write, e.g. of a sheet withdrawn since; other files there are left as they are.
-    OUT may not lie inside SUBMISSIONS_DIR or CLASS_DIR.
+    OUT may not lie inside SUBMISSIONS_DIR or CLASS_DIR. A run holds OUT (and reads CLASS_DIR)
+    until it ends: a second run into the same OUT stops at once, naming the first.
 
     A course platform's download is read as it comes with --layout canvas (files
     <name>_<user id>_<file id>_<file>, matched by the roster column canvas_id), moodle (<Full

@@ -28,14 +28,16 @@ import hashlib
 import hmac
 import json
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from problemgen.documents.banks import MAX_SEED, Bank, BankItem, load_bank  # noqa: F401 - MAX_SEED re-exported
 from problemgen.documents.rosters import RosterStudent, read_roster_entries
 from problemgen.model.core import Problem, ProblemgenError
 from problemgen.model.variantfile import SheetProblem, WorksheetVariant
+from problemgen.outputlock import holding
 from problemgen.outputs import Removal, check_output_apart, remove_stale
 import problemgen.secret_env as secret_env
 from problemgen.model.registry import draw_choices, generate, get_kind
@@ -355,20 +357,26 @@ class Output:
     earlier: bool
 
 
-def prepare_output(out_dir: str | Path, force: bool) -> Output:
-    """Create ``out_dir`` (refusing a non-empty one without ``force``): its resolved path, and whether an
-    earlier run (or anyone) left files there."""
+@contextmanager
+def prepare_output(out_dir: str | Path, force: bool) -> Iterator[Output]:
+    """Create ``out_dir`` and hold it for the run (:mod:`problemgen.outputlock`), refusing a non-empty one
+    without ``force``: its resolved path, and whether an earlier run (or anyone) left files there. Held,
+    a second run into the folder stops at once instead of mixing its students with this run's."""
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise ProblemgenError(f"{out}: exists and is not a directory")
     try:
-        earlier = out.is_dir() and any(out.iterdir())
-        if earlier and not force:
-            raise ProblemgenError(f"{out}: directory is not empty; use --force to replace the files problemgen writes there")
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ProblemgenError(f"{out}: cannot create the output directory ({_os_reason(exc, out)})") from None
-    return Output(out.resolve(), earlier)
+    with holding(out, writing=True):
+        try:
+            earlier = any(out.iterdir())
+        except OSError as exc:
+            raise ProblemgenError(f"{out}: cannot list the output directory ({_os_reason(exc, out)})") from None
+        if earlier and not force:
+            raise ProblemgenError(f"{out}: directory is not empty; use --force to replace the files problemgen writes there")
+        yield Output(out.resolve(), earlier)
 
 
 def _os_reason(exc: OSError, path: Path) -> str:
@@ -474,10 +482,10 @@ def write_worksheet(job: WorksheetJob, warn: Callable[[str], None] | None = None
     seed = bank.seed if job.seed is None else job.seed
     variant = build_variant(bank, seed)
     files = variant_files(variant, DocumentRenderer(job.templates), job.formats, bank.instructions)
-    output = prepare_output(job.out_dir, job.force)
-    write_files(output.root, None, files)
-    if output.earlier:
-        _report_removal(remove_stale(output.root, worksheet_files(FORMATS), files), set(), warn)
+    with prepare_output(job.out_dir, job.force) as output:
+        write_files(output.root, None, files)
+        if output.earlier:
+            _report_removal(remove_stale(output.root, worksheet_files(FORMATS), files), set(), warn)
     return variant
 
 
@@ -678,7 +686,14 @@ def write_class_set(
     students = read_roster_entries(roster, id_column)
     secret = read_secret(secret_env)
     base_seed = bank.seed if job.seed is None else job.seed
-    output = prepare_output(job.out_dir, job.force)
+    with prepare_output(job.out_dir, job.force) as output:
+        return _write_class_set(job, bank, students, secret, base_seed, output, progress, warn)
+
+
+def _write_class_set(job: WorksheetJob, bank: Bank, students: list[RosterStudent], secret: str, base_seed: int,
+                     output: Output, progress: Callable[[int, int], None] | None,
+                     warn: Callable[[str], None] | None) -> list[dict]:
+    """The writing of :func:`write_class_set`, into the folder it holds."""
     root = output.root
     _forget_manifest(root)
     writer = StudentWriter(bank, job, secret, base_seed, root)

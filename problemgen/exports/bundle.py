@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from problemgen.errors import ProblemgenError
+from problemgen.outputlock import holding
 from problemgen.outputs import remove_stale
 
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
@@ -75,7 +76,18 @@ def write_directory(bundle: Bundle, target: str | Path, *, force: bool = False,
         raise ProblemgenError(f"{root}: directory is not empty; use --force to replace the files the export writes")
     try:
         root.mkdir(parents=True, exist_ok=True)
-        resolved = root.resolve()
+    except OSError as exc:
+        raise ProblemgenError(f"{root}: cannot write the export ({exc.strerror})") from exc
+    with holding(root, writing=True):  # a second export into it stops at once (problemgen.outputlock)
+        _write_files(bundle, root)
+        removal = remove_stale(root, owned, bundle.files)
+    return [*(f"removed {path}, left by an earlier export: this export does not write it" for path in removal.removed),
+            *removal.failed]
+
+
+def _write_files(bundle: Bundle, root: Path) -> None:
+    resolved = root.resolve()
+    try:
         for path in sorted(bundle.files):
             file = root / path
             file.parent.mkdir(parents=True, exist_ok=True)
@@ -85,9 +97,6 @@ def write_directory(bundle: Bundle, target: str | Path, *, force: bool = False,
             file.chmod(bundle.mode(path))
     except OSError as exc:
         raise ProblemgenError(f"{root}: cannot write the export ({exc.strerror})") from exc
-    removal = remove_stale(root, owned, bundle.files)
-    return [*(f"removed {path}, left by an earlier export: this export does not write it" for path in removal.removed),
-            *removal.failed]
 
 
 def unpack_zip(archive: str | Path, target: str | Path) -> None:

@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Collection, Iterator, Mapping
+from typing import Callable, Collection, Iterator, Mapping, TypeVar
 
 from problemgen.model.core import ProblemgenError
 from problemgen.userfiles import well_formed_text  # a lone surrogate cannot be stored: its escape is
@@ -47,6 +47,7 @@ from problemgen.practice.store_checks import (
     writable,
 )
 
+T = TypeVar("T")
 DB_FILENAME = "progress.sqlite3"
 MAX_ANSWER_CHARS = 4000
 """Longer typed answers are cut before storing: the store keeps history, not arbitrary blobs."""
@@ -187,6 +188,31 @@ class ItemConflict(ProblemgenError):
     """An answer or a hint the item's stored history no longer takes: its part is already right, the item
     is closed, or it is gone (a reset). Another tab, the other front end or a second server changed the
     item first; the page answers 409 Conflict, the quiz goes on to the next problem."""
+
+
+class VariantTaken(ProblemgenError):
+    """The variant to file is already in the store: the other front end (the quiz beside the page, a second
+    server) drew the same next variant from the same history and filed it first. Draw again
+    (:func:`filed_afresh`)."""
+
+
+DRAW_ATTEMPTS = 5
+"""Draws :func:`filed_afresh` makes: each one after the first follows a variant filed meanwhile elsewhere."""
+
+
+def filed_afresh(draw: Callable[[], T], file: Callable[[T], int]) -> tuple[T, int]:
+    """(variant, item id) of a new variant ``draw`` makes and ``file`` stores, drawn again from the history
+    as it is now while another process filed the same one first: both front ends draw the next variant from
+    the same seed and history, so the quiz and the page asking at once drew the same one, and the second
+    to store it stopped with "already shown"."""
+    for attempt in range(DRAW_ATTEMPTS):
+        variant = draw()
+        try:
+            return variant, file(variant)
+        except VariantTaken:
+            if attempt == DRAW_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
 
 
 class SessionGone(ProblemgenError):
@@ -517,7 +543,7 @@ class ProgressStore:
                     (session_id, unit, kind, seed, difficulty, variant_id, int(review), target, to_text(now)),
                 ).lastrowid
         except sqlite3.IntegrityError as exc:
-            raise ProblemgenError(f"variant {variant_id} was already shown ({exc})") from exc
+            raise VariantTaken(f"variant {variant_id} was already shown ({exc})") from exc
 
     @_guarded
     def record_answer(self, item_id: int, part: str, text: str, status: str, score: float,
@@ -649,6 +675,15 @@ class ProgressStore:
         rows = self._db.execute(self._ITEMS + (" WHERE kind = ?" if kind else "") + " ORDER BY id DESC LIMIT 1",
                                 (kind,) if kind else ()).fetchall()
         return next(iter(self._item_records(rows)), None)
+
+    @_guarded
+    def item(self, item_id: int) -> ItemRecord:
+        """The item stored under ``item_id`` (KeyError when there is none), read alone: the front ends show the
+        item they just filed, which need not be the latest (the other front end may have filed one since)."""
+        rows = self._db.execute(self._ITEMS + " WHERE id = ?", (item_id,)).fetchall()
+        if not rows:
+            raise KeyError(item_id)
+        return self._item_records(rows)[0]
 
     def _item_records(self, rows: list[tuple]) -> list[ItemRecord]:
         with self._readable("items"):

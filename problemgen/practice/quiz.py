@@ -38,7 +38,7 @@ from problemgen.practice.rules import (
     unit_unlocked,
 )
 from problemgen.practice.hints import first_entry, first_intermediate, hint_text, solution_names  # noqa: F401  (re-exported)
-from problemgen.practice.progress import ItemConflict, ProgressStore, default_db_path, utc_now
+from problemgen.practice.progress import ItemConflict, ProgressStore, default_db_path, filed_afresh, utc_now
 from problemgen.practice.store_checks import MAX_SEED
 from problemgen.practice.typed_lines import (
     command_of,
@@ -302,11 +302,7 @@ class QuizSession:
     def _example(self, choice: Choice) -> None:
         """A worked example: a new variant shown with its solution (stored as skipped: it is not an
         answer, and it is never shown again)."""
-        problem = self._draw(choice)
-        item_id = self.store.start_item(
-            self.session_id, unit=choice.unit.id, kind=choice.kind, seed=problem.seed,
-            difficulty=problem.difficulty, variant_id=problem.variant_id, review=False, target=None,
-            now=self.clock())
+        problem, item_id = self._file_new(choice, review=False, target=None)
         self.console.say()
         self.console.say("Worked example:", "bold")
         self._show(problem)
@@ -333,15 +329,17 @@ class QuizSession:
             self.console.say("Practising the same skill again.", "warn")
 
     def _start_item(self, choice: Choice) -> ItemState:
-        problem = self._draw(choice)
-        item_id = self.store.start_item(
-            self.session_id, unit=choice.unit.id, kind=choice.kind, seed=problem.seed,
-            difficulty=problem.difficulty, variant_id=problem.variant_id, review=choice.review,
-            target=choice.target, now=self.clock(),
-        )
+        problem, item_id = self._file_new(choice, review=choice.review, target=choice.target)
         self.console.say()
         self._show(problem)
         return ItemState(choice, problem, item_id)
+
+    def _file_new(self, choice: Choice, *, review: bool, target: str | None) -> tuple[Problem, int]:
+        """Draw a new variant of ``choice`` and store it (drawn again when the page filed it first)."""
+        return filed_afresh(lambda: self._draw(choice), lambda problem: self.store.start_item(
+            self.session_id, unit=choice.unit.id, kind=choice.kind, seed=problem.seed,
+            difficulty=problem.difficulty, variant_id=problem.variant_id, review=review, target=target,
+            now=self.clock()))
 
     def _show(self, problem: Problem) -> None:
         self.console.say(f"── {problem.title} · variant {problem.variant_id} ──", "bold")

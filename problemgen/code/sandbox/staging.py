@@ -40,9 +40,10 @@ class StagedSubmission:
     entry: str  # file name of the module whose functions are called
     files: tuple[str, ...]
     sources: dict  # file name -> source text (for the static checks run by the grader)
+    enclosure: str = ""  # the unlistable folder around ``directory`` (see :func:`stage`), removed with it
 
     def cleanup(self) -> None:
-        shutil.rmtree(self.directory, ignore_errors=True)
+        shutil.rmtree(self.enclosure or self.directory, ignore_errors=True)
 
 
 def collect(path: str | os.PathLike, entry_names: tuple[str, ...] = ()) -> tuple[dict[str, str], str]:
@@ -135,8 +136,20 @@ def staging_parent() -> str | None:
 
 
 def stage(sources: dict[str, str], entry: str) -> StagedSubmission:
-    """Write the sources into a fresh private directory, read-only, readable by the child."""
-    directory = tempfile.mkdtemp(prefix="problemgen-sub-", dir=staging_parent())
+    """Write the sources into a fresh private directory, read-only, readable by the child.
+
+    The directory (a random name) lies in an enclosure of its own that others may pass through but not
+    list (mode 0711). Every child of a root grader runs as ``nobody``, those of this run's other workers and
+    of other graders on the host alike; where Landlock does not confine reading, a child could list the
+    staging place and read, or import, another student's staged code (an honest classmate's answer). It
+    can still open a path it knows, and it knows only its own."""
+    enclosure = tempfile.mkdtemp(prefix="problemgen-", dir=staging_parent())
+    try:
+        os.chmod(enclosure, stat.S_IRWXU | stat.S_IXGRP | stat.S_IXOTH)
+        directory = tempfile.mkdtemp(prefix="sub-", dir=enclosure)
+    except OSError:
+        shutil.rmtree(enclosure, ignore_errors=True)
+        raise
     try:
         for name, text in sorted(sources.items()):
             target = os.path.join(directory, name)
@@ -146,6 +159,6 @@ def stage(sources: dict[str, str], entry: str) -> StagedSubmission:
         # The child may run as 'nobody': it must be able to list and read, never write.
         os.chmod(directory, 0o755)
     except OSError:
-        shutil.rmtree(directory, ignore_errors=True)
+        shutil.rmtree(enclosure, ignore_errors=True)
         raise
-    return StagedSubmission(directory, entry, tuple(sorted(sources)), dict(sources))
+    return StagedSubmission(directory, entry, tuple(sorted(sources)), dict(sources), enclosure)

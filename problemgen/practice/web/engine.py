@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from problemgen.misconceptions.catalogue import describe
 from problemgen.model.core import AnswerPart, Problem, ProblemgenError
-from problemgen.practice.progress import ItemConflict, ItemRecord, ProgressStore, SessionGone
+from problemgen.practice.progress import ItemConflict, ItemRecord, ProgressStore, SessionGone, filed_afresh
 from problemgen.practice.services import OFFER_TEXT, Services
 from problemgen.practice.rules import (
     Choice,
@@ -159,31 +159,37 @@ class Practice:
         view = self._begin(choice)
         if choice.example:  # a worked example is not an answer: closed at once, never shown again
             self.store.finish_item(view.id, "skipped", self.clock())
-            view = self.view(self.store.last_item())
+            view = self.view(self._record(view.id), view.problem)
         return view
 
     def _begin(self, choice: Choice) -> ItemView:
         """Draw a never-seen variant for ``choice`` (answers unlike the last of its kind) and store it."""
         last = self.store.last_item(choice.kind)
         previous = last and regenerate(last, self._generate)
-        problem = draw_variant(choice, self.store.base_seed(), set(self.store.seen(choice.kind)),
-                               self._generate, previous)
-        self._file(choice, problem)
-        view = self.view(self.store.last_item())
+        base_seed = self.store.base_seed()
+        problem, item_id = filed_afresh(
+            lambda: draw_variant(choice, base_seed, set(self.store.seen(choice.kind)), self._generate, previous),
+            lambda problem: self._file(choice, problem))
+        view = self.view(self._record(item_id), problem)
         view.reason = choice.reason
         return view
 
-    def _file(self, choice: Choice, problem: Problem) -> None:
+    def _record(self, item_id: int) -> ItemRecord:
+        """The stored record of an item this server just filed or answered: by its id, not the latest, which
+        the other front end may have filed since."""
+        return self.store.item(item_id)
+
+    def _file(self, choice: Choice, problem: Problem) -> int:
         """Store the new item under the server's session, or under a new one when a reset deleted it."""
-        def start() -> None:
-            self.store.start_item(self.session.id, unit=choice.unit.id, kind=choice.kind, seed=problem.seed,
-                                  difficulty=problem.difficulty, variant_id=problem.variant_id,
-                                  review=choice.review, target=choice.target, now=self.clock())
+        def start() -> int:
+            return self.store.start_item(self.session.id, unit=choice.unit.id, kind=choice.kind, seed=problem.seed,
+                                         difficulty=problem.difficulty, variant_id=problem.variant_id,
+                                         review=choice.review, target=choice.target, now=self.clock())
         try:
-            start()
+            return start()
         except SessionGone:
             self.session.open(self.store, self.clock)
-            start()
+            return start()
 
     # -- acting on the current item --------------------------------------------------------------
 
@@ -201,7 +207,7 @@ class Practice:
                  "mistake": result.mistake, "mistake_title": title,
                  "mistake_hint": _mistake_hint(part, result.mistake),
                  "read_as": result.read_as if result.status != "invalid" else ""}
-        after_view = self.view(self.store.last_item())
+        after_view = self.view(self._record(item_id), view.problem)  # the latest may be another front end's by now
         reply["item_complete"] = after_view.complete
         reply["progress"] = self._report(view.record.unit, before) if after_view.complete else []
         reply["offers"] = self.offers() if after_view.complete else []
