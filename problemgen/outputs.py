@@ -104,16 +104,32 @@ def remove_stale(root: str | Path, patterns: Iterable[str], written: Iterable[st
     another name (a case-insensitive file system, a hard link) is kept. ``shown_as`` prefixes the paths
     in the failure lines (the folder ``root`` is to the user, e.g. ``reports/``).
     """
+    return remove_files(root, stale_files(root, patterns, written), shown_as)
+
+
+def stale_files(root: str | Path, patterns: Iterable[str], written: Iterable[str]) -> list[str]:
+    """What :func:`remove_stale` would remove, sorted, removing nothing: a run whose last files say what
+    it removed (a class summary) names them before it writes those files, and removes them after."""
     root, written = Path(root), set(written)
-    removal = Removal()
     stale = sorted(files_matching(root, patterns) - written)
     if not stale:
-        return removal
+        return []
     ours = _identities(root, written)
+    found = []
     for path in stale:
         try:
-            if _identity(root / path) in ours:
-                continue
+            if _identity(root / path) not in ours:
+                found.append(path)
+        except OSError:
+            continue
+    return found
+
+
+def remove_files(root: str | Path, paths: Iterable[str], shown_as: str = "") -> Removal:
+    """Remove ``paths`` (relative to ``root``, from :func:`stale_files`) and the folders this leaves empty."""
+    root, removal = Path(root), Removal()
+    for path in paths:
+        try:
             (root / path).unlink()
         except FileNotFoundError:
             continue

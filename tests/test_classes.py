@@ -833,11 +833,18 @@ def test_grade_code_repeats_the_summarys_warnings_on_stderr_as_grade_does(tmp_pa
 def test_a_regrade_never_removes_the_report_it_wrote_found_under_another_name(class_set, tmp_path):
     """On a case-insensitive file system (macOS, Windows) an earlier run's reports/S1.json is the very file
     this run writes as s1.json (a code class names reports after the submitted files, whose case may
-    change); removing it as stale would remove the new report. A hard link stands in for that here."""
+    change); removing it as stale would remove the new report. A hard link to the new report, made the
+    moment it is written, stands in for that here (reports are replaced by new files, not rewritten in
+    place, so a link made before the run would be an earlier run's file)."""
     subs, out = tmp_path / "subs", tmp_path / "g"
     subs.mkdir()
     (subs / "s1.toml").write_text(_key(class_set, "s1"))
     run_class(_rows(subs, class_set).values(), out, "json", "t")
-    os.link(out / "reports" / "s1.json", out / "reports" / "S1.json")
-    run = run_class(_rows(subs, class_set).values(), out, "json", "t")
+    reports = out / "reports"
+
+    def same_file_under_another_name(done, total):
+        (reports / "S1.json").unlink(missing_ok=True)
+        os.link(reports / "s1.json", reports / "S1.json")
+
+    run = run_class(_rows(subs, class_set).values(), out, "json", "t", progress=same_file_under_another_name)
     assert (out / "reports" / "S1.json").exists() and run.summary["warnings"] == []

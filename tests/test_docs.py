@@ -80,7 +80,8 @@ def test_readme_lists_the_commands():
 def test_readme_exit_codes_match_the_cli():
     table = dict(re.findall(r"^\| ([0-9]) \| (.+?) \|$", README, re.M))
     documented = dict(re.findall(r"^  ([0-9])  (.+)$", cli_package.__doc__, re.M))
-    constants = {cli_package.EXIT_OK, cli_package.EXIT_FAILURE, cli_package.EXIT_USAGE, cli_package.EXIT_ISOLATION}
+    constants = {cli_package.EXIT_OK, cli_package.EXIT_FAILURE, cli_package.EXIT_USAGE, cli_package.EXIT_ISOLATION,
+                 cli_package.EXIT_WRITE}
     assert {int(code) for code in table} == {int(code) for code in documented} == constants
     for code, meaning in documented.items():
         first_words = " ".join(meaning.split()[:3])

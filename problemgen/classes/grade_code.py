@@ -21,6 +21,7 @@ from problemgen.classes.layouts import Layout
 from problemgen.classes.summary import render_summary
 from problemgen.code.grade import grade_submission, make_plan
 from problemgen.outputs import check_output_apart, check_output_file
+from problemgen.safewrite import write_file
 
 EXIT_OK, EXIT_BELOW, EXIT_ISOLATION = 0, 1, 3
 
@@ -90,10 +91,9 @@ def grade_code(request: GradeRequest) -> Graded:
 
 
 def _write_report(path: Path, text: str) -> None:
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:  # checked writable before grading; the disk may still fill up or the folder go
-        raise ProblemgenError(f"-o {path}: cannot be written ({exc.strerror})") from None
+    """Checked writable before grading; the disk may still fill up or the folder go: then the earlier
+    report stays whole (:func:`problemgen.safewrite.write_file`)."""
+    write_file(path, text, durable=True)
 
 
 def grade_file(submission: str | Path, task: str, *, public_only: bool = False, secret: str | None = None,

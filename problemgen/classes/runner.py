@@ -4,12 +4,15 @@ A class grader (``sheet_class``, ``code_class``) only turns entries into :class:
 module does the rest the same way for both: each row's report is written to ``reports/`` the moment it
 arrives, its item statistics are added to running sums, and only a compact :class:`Record` is kept, then ``gradebook.csv`` (status, flags and overrides
 columns), ``summary.txt``/``summary.md``/``summary.json`` and ``items.csv`` are written at the end.
-Memory therefore grows by a record (well under a kilobyte) per student, not by a report.
+Memory therefore grows by a record (well under a kilobyte) per student, not by a report. Every file is
+written whole or not at all (``problemgen.safewrite``), and the five top-level files together: a run that
+fills the disk leaves an earlier run's gradebook and summaries as they were, never a truncated one.
 
 Only these names are (re)written under the output directory. One more file may go: a report in this run's
 format left in ``reports/`` by an earlier run into the same directory, for an entry this run wrote no report
 for (a student now missing or refused, a submission since removed). Left there, it would contradict the new
-gradebook and be handed out with the current reports; it is removed and named in the summary's warnings.
+gradebook and be handed out with the current reports; it is removed and named in the summary's warnings,
+after the gradebook and summaries are written (a run that fails before removes nothing).
 Nothing else there is touched (reports in other formats are other outputs the user asked for). A run holds
 the output directory from start to end, so two runs never write into one at once (:mod:`problemgen.outputlock`).
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
@@ -26,8 +30,10 @@ from problemgen.classes.rows import ClassRow, Record, record_of
 from problemgen.classes.statistics import ItemStatistics
 from problemgen.classes.summary import class_summary, flag_copies, items_csv, render_summary
 from problemgen.model.core import ProblemgenError
+from problemgen.errors import WriteFailed
 from problemgen.outputlock import holding
-from problemgen.outputs import remove_stale
+from problemgen.outputs import remove_files, stale_files
+from problemgen.safewrite import Staged, write_file
 from problemgen.sheets.reports import extension, render, render_json
 
 @dataclass(frozen=True)
@@ -54,13 +60,17 @@ def prepare(out_dir: str | Path) -> Path:
         (out / "reports").mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ProblemgenError(f"{out}: cannot create the output directory ({exc.strerror})") from None
+    for folder in (out, out / "reports"):  # before any grading, as an output file that cannot be written
+        if not os.access(folder, os.W_OK):
+            raise ProblemgenError(f"{folder}: cannot be written (permission denied)")
     return out
 
 
 def run_class(rows: Iterable[ClassRow], out_dir: str | Path, fmt: str, title: str, *, total: int = 0,
               warnings: list[str] = (), progress: Callable[[int, int], None] | None = None) -> ClassRun:
-    """Write every row's report as it comes, then the gradebook, summaries and item statistics, holding the
-    output directory for the whole run (:mod:`problemgen.outputlock`: a second run into it stops at once)."""
+    """Write every row's report as it comes, then the gradebook, summaries and item statistics together,
+    and only then remove the reports an earlier run left for entries this run has none for; the output
+    directory is held for the whole run (:mod:`problemgen.outputlock`: a second run into it stops at once)."""
     out = prepare(out_dir)
     with holding(out, writing=True):
         return _run_class(rows, out, fmt, title, total, warnings, progress)
@@ -69,55 +79,62 @@ def run_class(rows: Iterable[ClassRow], out_dir: str | Path, fmt: str, title: st
 def _run_class(rows: Iterable[ClassRow], out: Path, fmt: str, title: str, total: int, warnings: list[str],
                progress: Callable[[int, int], None] | None) -> ClassRun:
     records: list[Record] = []
-    written: list[Path] = []
     items, shared, reports = ItemStatistics(), {}, 0
     ext, report_names = extension(fmt), set()
-    for row in rows:
-        if row.report is not None:
-            name = f"{row.student}.{ext}"
-            _write(out / "reports" / name, _render(row, fmt))
-            report_names.add(name)
-            reports += 1
-        records.append(record_of(row, shared))
-        if records[-1].counted:
-            items.add(row.student, row.report, row.structures)
-        if progress:
-            progress(len(records), max(total, len(records)))
-    copies = flag_copies(records)
-    warnings = [*warnings, *_remove_stale_reports(out / "reports", ext, report_names)]
-    summary = class_summary(title, records, items.items(), copies, warnings)
-    written.append(_write(out / "gradebook.csv", records))
-    for name, text in (("summary.txt", render_summary(summary, "text")), ("summary.md", render_summary(summary, "md")),
-                       ("summary.json", render_summary(summary, "json")), ("items.csv", items_csv(summary))):
-        written.append(_write(out / name, text))
-    return ClassRun(tuple(records), summary, tuple(sorted(written)), reports)
+    try:
+        for row in rows:
+            if row.report is not None:
+                name = f"{row.student}.{ext}"
+                write_file(out / "reports" / name, _render(row, fmt))
+                report_names.add(name)
+                reports += 1
+            records.append(record_of(row, shared))
+            if records[-1].counted:
+                items.add(row.student, row.report, row.structures)
+            if progress:
+                progress(len(records), max(total, len(records)))
+        stale = stale_files(out / "reports", [f"*.{ext}"], report_names)
+        summary = class_summary(title, records, items.items(), flag_copies(records), [*warnings, *map(_removed, stale)])
+        written = _write_results(out, records, summary)
+    except WriteFailed as exc:  # a full disk or quota midway: the reports written so far are whole, the rest old
+        raise WriteFailed(f"{exc}; the class run stopped before {out / 'gradebook.csv'} and the summaries were "
+                          "written (an earlier run's are kept); run it again once there is room") from None
+    removal = remove_files(out / "reports", stale, shown_as="reports/")
+    if removal.failed:  # the summary named them removed: say which stayed instead
+        kept = [*warnings, *map(_removed, removal.removed), *removal.failed]
+        summary = class_summary(title, records, items.items(), flag_copies(records), kept)
+        _write_summaries(out, summary)
+    return ClassRun(tuple(records), summary, written, reports)
 
 
-def _remove_stale_reports(folder: Path, ext: str, written: set[str]) -> list[str]:
-    """Remove the reports of this run's format that this run did not write, once every new report is
-    written (a run that fails earlier loses nothing); one warning line each."""
-    removal = remove_stale(folder, [f"*.{ext}"], written, shown_as="reports/")
-    return [*(f"removed reports/{name}, left by an earlier run: this run wrote no report for it"
-              for name in removal.removed), *removal.failed]
+def _removed(name: str) -> str:
+    return f"removed reports/{name}, left by an earlier run: this run wrote no report for it"
+
+
+def _write_results(out: Path, records: list[Record], summary: dict) -> tuple[Path, ...]:
+    """``gradebook.csv`` (row by row, never the whole CSV in memory), the summaries and ``items.csv``,
+    put in place together once all are written: a full disk leaves an earlier run's set as it was."""
+    with Staged(durable=True) as staged:
+        with staged.open(out / "gradebook.csv", text=True) as stream:
+            write_gradebook(records, stream)
+        _stage_summaries(staged, out, summary)
+        staged.add(out / "items.csv", items_csv(summary))
+        return tuple(sorted(Path(path) for path in staged.commit()))
+
+
+def _write_summaries(out: Path, summary: dict) -> None:
+    with Staged(durable=True) as staged:
+        _stage_summaries(staged, out, summary)
+        staged.commit()
+
+
+def _stage_summaries(staged: Staged, out: Path, summary: dict) -> None:
+    for name, fmt in (("summary.txt", "text"), ("summary.md", "md"), ("summary.json", "json")):
+        staged.add(out / name, render_summary(summary, fmt))
 
 
 def _render(row: ClassRow, fmt: str) -> str:
     return render_json(row.report, compact=True) if fmt == "json" else render(row.report, fmt)
-
-
-def _write(path: Path, content: str | list[Record]) -> Path:
-    """Write text, or the gradebook of a list of records row by row (never the whole CSV in memory)."""
-    if path.is_symlink():
-        raise ProblemgenError(f"refusing to write {path}: it is a symbolic link")
-    try:
-        with path.open("w", encoding="utf-8", errors="backslashreplace", newline="") as stream:
-            if isinstance(content, str):
-                stream.write(content)
-            else:
-                write_gradebook(content, stream)
-    except OSError as exc:
-        raise ProblemgenError(f"cannot write {path} ({exc.strerror})") from None
-    return path
 
 
 def _cell(text: str) -> str:

@@ -9,6 +9,8 @@ Exit codes (the same for every command):
   1  the command ran and found a failure it was asked to report (``--fail-under``, ``check`` failures)
   2  usage error or bad input (unknown option, unreadable file, malformed bank)
   3  the sandbox could not reach the isolation level demanded by ``--min-isolation``
+  4  an output could not be written during the run (disk or quota full, file-size limit, folder made
+     read-only or removed); files an earlier run wrote under the same names are kept whole
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("problemgen.cli.serve:serve_command", "Practise in the browser (a local web page)."),
 }
 
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_ISOLATION = 0, 1, 2, 3
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_ISOLATION, EXIT_WRITE = 0, 1, 2, 3, 4
 
 
 def fast_path(args: list[str]) -> str | None:
@@ -110,10 +112,13 @@ def run_click(args: list[str]) -> int:
     import click
 
     from problemgen.cli.app import cli
-    from problemgen.errors import ProblemgenError
+    from problemgen.errors import ProblemgenError, WriteFailed
 
     try:
         result = cli.main(args=args, prog_name="problemgen", standalone_mode=False)
+    except WriteFailed as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return EXIT_WRITE
     except ProblemgenError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return EXIT_USAGE
@@ -125,8 +130,22 @@ def run_click(args: list[str]) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:
+        if not _out_of_room(exc):
+            raise
+        where = f" {exc.filename}" if exc.filename else ""  # a write no module foresaw: still one line
+        sys.stderr.write(f"error: cannot write{where} ({exc.strerror})\n")
+        return EXIT_WRITE
     # In non-standalone mode click returns ctx.exit()'s code instead of exiting.
     return result if isinstance(result, int) else EXIT_OK
+
+
+def _out_of_room(exc: OSError) -> bool:
+    """A write refused for want of room or of a writable disk (full, quota, file-size limit, read-only):
+    the outputs' own writers say so in their words; one that reached here unforeseen is still one line."""
+    import errno
+
+    return exc.errno in {errno.ENOSPC, errno.EFBIG, errno.EROFS, getattr(errno, "EDQUOT", errno.ENOSPC)}
 
 
 def _one_line(exc) -> str:

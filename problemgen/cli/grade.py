@@ -79,7 +79,8 @@ def grade_command(answers, variant_path, class_dir, overrides_file, fmt, output,
       problemgen grade canvas_download/ --variants class/ -o grades/ --layout canvas --roster roster.csv
       problemgen grade moodle_download/ --variants class/ -o grades/ --layout moodle --roster roster.csv
 
-    Exit codes: 0 grading ran (whatever the score), 1 score below --fail-under, 2 usage error or bad input.
+    Exit codes: 0 grading ran (whatever the score), 1 score below --fail-under, 2 usage error or bad input,
+    4 an output could not be written (a full disk: the earlier gradebook or report is kept whole).
     """
     classgrade.check_grade_paths(answers, variant_path, class_dir, output, class_only=overrides_file)
     layout = make_layout(layout_name, roster, match_by, id_column)
@@ -135,7 +136,6 @@ def whose_command(what, class_dir):
 def _emit(text: str, output: Path | None) -> None:
     if output is None:
         return click.echo(text, nl=False)
-    try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise click.FileError(str(output), exc.strerror) from None
+    from problemgen.safewrite import write_file
+
+    write_file(output, text, durable=True)  # a full disk keeps an earlier report whole, never a truncated one

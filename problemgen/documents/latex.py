@@ -16,6 +16,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from problemgen.errors import WriteFailed
 from problemgen.model.core import ProblemgenError
 
 INSTALL_HINT = (
@@ -88,7 +89,10 @@ def compile_with_log(tex_source: str, name: str = "document") -> tuple[bytes, st
         raise ProblemgenError(INSTALL_HINT)
     with tempfile.TemporaryDirectory(prefix="problemgen-tex-") as tmp:
         source = Path(tmp) / f"{name}.tex"
-        source.write_text(tex_source, encoding="utf-8")
+        try:
+            source.write_text(tex_source, encoding="utf-8")
+        except OSError as exc:  # the temporary folder's disk is full: no traceback, and exit 4 as any output
+            raise WriteFailed(f"cannot write {name}.tex for pdflatex in {tmp} ({exc.strerror})") from None
         command = [executable, "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", source.name]
         for _ in range(MAX_RUNS):
             try:

@@ -24,6 +24,7 @@ Same inputs give the same bytes: no timestamps, sorted JSON keys, roster order k
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import hmac
 import json
@@ -37,8 +38,10 @@ from problemgen.documents.banks import MAX_SEED, Bank, BankItem, load_bank  # no
 from problemgen.documents.rosters import RosterStudent, read_roster_entries
 from problemgen.model.core import Problem, ProblemgenError
 from problemgen.model.variantfile import SheetProblem, WorksheetVariant
+from problemgen.errors import WriteFailed
 from problemgen.outputlock import holding
 from problemgen.outputs import Removal, check_output_apart, remove_stale
+from problemgen.safewrite import Staged
 import problemgen.secret_env as secret_env
 from problemgen.model.registry import draw_choices, generate, get_kind
 from problemgen.misconceptions.catalogue import describe
@@ -369,6 +372,8 @@ def prepare_output(out_dir: str | Path, force: bool) -> Iterator[Output]:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ProblemgenError(f"{out}: cannot create the output directory ({_os_reason(exc, out)})") from None
+    if not os.access(out, os.W_OK):  # before any work, as an output file that cannot be written
+        raise ProblemgenError(f"{out}: cannot be written (permission denied)")
     with holding(out, writing=True):
         try:
             earlier = any(out.iterdir())
@@ -387,15 +392,25 @@ def _os_reason(exc: OSError, path: Path) -> str:
     return exc.strerror or type(exc).__name__
 
 
-def write_files(root: Path, subdir: str | None, files: dict[str, bytes]) -> None:
-    """Write ``files`` into ``root/subdir``, refusing a directory or file link on the way (a link could
-    lead outside ``root``)."""
-    target = str(root)
-    for component in (subdir.split("/") if subdir else ()):
-        target = os.path.join(target, component)
-        _make_directory(Path(target))
-    for name, data in files.items():
-        _write_file(os.path.join(target, name), data)
+def write_files(root: Path, subdir: str | None, files: dict[str, bytes], *, durable: bool = False) -> None:
+    """Write ``files`` into ``root/subdir`` together, whole or not at all (see :func:`write_folders`)."""
+    write_folders(root, {subdir: files}, durable=durable)
+
+
+def write_folders(root: Path, folders: dict[str | None, dict[str, bytes]], *, durable: bool = False) -> None:
+    """Write each folder's files (``subdir`` -> name -> bytes; None: ``root`` itself) all together, whole
+    or not at all (:class:`problemgen.safewrite.Staged`): a full disk leaves every earlier file as it was,
+    never one student's new handout beside their earlier key. A directory or file link on the way is
+    refused (a link could lead outside ``root``)."""
+    with Staged(durable=durable) as staged:
+        for subdir, files in folders.items():
+            target = str(root)
+            for component in (subdir.split("/") if subdir else ()):
+                target = os.path.join(target, component)
+                _make_directory(Path(target))
+            for name, data in files.items():
+                staged.add(os.path.join(target, name), data)
+        staged.commit()
 
 
 def _make_directory(path: Path) -> None:
@@ -407,32 +422,9 @@ def _make_directory(path: Path) -> None:
             raise ProblemgenError(f"refusing to write into {path}: it is a symbolic link") from None
         if not path.is_dir():
             raise ProblemgenError(f"cannot create {path} ({_os_reason(exc, path)})") from None
-    except OSError as exc:
-        raise ProblemgenError(f"cannot create {path} ({_os_reason(exc, path)})") from None
-
-
-_NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_WRITE_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NO_FOLLOW
-                | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
-
-
-def _write_file(path: str, data: bytes) -> None:
-    """Write one file, never through a link: with O_NOFOLLOW the open itself refuses a link (no moment
-    between a check and the write); where the platform lacks it, the link is looked for first."""
-    try:
-        if not _NO_FOLLOW and os.path.islink(path):
-            raise OSError("symbolic link")
-        descriptor = os.open(path, _WRITE_FLAGS, 0o666)
-        try:
-            view = memoryview(data)
-            while view:  # a write may take only part of the data
-                view = view[os.write(descriptor, view):]
-        finally:
-            os.close(descriptor)
-    except OSError as exc:
-        if os.path.islink(path):
-            raise ProblemgenError(f"refusing to write {path}: it is a symbolic link") from None
-        raise ProblemgenError(f"cannot write {path} ({exc.strerror})") from None
+    except OSError as exc:  # a parent that is a file is the user's; a full disk or a vanished folder is not
+        error = ProblemgenError if exc.errno == errno.ENOTDIR else WriteFailed
+        raise error(f"cannot create {path} ({_os_reason(exc, path)})") from None
 
 
 def parse_formats(text: str) -> tuple[str, ...]:
@@ -483,7 +475,10 @@ def write_worksheet(job: WorksheetJob, warn: Callable[[str], None] | None = None
     variant = build_variant(bank, seed)
     files = variant_files(variant, DocumentRenderer(job.templates), job.formats, bank.instructions)
     with prepare_output(job.out_dir, job.force) as output:
-        write_files(output.root, None, files)
+        try:
+            write_files(output.root, None, files)
+        except WriteFailed as exc:  # staged: the worksheet, key and variant of an earlier run stay together
+            raise WriteFailed(f"{exc}; no file in {job.out_dir} was replaced") from None
         if output.earlier:
             _report_removal(remove_stale(output.root, worksheet_files(FORMATS), files), set(), warn)
     return variant
@@ -565,8 +560,8 @@ class StudentWriter:
         if "tex" not in self.job.formats:  # rendered only for the combined PDFs
             files = {name: data for name, data in files.items() if not name.endswith(".tex")}
         handout, key = f"{HANDOUTS}/{student.id}", f"{KEYS}/{student.id}"
-        write_files(self.root, handout, {n: d for n, d in files.items() if not is_key_file(n)})
-        write_files(self.root, key, {n: d for n, d in files.items() if is_key_file(n)})
+        write_folders(self.root, {handout: {n: d for n, d in files.items() if not is_key_file(n)},
+                                  key: {n: d for n, d in files.items() if is_key_file(n)}})
         entry = {"student": student.id, "name": student.name, "variant_id": variant.variant_id,
                  "handout": handout, "key": key,
                  "_written": [f"{key if is_key_file(name) else handout}/{name}" for name in files]}
@@ -669,6 +664,32 @@ def _forget_manifest(root: Path) -> None:
             raise ProblemgenError(f"cannot replace {path} ({exc.strerror})") from None
 
 
+def _write_set(writer: StudentWriter, students: list[RosterStudent],
+               progress: Callable[[int, int], None] | None) -> tuple[list[dict], set[str]]:
+    """Every student's folders, the combined documents, then ``manifest.json`` (flushed to the disk: it says
+    the set is whole); returns the manifest entries and the files written."""
+    bank, job = writer.bank, writer.job
+    entries, combined, written = [], {"handouts": [], "keys": []}, {MANIFEST}
+    for entry in _write_students(writer, students, worker_count(job, len(students))):
+        for name, source in zip(combined, entry.pop("_tex", ())):
+            combined[name].append(source)
+        written.update(entry.pop("_written"))
+        entries.append(entry)
+        if progress:
+            progress(len(entries), len(students))
+    if writer.combine:
+        written.update(_write_combined(writer.root, job.formats, combined))
+    manifest = {
+        "schema": "problemgen.manifest/2", "bank": bank.id, "title": bank.title, "base_seed": writer.base_seed,
+        "formats": list(job.formats), "problems": bank.size, "students": entries,
+        "handouts": HANDOUTS, "keys": KEYS, "student_files": student_files(job.formats),
+        "structure": {f"{index}.{copy}": pinned for (index, copy), pinned in sorted(writer.fair.items())},
+    }
+    manifest_bytes = (json.dumps(manifest, sort_keys=True, indent=1) + "\n").encode()
+    write_files(writer.root, None, {MANIFEST: manifest_bytes}, durable=True)
+    return entries, written
+
+
 def write_class_set(
     job: WorksheetJob, roster: str | Path, secret_env: str,
     progress: Callable[[int, int], None] | None = None, id_column: str | None = None,
@@ -697,23 +718,11 @@ def _write_class_set(job: WorksheetJob, bank: Bank, students: list[RosterStudent
     root = output.root
     _forget_manifest(root)
     writer = StudentWriter(bank, job, secret, base_seed, root)
-    entries, combined, written = [], {"handouts": [], "keys": []}, {MANIFEST}
-    for entry in _write_students(writer, students, worker_count(job, len(students))):
-        for name, source in zip(combined, entry.pop("_tex", ())):
-            combined[name].append(source)
-        written.update(entry.pop("_written"))
-        entries.append(entry)
-        if progress:
-            progress(len(entries), len(students))
-    if writer.combine:
-        written.update(_write_combined(root, job.formats, combined))
-    manifest = {
-        "schema": "problemgen.manifest/2", "bank": bank.id, "title": bank.title, "base_seed": base_seed,
-        "formats": list(job.formats), "problems": bank.size, "students": entries,
-        "handouts": HANDOUTS, "keys": KEYS, "student_files": student_files(job.formats),
-        "structure": {f"{index}.{copy}": pinned for (index, copy), pinned in sorted(writer.fair.items())},
-    }
-    write_files(root, None, {MANIFEST: (json.dumps(manifest, sort_keys=True, indent=1) + "\n").encode()})
+    try:
+        entries, written = _write_set(writer, students, progress)
+    except WriteFailed as exc:  # a full disk or quota midway: say what the folder holds now
+        raise WriteFailed(f"{exc}; the class set in {job.out_dir} is unfinished (no {MANIFEST}); run the same "
+                          "command with --force once there is room") from None
     if output.earlier:  # a new or empty folder holds nothing an earlier run left (no walk over the class set)
         _report_removal(remove_stale(root, class_set_patterns(), written), {s.id for s in students}, warn)
     return entries

@@ -26,6 +26,7 @@ from pathlib import Path
 from problemgen import exports
 from problemgen.errors import ProblemgenError
 from problemgen.exports.uploads import NotGradable, file_name, graded_file, hidden, uploads
+from problemgen.safewrite import write_file
 from problemgen.sheets.reports import Report
 
 CONFIG = "problemgen-export.json"
@@ -52,9 +53,7 @@ def grader_failed() -> Report:
 def write_result(path: Path, text: str) -> None:
     """Write a platform's result file whole or not at all (a partial file would read as a broken result)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(text, encoding="utf-8")
-    partial.replace(path)
+    write_file(path, text, durable=True)
 
 
 def load_config(source: Path) -> dict:

@@ -4,7 +4,8 @@ An export is built in memory as a :class:`Bundle` (relative path -> bytes, execu
 written once. Zips get sorted entries, a fixed 1980-01-01 timestamp and explicit Unix modes, so an
 instructor can diff two exports and a re-export of the same class gives an identical file.
 Nothing is written outside the path the user named; a non-empty output directory is refused unless
-``force``. Then the bundle's own files are replaced and, once they are written, the files an earlier export
+``force``. Then the bundle's own files are replaced, all together once every one is written (a full disk
+leaves an earlier export whole), and then the files an earlier export
 left there that this one did not write are removed: those matching the export's ``owned`` patterns (names
 only an export of that platform gives, such as a wheel of another version, which would be installed beside
 this one). Nothing else there is touched.
@@ -17,9 +18,10 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from problemgen.errors import ProblemgenError
+from problemgen.errors import ProblemgenError, WriteFailed
 from problemgen.outputlock import holding
 from problemgen.outputs import remove_stale
+from problemgen.safewrite import Staged, reason, replacing
 
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
@@ -52,16 +54,14 @@ def write_zip(bundle: Bundle, target: str | Path) -> Path:
         raise ProblemgenError(f"{target}: is a directory; name the .zip file to write")
     if not target.parent.is_dir():
         raise ProblemgenError(f"{target.parent}: directory not found")
-    try:
-        with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+    with replacing(target, text=False, durable=True) as stream:  # a full disk keeps the earlier zip whole
+        with zipfile.ZipFile(stream, "w", zipfile.ZIP_DEFLATED) as archive:
             for path in sorted(bundle.files):
                 info = zipfile.ZipInfo(path, ZIP_DATE)
                 info.external_attr = (0o100000 | bundle.mode(path)) << 16
                 info.compress_type = zipfile.ZIP_DEFLATED
                 info.create_system = 3  # Unix, so the modes above are honoured when unpacked
                 archive.writestr(info, bundle.files[path])
-    except OSError as exc:
-        raise ProblemgenError(f"{target}: cannot write ({exc.strerror})") from exc
     return target
 
 
@@ -77,7 +77,7 @@ def write_directory(bundle: Bundle, target: str | Path, *, force: bool = False,
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ProblemgenError(f"{root}: cannot write the export ({exc.strerror})") from exc
+        raise WriteFailed(f"{root}: cannot write the export ({reason(exc, root)})") from None
     with holding(root, writing=True):  # a second export into it stops at once (problemgen.outputlock)
         _write_files(bundle, root)
         removal = remove_stale(root, owned, bundle.files)
@@ -86,17 +86,21 @@ def write_directory(bundle: Bundle, target: str | Path, *, force: bool = False,
 
 
 def _write_files(bundle: Bundle, root: Path) -> None:
-    resolved = root.resolve()
-    try:
-        for path in sorted(bundle.files):
-            file = root / path
-            file.parent.mkdir(parents=True, exist_ok=True)
-            if file.is_symlink() or not file.parent.resolve().is_relative_to(resolved):
-                raise ProblemgenError(f"refusing to write {file}: it is a link or leads outside {root}")
-            file.write_bytes(bundle.files[path])
-            file.chmod(bundle.mode(path))
-    except OSError as exc:
-        raise ProblemgenError(f"{root}: cannot write the export ({exc.strerror})") from exc
+    """Every file staged first, then all put in place together: a full disk replaces none."""
+    with Staged(durable=True) as staged:
+        try:
+            resolved = root.resolve()
+            for path in sorted(bundle.files):
+                file = root / path
+                file.parent.mkdir(parents=True, exist_ok=True)
+                if file.is_symlink() or not file.parent.resolve().is_relative_to(resolved):
+                    raise ProblemgenError(f"refusing to write {file}: it is a link or leads outside {root}")
+                staged.add(file, bundle.files[path], mode=bundle.mode(path))
+        except OSError as exc:
+            raise WriteFailed(f"{root}: cannot write the export ({reason(exc, root)})") from None
+        except WriteFailed as exc:
+            raise WriteFailed(f"{exc}; no file of the export in {root} was replaced") from None
+        staged.commit()
 
 
 def unpack_zip(archive: str | Path, target: str | Path) -> None:

@@ -43,6 +43,7 @@ from problemgen.documents.rosters import read_roster_entries, roster_records
 from problemgen.errors import ProblemgenError
 from problemgen.exports import Option
 from problemgen.outputs import check_output_apart
+from problemgen.safewrite import write_file
 from problemgen.userfiles import read_capped
 
 MAX_GRADEBOOK_BYTES = 64 * 1024 * 1024
@@ -288,10 +289,7 @@ def write_csv(output: str | Path, rows: list[list[str]], inputs: dict[str, Path]
     csv.writer(buffer, lineterminator="\n").writerows(rows)
     if output.is_dir():
         raise ProblemgenError(f"cannot write {output}: it is a directory")
-    try:
-        output.write_text(UTF8_BOM + buffer.getvalue(), encoding="utf-8")
-    except OSError as exc:
-        raise ProblemgenError(f"cannot write {output} ({exc.strerror or exc})") from None
+    write_file(output, UTF8_BOM + buffer.getvalue(), durable=True)  # a full disk keeps an earlier file whole
 
 
 def count(n: int, noun: str) -> str:

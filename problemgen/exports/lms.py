@@ -37,6 +37,7 @@ from problemgen.documents import markdown_html as md
 from problemgen.errors import ProblemgenError
 from problemgen.model.core import AnswerPart, Problem
 from problemgen.outputs import check_output_apart, check_output_file
+from problemgen.safewrite import Staged
 
 MAX_VARIANTS = 200
 SEEDS_PER_VARIANT = 20
@@ -489,8 +490,10 @@ def lms_build(render: Callable[[LmsExport], str | bytes],
         export = build_export(str(bank), _int(n, "-n"), _int(seed, "--seed"), bool(with_solutions))
         written_model = adapt(export) if adapt else export
         contents = [render(written_model), *([preview_markdown(written_model)] if preview else [])]
-        for path, content in zip(targets, contents):
-            _write(path, content)
+        with Staged(durable=True) as staged:  # the export and its preview together, or neither
+            for path, content in zip(targets, contents):
+                staged.add(path, content)
+            staged.commit()
         notes = note(export) if note else []
         return "".join(f"{line}\n" for line in [*export.notices, *notes, *(f"wrote {p}" for p in targets)])
 
@@ -521,16 +524,6 @@ def output_paths(output: Any, preview: Any, bank: Any = None) -> list[Path]:
         check_output_apart(path, {"bank": bank_file}, option)
         check_output_file(path, option)
     return paths
-
-
-def _write(path: Path, content: str | bytes) -> None:
-    try:
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content, encoding="utf-8")
-    except OSError as exc:
-        raise ProblemgenError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _number(x: float) -> str:

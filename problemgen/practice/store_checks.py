@@ -27,6 +27,7 @@ import re
 import sqlite3
 from pathlib import Path
 
+from problemgen.errors import WriteFailed
 from problemgen.model.core import ProblemgenError
 
 TIME_EXAMPLE = "2026-03-01T09:00:00Z"
@@ -39,6 +40,11 @@ MAX_SEED = 2**63 - 1
 
 class StoreRefused(ProblemgenError):
     """The progress file cannot be used as it is (damaged, edited, read-only, busy); it was not changed."""
+
+
+class StoreNotWritten(StoreRefused, WriteFailed):
+    """The disk did not take a write (full, a quota or a file-size limit): the transaction was rolled back, so
+    the last step (an answer, a hint) is lost and everything before it kept. Exit 4, as any output."""
 
 
 def _time_ok(column: str) -> str:
@@ -174,6 +180,22 @@ def edited(path: Path, detail: str) -> StoreRefused:
                         "(correct or delete that row in the sqlite3 shell)")
 
 
+_NOT_WRITTEN = {"SQLITE_FULL", *(f"SQLITE_IOERR_{what}" for what in
+                                 ("WRITE", "FSYNC", "DIR_FSYNC", "TRUNCATE", "SHMSIZE", "SHMMAP"))}
+"""SQLite's codes for a write the disk refused (the journal, the database, the shared-memory index)."""
+
+
+def not_written(path: Path, text: str, opening: bool) -> StoreNotWritten:
+    """A write the disk refused. SQLite says "database or disk is full" when the disk is, but only "disk I/O
+    error" when a file-size limit stops the journal (it does not tell the system's reason), so both are
+    worded as what they most likely are, with what was kept; neither means the file is damaged."""
+    why = ("no room to save progress (the disk or a quota is full)" if "full" in text else
+           f"the disk did not take a write ({text}: it may be full, or a quota or a file-size limit was reached)")
+    kept = ("nothing was changed" if opening else
+            "your last answer or step was not saved; everything saved before it is kept")
+    return StoreNotWritten(f"{path}: {why}; {kept}. Free some space and run again")
+
+
 def explain(path: Path, exc: sqlite3.Error, *, query_seconds: float, busy_seconds: float,
             opening: bool = False) -> ProblemgenError:
     """One line for an error SQLite raised on the file at ``path``: what is wrong, in the student's terms
@@ -184,6 +206,10 @@ def explain(path: Path, exc: sqlite3.Error, *, query_seconds: float, busy_second
     if "locked" in text or name.startswith("SQLITE_BUSY"):
         return StoreRefused(f"{path}: the progress store stayed busy for {busy_seconds:g} s "
                             "(another problemgen is writing it); try again")
+    if name in _NOT_WRITTEN or (not name and "disk is full" in text):
+        return not_written(path, text, opening)
+    if name.startswith("SQLITE_IOERR"):  # a read the disk failed: the file may be fine, never call it foreign
+        return StoreRefused(f"{path}: the disk failed to read the progress store ({text}); it was not changed")
     if name.startswith("SQLITE_READONLY") or "readonly" in text:  # made read-only after it was opened
         try:
             check_writable(path)

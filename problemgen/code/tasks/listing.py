@@ -8,6 +8,7 @@ import numpy as np
 
 from problemgen.errors import ProblemgenError
 from problemgen.code.tasks import all_tasks, get_task
+from problemgen.safewrite import write_file
 
 
 def list_tasks() -> str:
@@ -59,8 +60,5 @@ def write_starter(name: str, path: Path) -> str:
     task = get_task(name)
     if path.exists():
         raise ProblemgenError(f"{path}: already exists; choose another file name")
-    try:
-        path.write_text(task.starter, encoding="utf-8")
-    except OSError as exc:
-        raise ProblemgenError(f"{path}: cannot write the starter ({exc.strerror})") from exc
+    write_file(path, task.starter)  # whole or not at all: a truncated starter would block the next try
     return f"wrote {path}\n"

@@ -26,6 +26,7 @@ from problemgen.code.notebook import (
 )
 from problemgen.code.tasks import get_task
 from problemgen.userfiles import read_text
+from problemgen.safewrite import write_file
 from problemgen.wording import counted
 from problemgen.code.tasks.listing import public_examples
 
@@ -74,10 +75,7 @@ def write_notebook(task_names: list[str], path: Path, title: str | None = None) 
     nbformat.validate(notebook)
     if path.exists():
         raise ProblemgenError(f"{path}: already exists; choose another file name")
-    try:
-        path.write_text(nbformat.writes(notebook), encoding="utf-8")
-    except OSError as exc:
-        raise ProblemgenError(f"{path}: cannot write the notebook ({exc.strerror})") from exc
+    write_file(path, nbformat.writes(notebook))  # whole or not at all: a truncated one would block the next try
     return f"wrote {path} ({counted(len(task_names), 'task')})\n"
 
 

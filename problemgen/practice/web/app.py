@@ -22,6 +22,7 @@ from werkzeug.exceptions import HTTPException, InternalServerError
 from problemgen.documents.banks import load_bank, shipped_banks
 from problemgen.documents.worksheet import build_variant
 from problemgen.model import registry
+from problemgen.errors import WriteFailed
 from problemgen.model.core import ProblemgenError
 from problemgen.practice.progress import ItemConflict, ProgressStore
 from problemgen.practice.services import clock_from_env, default_services
@@ -149,6 +150,12 @@ def _register(app: Flask) -> None:
     @app.errorhandler(ProblemgenError)
     def bad_input(exc):
         return jsonify(error=str(exc)), 400
+
+    @app.errorhandler(WriteFailed)
+    def not_saved(exc):
+        """The progress store could not be written (a full disk): the page says so in the store's one line,
+        and 507 tells it apart from a bad request; what was saved before is kept."""
+        return jsonify(error=str(exc)), 507
 
     @app.errorhandler(ItemConflict)
     def changed_elsewhere(exc):

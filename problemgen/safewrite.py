@@ -1,0 +1,185 @@
+"""Writing an output whole or not at all: the one way problemgen puts a file in place.
+
+A run may fail while it writes: the disk fills up, a file-size limit or a quota is reached, the folder is
+made read-only or removed. Written in place (open with truncation, then write), the file it replaces is
+gone at the first byte, and what stays is a truncated gradebook, key, manifest or export zip, which a
+later command reads as if it were whole. So every output is first written to a temporary file in the same
+folder and then renamed over the final name (``os.replace``, atomic on one file system): a failure
+before the rename leaves the earlier file as it was, and the temporary file is removed.
+
+A group of files that only make sense together (a worksheet and its key and variant, an export and its
+preview, a gradebook and its summaries) is :class:`Staged`: every file is written to its temporary first,
+and only then are they all renamed, so a full disk leaves the earlier group whole.
+
+Temporary names are hidden and end in ``.partial`` (``.gradebook.csv.1a2b3c4d.partial``): no output
+pattern of problemgen matches them (``*.json``, ``handouts/*/worksheet.md``), so a file left behind by a
+killed run is never graded, shipped or taken for an output. A replaced file keeps the permissions of the
+one it replaces (a key made private stays private); a new one gets the umask's. ``durable`` files are
+flushed to the disk (``fsync``) before the rename: the few files that say a run finished or that are
+handed on (a manifest, a gradebook, an export). A class set's many per-student files are not: that would
+cost more than generating them, and the manifest, written last and flushed, is what says the set is whole.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import secrets
+import stat
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Iterator
+
+from problemgen.errors import ProblemgenError, WriteFailed
+
+_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+          | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+_MAX_NAME = 200
+"""Characters of the final name kept in the temporary one (a name of 255 bytes must still get a temporary)."""
+
+
+def reason(exc: OSError, path: str | Path) -> str:
+    """Why writing ``path`` failed, in words: the system's (``No space left on device``, ``Disk quota
+    exceeded``, ``File too large``), or that its folder is gone."""
+    folder = os.path.dirname(os.fspath(path)) or "."
+    if exc.errno == errno.ENOENT and not os.path.isdir(folder):
+        return f"the folder {folder} is gone"
+    return exc.strerror or str(exc)
+
+
+class Staged:
+    """Files written to temporaries in their own folders, then put in place together by :meth:`commit`.
+
+    Use it as a context manager: leaving the block without a commit (an error) removes every temporary,
+    and the final names keep what they held before. Errors are :class:`WriteFailed` (one line naming the
+    file), or ProblemgenError for a final name that is a symbolic link (never written through)."""
+
+    def __init__(self, *, durable: bool = False) -> None:
+        self.durable = durable
+        self._pending: list[tuple[str, str]] = []  # (temporary, final)
+
+    def __enter__(self) -> "Staged":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.discard()
+
+    def add(self, path: str | Path, data: bytes | str, *, mode: int | None = None) -> None:
+        """Stage ``data`` (text is written as UTF-8) for ``path``."""
+        with self.open(path, mode=mode) as stream:
+            stream.write(data.encode("utf-8") if isinstance(data, str) else data)
+
+    @contextmanager
+    def open(self, path: str | Path, *, text: bool = False, mode: int | None = None) -> Iterator[IO]:
+        """A stream onto the temporary of ``path`` (binary, or UTF-8 text with ``text``) for content written
+        piece by piece (a gradebook row by row, a zip); staged when the block ends without an error.
+        ``mode``: the file's permissions (default: those of the file replaced, else the umask's)."""
+        final = os.fspath(path)
+        if os.path.islink(final):
+            raise ProblemgenError(f"refusing to write {final}: it is a symbolic link")
+        temp, descriptor = _create_temporary(final)
+        try:
+            with open(descriptor, "wb", closefd=True) as raw:
+                _set_mode(raw.fileno(), final, mode)
+                stream = io.TextIOWrapper(raw, "utf-8", "backslashreplace", newline="") if text else raw
+                yield stream
+                stream.flush()
+                if self.durable:
+                    os.fsync(raw.fileno())
+                if text:
+                    stream.detach()
+        except OSError as exc:  # the write, the flush, the fsync or the close (where NFS reports a quota)
+            _remove(temp)
+            raise WriteFailed(f"cannot write {final} ({reason(exc, final)})") from None
+        except BaseException:
+            _remove(temp)
+            raise
+        self._pending.append((temp, final))
+
+    def commit(self) -> list[str]:
+        """Rename every staged temporary over its final name; returns the final paths."""
+        done = []
+        try:
+            for temp, final in self._pending:
+                try:
+                    os.replace(temp, final)
+                except OSError as exc:
+                    raise WriteFailed(f"cannot write {final} ({reason(exc, final)})") from None
+                done.append(final)
+        finally:
+            self._pending = self._pending[len(done):]
+            self.discard()
+        if self.durable:
+            for folder in sorted({os.path.dirname(path) or "." for path in done}):
+                _sync_folder(folder)
+        return done
+
+    def discard(self) -> None:
+        """Remove the temporaries not yet committed."""
+        for temp, _ in self._pending:
+            _remove(temp)
+        self._pending = []
+
+
+def write_file(path: str | Path, data: bytes | str, *, durable: bool = False, mode: int | None = None) -> None:
+    """Write one file whole or not at all (see the module's notes)."""
+    with Staged(durable=durable) as staged:
+        staged.add(path, data, mode=mode)
+        staged.commit()
+
+
+@contextmanager
+def replacing(path: str | Path, *, text: bool = True, durable: bool = False) -> Iterator[IO]:
+    """A stream whose content replaces ``path`` when the block ends without an error (see :meth:`Staged.open`)."""
+    with Staged(durable=durable) as staged:
+        with staged.open(path, text=text) as stream:
+            yield stream
+        staged.commit()
+
+
+def _create_temporary(final: str) -> tuple[str, int]:
+    folder, name = os.path.split(final)
+    for _ in range(100):
+        temp = os.path.join(folder, f".{name[:_MAX_NAME]}.{secrets.token_hex(4)}.partial")
+        try:
+            return temp, os.open(temp, _FLAGS, 0o666)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise WriteFailed(f"cannot write {final} ({reason(exc, final)})") from None
+    raise WriteFailed(f"cannot write {final} (no free temporary name beside it)")
+
+
+def _set_mode(descriptor: int, final: str, mode: int | None) -> None:
+    """Give the temporary ``mode``, or the permissions of the regular file it will replace."""
+    if mode is None:
+        try:
+            status = os.stat(final, follow_symlinks=False)
+        except OSError:
+            return
+        if not stat.S_ISREG(status.st_mode):
+            return
+        mode = stat.S_IMODE(status.st_mode)
+    os.fchmod(descriptor, mode) if hasattr(os, "fchmod") else None
+
+
+def _sync_folder(folder: str) -> None:
+    """Flush a folder's entries (the renames) where the system allows it; some file systems refuse."""
+    try:
+        descriptor = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
