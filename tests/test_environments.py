@@ -89,3 +89,73 @@ def test_a_reader_that_goes_away_ends_the_command_quietly_with_141(tmp_path, arg
         os.close(write_end)
     clean(run)
     assert run.returncode == 141 and run.stderr == b""
+
+
+# --------------------------------------------------------------------------- home directory
+
+
+def test_a_relative_home_is_ignored_for_the_progress_file(tmp_path):
+    code = "from problemgen.practice.progress import default_db_path; print(default_db_path())"
+    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env(HOME="relhome"), capture_output=True,
+                         text=True, timeout=60)
+    clean(run)
+    assert Path(run.stdout.strip()).is_absolute(), run.stdout
+
+
+@pytest.fixture
+def shared_tmp():
+    """A folder another uid can use (pytest's own is under a 0700 folder of root's)."""
+    import tempfile
+
+    path = Path(tempfile.mkdtemp(prefix="problemgen-env-"))
+    path.chmod(0o777)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+NO_PASSWD_ENTRY = """
+import os, sys
+sys.path.insert(0, {root!r})
+from problemgen.code.sandbox import runtimeview
+runtimeview.expose([sys.prefix, sys.base_prefix])  # this machine's Python may live under a private /root
+os.setgroups([]); os.setresgid(54321, 54321, 54321); os.setresuid(54321, 54321, 54321)
+os.environ.pop("HOME", None)
+if {xdg!r}:
+    os.environ["XDG_DATA_HOME"] = {xdg!r}
+from problemgen.cli import main
+sys.argv = ["problemgen", *{argv!r}]
+main()
+"""
+
+
+@AS_ROOT
+@pytest.mark.parametrize("xdg", ["", "data"], ids=["nothing-set", "xdg-data-home"])
+def test_a_uid_without_a_passwd_entry_and_no_home_gets_one_error_line_or_uses_xdg(shared_tmp, xdg):
+    """GitHub Actions and OpenShift run arbitrary uids; Path.home() raised RuntimeError there."""
+    import pwd
+
+    with pytest.raises(KeyError):
+        pwd.getpwuid(54321)
+    xdg_path = str(shared_tmp / xdg) if xdg else ""
+    script = NO_PASSWD_ENTRY.format(root=str(ROOT), xdg=xdg_path, argv=["progress"])
+    run = subprocess.run([sys.executable, "-I", "-c", script], cwd=shared_tmp, env={"PATH": "/usr/bin:/bin"},
+                         capture_output=True, text=True, timeout=60)
+    clean(run)
+    if xdg:
+        assert run.returncode == 0, run.stderr
+        assert str(shared_tmp / "data" / "problemgen") in run.stdout
+    else:
+        assert run.returncode == 2
+        assert run.stderr.startswith("error: no home directory") and "--db" in run.stderr, run.stderr
+
+
+@AS_ROOT
+def test_progress_in_a_folder_this_user_may_not_enter_is_one_error_line(shared_tmp):
+    """``Path.exists`` raised PermissionError there; the quiz and the page already said it in one line."""
+    private = shared_tmp / "private"
+    private.mkdir(mode=0o700)
+    script = NO_PASSWD_ENTRY.format(root=str(ROOT), xdg="", argv=["progress", "--db", str(private / "p.sqlite3")])
+    run = subprocess.run([sys.executable, "-I", "-c", script], cwd=shared_tmp, env={"PATH": "/usr/bin:/bin"},
+                         capture_output=True, text=True, timeout=60)
+    clean(run)
+    assert run.returncode == 2 and run.stderr == f"error: {private / 'p.sqlite3'}: cannot open the progress store (Permission denied)\n"
