@@ -159,3 +159,45 @@ def test_progress_in_a_folder_this_user_may_not_enter_is_one_error_line(shared_t
                          capture_output=True, text=True, timeout=60)
     clean(run)
     assert run.returncode == 2 and run.stderr == f"error: {private / 'p.sqlite3'}: cannot open the progress store (Permission denied)\n"
+
+
+# --------------------------------------------------------------------------- umask
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def _umask(mask: int):
+    return lambda: os.umask(mask)
+
+
+def test_a_class_set_under_umask_000_is_not_writable_by_group_or_others(tmp_path):
+    """Grading trusts variant.json: a world-writable key (or folder) lets anyone change a grade."""
+    out = class_set(tmp_path, preexec_fn=_umask(0))
+    for path in (out, out / "keys", out / "keys" / "ana", out / "handouts" / "ana"):
+        assert _mode(path) == 0o755, path
+    for path in (out / "keys" / "ana" / "variant.json", out / "handouts" / "ana" / "worksheet.md", out / "manifest.json"):
+        assert _mode(path) == 0o644, path
+
+
+def test_a_key_made_private_stays_private_when_the_class_set_is_made_again_under_a_loose_umask(tmp_path):
+    out = class_set(tmp_path)
+    key = out / "keys" / "ana" / "variant.json"
+    key.chmod(0o600)
+    run = problemgen("worksheet", "masking", "-o", str(out), "--roster", "roster.csv", "--secret-env", "CLASS_SECRET",
+                     "--force", cwd=tmp_path, preexec_fn=_umask(0))
+    clean(run)
+    assert run.returncode == 0 and _mode(key) == 0o600
+
+
+def test_an_export_folder_under_umask_077_keeps_its_sealed_keys_private(tmp_path):
+    """The export set every file to 0o644 (0o755 for scripts) whatever the umask."""
+    out = class_set(tmp_path)
+    template = tmp_path / "template"
+    run = problemgen("export", "github-classroom", "--class", str(out), "--roster", "roster.csv", "--match-by",
+                     "github", "-o", str(template), cwd=tmp_path, preexec_fn=_umask(0o077))
+    clean(run)
+    assert run.returncode == 0, run.stderr
+    assert _mode(template / ".problemgen" / "keys.sealed") == 0o600
+    assert _mode(template / ".problemgen" / "grade.sh") == 0o700

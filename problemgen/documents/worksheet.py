@@ -36,7 +36,7 @@ from problemgen.documents.banks import MAX_SEED, Bank, BankItem, load_bank  # no
 from problemgen.documents.rosters import RosterStudent, read_roster_entries
 from problemgen.model.core import Problem, ProblemgenError
 from problemgen.model.variantfile import SheetProblem, WorksheetVariant
-from problemgen.outputs import Removal, check_output_apart, remove_stale
+from problemgen.outputs import FILE_MODE, FOLDER_MODE, Removal, check_output_apart, remove_stale
 import problemgen.secret_env as secret_env
 from problemgen.model.registry import draw_choices, generate, get_kind
 from problemgen.misconceptions.catalogue import describe
@@ -365,7 +365,7 @@ def prepare_output(out_dir: str | Path, force: bool) -> Output:
         earlier = out.is_dir() and any(out.iterdir())
         if earlier and not force:
             raise ProblemgenError(f"{out}: directory is not empty; use --force to replace the files problemgen writes there")
-        out.mkdir(parents=True, exist_ok=True)
+        out.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
     except OSError as exc:
         raise ProblemgenError(f"{out}: cannot create the output directory ({_os_reason(exc, out)})") from None
     return Output(out.resolve(), earlier)
@@ -393,7 +393,7 @@ def write_files(root: Path, subdir: str | None, files: dict[str, bytes]) -> None
 def _make_directory(path: Path) -> None:
     """Create one directory of the output, or accept it when it is there already and not a link."""
     try:
-        os.mkdir(path)
+        os.mkdir(path, FOLDER_MODE)  # never group- or world-writable (problemgen.outputs)
     except FileExistsError as exc:
         if path.is_symlink():
             raise ProblemgenError(f"refusing to write into {path}: it is a symbolic link") from None
@@ -414,7 +414,7 @@ def _write_file(path: str, data: bytes) -> None:
     try:
         if not _NO_FOLLOW and os.path.islink(path):
             raise OSError("symbolic link")
-        descriptor = os.open(path, _WRITE_FLAGS, 0o666)
+        descriptor = os.open(path, _WRITE_FLAGS, FILE_MODE)  # an existing file keeps its mode
         try:
             view = memoryview(data)
             while view:  # a write may take only part of the data

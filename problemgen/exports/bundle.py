@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from problemgen.errors import ProblemgenError
-from problemgen.outputs import remove_stale
+from problemgen.outputs import FOLDER_MODE, allowed_mode, remove_stale
 
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
@@ -74,15 +74,15 @@ def write_directory(bundle: Bundle, target: str | Path, *, force: bool = False,
     if root.is_dir() and any(root.iterdir()) and not force:
         raise ProblemgenError(f"{root}: directory is not empty; use --force to replace the files the export writes")
     try:
-        root.mkdir(parents=True, exist_ok=True)
+        root.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
         resolved = root.resolve()
         for path in sorted(bundle.files):
             file = root / path
-            file.parent.mkdir(parents=True, exist_ok=True)
+            file.parent.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
             if file.is_symlink() or not file.parent.resolve().is_relative_to(resolved):
                 raise ProblemgenError(f"refusing to write {file}: it is a link or leads outside {root}")
             file.write_bytes(bundle.files[path])
-            file.chmod(bundle.mode(path))
+            file.chmod(allowed_mode(bundle.mode(path)))  # as the umask allows: 0o600 under umask 077
     except OSError as exc:
         raise ProblemgenError(f"{root}: cannot write the export ({exc.strerror})") from exc
     removal = remove_stale(root, owned, bundle.files)
