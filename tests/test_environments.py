@@ -201,3 +201,48 @@ def test_an_export_folder_under_umask_077_keeps_its_sealed_keys_private(tmp_path
     assert run.returncode == 0, run.stderr
     assert _mode(template / ".problemgen" / "keys.sealed") == 0o600
     assert _mode(template / ".problemgen" / "grade.sh") == 0o700
+
+
+# --------------------------------------------------------------------------- a root code grader
+
+
+def _runtime_private() -> bool:
+    from problemgen.code.sandbox import runtimeview
+
+    return any(runtimeview.blocked_ancestor(os.path.join(p, "x")) for p in (sys.prefix, sys.base_prefix))
+
+
+def _grade_peek(tmp_path: Path, wrapper: list[str]) -> subprocess.CompletedProcess:
+    (tmp_path / "peek.py").write_text("import os\ndef softmax(x, axis=-1):\n    return os.getuid()\n")
+    return subprocess.run([*wrapper, *PROBLEMGEN, "grade-code", "peek.py", "--task", "softmax", "--public-only",
+                           "--format", "json"], cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=120)
+
+
+@AS_ROOT
+@pytest.mark.parametrize("wrapper, why", [
+    (["setpriv", "--bounding-set", "-sys_admin", "--inh-caps", "-sys_admin"], "no private mount namespace"),
+    (["unshare", "--user", "--map-root-user"], "could not switch to uid 65534"),
+], ids=["docker-root-without-cap-sys-admin", "user-namespace-without-nobody"])
+def test_a_root_grader_that_cannot_leave_uid_0_runs_no_student_code_and_says_why(tmp_path, wrapper, why):
+    """Student code ran as uid 0 (without capabilities) in both: it owns every root-owned file."""
+    if shutil.which(wrapper[0]) is None:
+        pytest.skip(f"{wrapper[0]} is not installed")
+    if wrapper[0] == "setpriv" and not _runtime_private():
+        pytest.skip("this Python is readable by 'nobody': no namespace is needed to leave uid 0")
+    probe = subprocess.run([*wrapper, "true"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        pytest.skip(f"{wrapper[0]} cannot run here: {probe.stderr.strip()}")
+    run = _grade_peek(tmp_path, wrapper)
+    clean(run)
+    assert run.returncode == 3, (run.stdout[-2000:], run.stderr)
+    assert "would have run student code as uid 0" in run.stderr and why in run.stderr, run.stderr
+    assert run.stdout == ""
+
+
+@AS_ROOT
+def test_a_root_grader_in_an_ordinary_root_container_runs_student_code_as_nobody(tmp_path):
+    run = _grade_peek(tmp_path, [])
+    clean(run)
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    assert report["meta"]["confinement"]["uid"] == 65534
