@@ -18,6 +18,15 @@ each in a warning.
 
 Links are never followed: a folder or file that is a symbolic link is not ours, and a link could lead
 outside the folder the user named.
+
+Permissions. Who may *read* an output is the user's umask (022: everyone; 077: only the user, which is
+still enough to zip or upload handouts); a file that exists already keeps its mode when it is replaced,
+so a key made private stays private. A class set (``worksheet``) and an export folder are never group- or
+world-*writable*, whatever the umask (``umask 000`` in a container): grading trusts ``variant.json`` and an
+export's sealed keys, and a writable key, or a writable folder it can be swapped in, would let anyone who
+can write there change the grade. :data:`FILE_MODE` and :data:`FOLDER_MODE` are what those are created
+with; :func:`allowed_mode` is a mode an export sets explicitly (``run.sh`` executable) as the umask
+allows it. Other outputs (reports, gradebooks, single files) are created as the umask says.
 """
 
 from __future__ import annotations
@@ -29,6 +38,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from problemgen.errors import ProblemgenError
+
+
+FILE_MODE = 0o644
+FOLDER_MODE = 0o755
+
+
+def allowed_mode(mode: int) -> int:
+    """``mode`` less what the umask takes away and less any write bit for group or others."""
+    return mode & ~current_umask() & ~0o022
+
+
+def current_umask() -> int:
+    """The process's umask (read from ``/proc`` where it is shown; set and restored elsewhere)."""
+    try:
+        with open("/proc/self/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def check_output_apart(output: str | Path, inputs: Mapping[str, str | Path | None], option: str = "-o") -> None:

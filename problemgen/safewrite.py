@@ -65,23 +65,26 @@ class Staged:
     def __exit__(self, *exc) -> None:
         self.discard()
 
-    def add(self, path: str | Path, data: bytes | str, *, mode: int | None = None) -> None:
-        """Stage ``data`` (text is written as UTF-8) for ``path``."""
-        with self.open(path, mode=mode) as stream:
+    def add(self, path: str | Path, data: bytes | str, *, mode: int | None = None,
+            new_mode: int | None = None) -> None:
+        """Stage ``data`` (text is written as UTF-8) for ``path`` (``mode``, ``new_mode``: see :meth:`open`)."""
+        with self.open(path, mode=mode, new_mode=new_mode) as stream:
             stream.write(data.encode("utf-8") if isinstance(data, str) else data)
 
     @contextmanager
-    def open(self, path: str | Path, *, text: bool = False, mode: int | None = None) -> Iterator[IO]:
+    def open(self, path: str | Path, *, text: bool = False, mode: int | None = None,
+             new_mode: int | None = None) -> Iterator[IO]:
         """A stream onto the temporary of ``path`` (binary, or UTF-8 text with ``text``) for content written
         piece by piece (a gradebook row by row, a zip); staged when the block ends without an error.
-        ``mode``: the file's permissions (default: those of the file replaced, else the umask's)."""
+        ``mode``: the file's permissions; by default those of the file replaced, else ``new_mode``, else the
+        umask's."""
         final = os.fspath(path)
         if os.path.islink(final):
             raise ProblemgenError(f"refusing to write {final}: it is a symbolic link")
         temp, descriptor = _create_temporary(final)
         try:
             with open(descriptor, "wb", closefd=True) as raw:
-                _set_mode(raw.fileno(), final, mode)
+                _set_mode(raw.fileno(), final, mode, new_mode)
                 stream = io.TextIOWrapper(raw, "utf-8", "backslashreplace", newline="") if text else raw
                 yield stream
                 stream.flush()
@@ -151,16 +154,20 @@ def _create_temporary(final: str) -> tuple[str, int]:
     raise WriteFailed(f"cannot write {final} (no free temporary name beside it)")
 
 
-def _set_mode(descriptor: int, final: str, mode: int | None) -> None:
-    """Give the temporary ``mode``, or the permissions of the regular file it will replace."""
+def _set_mode(descriptor: int, final: str, mode: int | None, new_mode: int | None = None) -> None:
+    """Give the temporary ``mode``, or the permissions of the regular file it will replace, or ``new_mode``
+    where there is none (else it keeps the umask's)."""
     if mode is None:
         try:
             status = os.stat(final, follow_symlinks=False)
         except OSError:
+            status = None
+        if status is not None and stat.S_ISREG(status.st_mode):
+            mode = stat.S_IMODE(status.st_mode)
+        elif new_mode is None:
             return
-        if not stat.S_ISREG(status.st_mode):
-            return
-        mode = stat.S_IMODE(status.st_mode)
+        else:
+            mode = new_mode
     os.fchmod(descriptor, mode) if hasattr(os, "fchmod") else None
 
 

@@ -418,17 +418,17 @@ def test_a_non_root_grader_confines_its_children_too(tmp_path):
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="only a root grader switches the child to 'nobody'")
-def test_a_private_temp_directory_keeps_the_child_at_uid_0_without_capabilities_and_says_why(tmp_path, monkeypatch):
-    """A $TMPDIR under a 0700 directory (pytest's tmp_path): a submission staged there is out of nobody's reach."""
+def test_a_private_temp_directory_runs_no_student_code_as_uid_0_and_says_why(tmp_path, monkeypatch):
+    """A $TMPDIR under a 0700 directory (pytest's tmp_path): a submission staged there is out of nobody's
+    reach, and the child used to run it as uid 0 without capabilities, the owner of every root-owned file."""
     import tempfile
+
+    from problemgen.code.sandbox import IsolationError
 
     private = tmp_path / "private"
     private.mkdir(mode=0o700)
     monkeypatch.setenv("TMPDIR", str(private))
     monkeypatch.setattr(tempfile, "tempdir", None)  # tempfile caches the directory it chose
     with Sandbox(FAST) as box:
-        run = run_source(box, "import os\ndef who():\n    return os.getuid()\n", [Call("who")])
-    assert run.outcomes[0].status == RETURNED and run.outcomes[0].value == 0
-    caps = run.confinement["capabilities"]
-    assert all(caps[name] == ZERO for name in ("effective", "permitted", "inheritable", "ambient", "bounding"))
-    assert any("not reachable by 'nobody'" in note for note in run.confinement["notes"])
+        with pytest.raises(IsolationError, match=r"uid 0 \(root\) \(.*not reachable by 'nobody'.*nothing was run"):
+            run_source(box, "import os\ndef who():\n    return os.getuid()\n", [Call("who")])

@@ -84,12 +84,20 @@ def main(argv: list[str] | None = None) -> None:
 
     Ctrl-C exits 130 with one word wherever it lands. Inside a command click turns it into Abort (and the
     quiz handles its own), but importing click and the commands comes before that: Ctrl-C there printed
-    a KeyboardInterrupt traceback."""
+    a KeyboardInterrupt traceback. The standard streams are made safe first (closed, a narrow encoding,
+    a reader that went away: :mod:`problemgen.cli.streams`)."""
+    from problemgen.cli import streams
+
+    streams.prepare()
     try:
         _main(argv)
     except KeyboardInterrupt:
         sys.stderr.write("\naborted\n")  # as click's Abort: the ^C the terminal echoed ends its line
         sys.exit(130)
+    except (BrokenPipeError, streams.ReaderGone):
+        if not streams.stdout_is_broken():
+            raise  # another pipe (a sandbox's, say): a real failure, not a reader that stopped reading
+        sys.exit(streams.quit_broken_pipe())
 
 
 def _main(argv: list[str] | None) -> None:
@@ -103,6 +111,7 @@ def _main(argv: list[str] | None) -> None:
         sys.exit(EXIT_USAGE)
     if text is not None:
         sys.stdout.write(text)
+        sys.stdout.flush()  # a closed reader shows here, inside main, not in the interpreter's exit
         sys.exit(EXIT_OK)
     sys.exit(run_click(args))
 
@@ -128,8 +137,6 @@ def run_click(args: list[str]) -> int:
     except click.exceptions.Abort:
         sys.stderr.write("aborted\n")
         return 130
-    except BrokenPipeError:
-        return EXIT_OK
     except OSError as exc:
         if not _out_of_room(exc):
             raise

@@ -8,6 +8,7 @@ import click
 
 from problemgen import __version__
 from problemgen.cli import COMMANDS
+from problemgen.cli.streams import ReaderGone
 
 
 class LazyGroup(click.Group):
@@ -21,6 +22,14 @@ class LazyGroup(click.Group):
             return None
         module_name, _, attribute = COMMANDS[name][0].partition(":")
         return getattr(importlib.import_module(module_name), attribute)
+
+    def invoke(self, ctx: click.Context):
+        """As click's, except that a broken pipe reaches ``problemgen.cli.main`` (click would end it with
+        exit code 1, the code of a failure the command was asked to report)."""
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as exc:
+            raise ReaderGone() from exc
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, help_text) for name, (_, help_text) in COMMANDS.items()]

@@ -275,14 +275,15 @@ def to_ascii(text: str, encoding: str = "ascii") -> str:
     """``text`` with every character ``encoding`` cannot write replaced by an ASCII spelling (never raises)."""
     if not can_encode(encoding, "√"):
         text = _ROOT.sub(lambda m: f"sqrt({m.group(1).strip('()')})", text)
-    return "".join(_spell(char, encoding) for char in text)
+    return "".join(spell_in(char, encoding) for char in text)
 
 
 _ROOT = re.compile(r"√(\([^()]*\)|[\w.\u2080-\u209c\u1d62-\u1d6a\u2090-\u209c]+)")
 
 
 @functools.lru_cache(maxsize=4096)
-def _spell(char: str, encoding: str) -> str:
+def spell_in(char: str, encoding: str) -> str:
+    """``char`` itself when ``encoding`` can write it, else an ASCII spelling (``≤`` -> ``<=``, ``ₖ`` -> ``_k``)."""
     try:
         char.encode(encoding)
         return char

@@ -40,7 +40,7 @@ from problemgen.model.core import Problem, ProblemgenError
 from problemgen.model.variantfile import SheetProblem, WorksheetVariant
 from problemgen.errors import WriteFailed
 from problemgen.outputlock import holding
-from problemgen.outputs import Removal, check_output_apart, remove_stale
+from problemgen.outputs import FILE_MODE, FOLDER_MODE, Removal, allowed_mode, check_output_apart, remove_stale
 from problemgen.safewrite import Staged
 import problemgen.secret_env as secret_env
 from problemgen.model.registry import draw_choices, generate, get_kind
@@ -369,7 +369,7 @@ def prepare_output(out_dir: str | Path, force: bool) -> Iterator[Output]:
     if out.exists() and not out.is_dir():
         raise ProblemgenError(f"{out}: exists and is not a directory")
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        out.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
     except OSError as exc:
         raise ProblemgenError(f"{out}: cannot create the output directory ({_os_reason(exc, out)})") from None
     if not os.access(out, os.W_OK):  # before any work, as an output file that cannot be written
@@ -409,14 +409,14 @@ def write_folders(root: Path, folders: dict[str | None, dict[str, bytes]], *, du
                 target = os.path.join(target, component)
                 _make_directory(Path(target))
             for name, data in files.items():
-                staged.add(os.path.join(target, name), data)
+                staged.add(os.path.join(target, name), data, new_mode=allowed_mode(FILE_MODE))  # see outputs
         staged.commit()
 
 
 def _make_directory(path: Path) -> None:
     """Create one directory of the output, or accept it when it is there already and not a link."""
     try:
-        os.mkdir(path)
+        os.mkdir(path, FOLDER_MODE)  # never group- or world-writable (problemgen.outputs)
     except FileExistsError as exc:
         if path.is_symlink():
             raise ProblemgenError(f"refusing to write into {path}: it is a symbolic link") from None

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from problemgen.errors import ProblemgenError, WriteFailed
 from problemgen.outputlock import holding
-from problemgen.outputs import remove_stale
+from problemgen.outputs import FOLDER_MODE, allowed_mode, remove_stale
 from problemgen.safewrite import Staged, reason, replacing
 
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
@@ -75,7 +75,7 @@ def write_directory(bundle: Bundle, target: str | Path, *, force: bool = False,
     if root.is_dir() and any(root.iterdir()) and not force:
         raise ProblemgenError(f"{root}: directory is not empty; use --force to replace the files the export writes")
     try:
-        root.mkdir(parents=True, exist_ok=True)
+        root.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
     except OSError as exc:
         raise WriteFailed(f"{root}: cannot write the export ({reason(exc, root)})") from None
     with holding(root, writing=True):  # a second export into it stops at once (problemgen.outputlock)
@@ -92,10 +92,10 @@ def _write_files(bundle: Bundle, root: Path) -> None:
             resolved = root.resolve()
             for path in sorted(bundle.files):
                 file = root / path
-                file.parent.mkdir(parents=True, exist_ok=True)
+                file.parent.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
                 if file.is_symlink() or not file.parent.resolve().is_relative_to(resolved):
                     raise ProblemgenError(f"refusing to write {file}: it is a link or leads outside {root}")
-                staged.add(file, bundle.files[path], mode=bundle.mode(path))
+                staged.add(file, bundle.files[path], mode=allowed_mode(bundle.mode(path)))  # 0o600 under umask 077
         except OSError as exc:
             raise WriteFailed(f"{root}: cannot write the export ({reason(exc, root)})") from None
         except WriteFailed as exc:

@@ -161,19 +161,46 @@ def _moment(text: str | None) -> datetime | None:
 
 def default_db_path(env: Mapping[str, str] | None = None, platform: str | None = None,
                     home: Path | None = None) -> Path:
-    """The per-user store location for this platform (arguments exist so tests can vary them)."""
+    """The per-user store location for this platform (arguments exist so tests can vary them).
+
+    The home directory is looked up only when the location needs it: a container or CI job often runs
+    a uid with no ``/etc/passwd`` entry and no ``$HOME``, and there an absolute ``$XDG_DATA_HOME`` (or
+    ``--db``) is all the quiz needs; without either it is one ``error:`` line saying so."""
     env = os.environ if env is None else env
     platform = sys.platform if platform is None else platform
-    home = Path.home() if home is None else home
     if platform.startswith("win"):
-        base = Path(env["APPDATA"]) if env.get("APPDATA") else home / "AppData" / "Roaming"
+        base = Path(env["APPDATA"]) if env.get("APPDATA") else _home(env, home) / "AppData" / "Roaming"
     elif platform == "darwin":
-        base = home / "Library" / "Application Support"
+        base = _home(env, home) / "Library" / "Application Support"
     else:
         xdg = env.get("XDG_DATA_HOME", "")
         # The XDG spec says relative paths are invalid and must be ignored.
-        base = Path(xdg) if xdg and os.path.isabs(xdg) else home / ".local" / "share"
+        base = Path(xdg) if xdg and os.path.isabs(xdg) else _home(env, home) / ".local" / "share"
     return base / "problemgen" / DB_FILENAME
+
+
+def _home(env: Mapping[str, str], home: Path | None) -> Path:
+    """The user's home directory: an absolute ``$HOME``, else the password database's entry for this uid.
+
+    A relative ``$HOME`` is ignored as the XDG spec ignores relative paths: it would put the progress
+    file wherever the command happens to be started, and the next run elsewhere would not find it."""
+    if home is not None:
+        return home
+    value = env.get("HOME", "")
+    if value and os.path.isabs(value):
+        return Path(value)
+    try:
+        import pwd
+
+        entry = pwd.getpwuid(os.getuid()).pw_dir
+    except (ImportError, KeyError):
+        entry = ""
+    if entry and os.path.isabs(entry):
+        return Path(entry)
+    raise ProblemgenError(
+        "no home directory to keep progress in: $HOME is unset or not an absolute path and this user "
+        f"(uid {os.getuid()}) has no home in the password database; name a file with --db, or set "
+        "XDG_DATA_HOME (or HOME) to an absolute directory")
 
 
 BUSY_SECONDS = 5.0

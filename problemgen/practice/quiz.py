@@ -562,7 +562,7 @@ def run_progress(db: str | None = None, as_json: bool = False, reset: bool = Fal
     stdout = stdout or sys.stdout
     path = Path(db) if db else default_db_path(env)
     items, answers = [], []
-    if path.exists():
+    if _exists(path):
         with ProgressStore(path, read_only=not reset) as store:  # a file that cannot be written is still shown
             if reset:
                 store.reset()
@@ -585,6 +585,15 @@ def run_progress(db: str | None = None, as_json: bool = False, reset: bool = Fal
     else:
         write(format_progress(rows, str(path), now, curriculum.intervals_days))
     return 0
+
+
+def _exists(path: os.PathLike[str]) -> bool:
+    """Whether the progress file is there; a folder this user may not enter is one error line, as the quiz
+    gives (``Path.exists`` raises PermissionError there)."""
+    try:
+        return path.exists()
+    except OSError as exc:
+        raise ProblemgenError(f"{path}: cannot open the progress store ({exc.strerror})") from None
 
 
 def _installed_kinds() -> dict[str, tuple[int, ...]]:

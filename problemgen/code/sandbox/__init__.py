@@ -8,7 +8,7 @@ What confines a child, in the order it is applied (``isolation.confine``), befor
 1. credentials (``privileges``): every capability set emptied (effective, permitted, inheritable,
    ambient, bounding), securebits locked (no root fix-ups, no ambient raise), no_new_privs, and uid/gid
    ``nobody`` when the runtime is readable for it (``runtimeview`` arranges that for a runtime under
-   ``/root``); otherwise uid 0 without capabilities. The fork server reads the result from
+   ``/root``); a root grader that cannot switch runs no student code (``isolation.refuses_root``). The fork server reads the result from
    ``/proc/<pid>/status`` while the child waits, and the level is lowered if anything is left;
 2. resource limits (CPU, address space, no file size, open files, no core, tasks when not root);
 3. Landlock: read-only access to the submission, the standard library and numpy/sympy/mpmath;

@@ -55,6 +55,8 @@ def main(config: dict, fds: list[int], allow: isolation.ReadAllowlist, cases: li
         _send(wire.CONFINED, 0, json.dumps(done.as_dict(), sort_keys=True).encode())
         if isolation.rank(done.level) < isolation.rank(config["min_level"]):
             _exit(0)  # fail closed: no student code below the demanded level
+        if os.geteuid() == 0 and isolation.refuses_root(disable):
+            _exit(0)  # fail closed: no student code as uid 0 (the grader reports why)
         module = _import_submission(config["submission_dir"], config["entry"])
         if module is None:
             _exit(0)

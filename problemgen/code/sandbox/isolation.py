@@ -38,6 +38,35 @@ NOBODY = privileges.NOBODY
 ALLOWED_PACKAGES = ("numpy", "sympy", "mpmath")
 
 
+ROOT_OPT_IN = ("privileges", "nobody")
+"""Layers whose disabling (tests only; no command offers it) is an explicit request to keep uid 0."""
+
+
+def refuses_root(disable: tuple[str, ...] | list[str]) -> bool:
+    """True unless the caller disabled a credential layer on purpose: student code never runs as uid 0.
+
+    Why a refusal rather than a lower level: uid 0 without capabilities still owns every root-owned file,
+    so where Landlock or seccomp is missing (an older kernel, a container's own filter) it could read the
+    grader's secret and keys, or replace the grader's files. A root grader reaches uid 0 in its children
+    only when ``nobody`` cannot be used: the runtime or ``$TMPDIR`` under a private directory and no
+    mount namespace allowed (Docker's default root has no CAP_SYS_ADMIN), or a user namespace that does
+    not map uid 65534."""
+    return not any(layer in disable for layer in ROOT_OPT_IN)
+
+
+def root_refusal(notes: list[str] | tuple[str, ...]) -> str:
+    """The one-line reason a root grader ran nothing, with what it could not arrange and how to fix it."""
+    why = [n for n in notes if not n.startswith(("RLIMIT_NPROC", "runs as uid 0", "landlock", "seccomp"))]
+    because = f" ({'; '.join(sorted(why))})" if why else ""
+    if any(n.startswith("could not switch") for n in why):  # a user namespace without uid 65534
+        fix = "map uid 65534 into the container's user namespace"
+    else:
+        fix = ("let uid 65534 ('nobody') read the Python runtime and $TMPDIR (a Python outside /root), or allow "
+               "the grader a private mount namespace (CAP_SYS_ADMIN)")
+    return (f"the sandbox would have run student code as uid 0 (root){because}; nothing was run. Run the grader "
+            f"as a non-root user, or {fix}")
+
+
 def rank(level: str) -> int:
     """Position of ``level`` in LEVELS; unknown names rank below everything."""
     return LEVELS.index(level) if level in LEVELS else -1

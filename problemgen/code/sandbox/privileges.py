@@ -4,7 +4,8 @@ Why a step of its own: seccomp and Landlock decide what a *call* may do, but a c
 capabilities (a grader running as root, the usual case in CI containers and course autograders) could
 use every privileged operation they leave open. So the child gives up all five capability sets, locks
 the securebits so uid 0 never regains them, and switches to ``nobody`` when the runtime is reachable
-for that uid. Where it is not, the child stays uid 0 *without* capabilities and the report says so.
+for that uid. Where it is not, the child runs no student code (``isolation.refuses_root``): uid 0 without
+capabilities still owns every root-owned file.
 
 The child's own account of this is never believed: :func:`read_status` is how the fork server (trusted
 code, the child's parent) reads the result back from ``/proc/<pid>/status`` before any student byte runs.

@@ -42,7 +42,8 @@ KILL_CONFIRMATION_SECONDS = 10.0  # a fork server that does not confirm a kill b
 
 
 class IsolationError(ProblemgenError):
-    """The sandbox could not reach the demanded isolation level; no student code was run."""
+    """The sandbox could not reach the demanded isolation level, or could not leave uid 0; no student code
+    was run."""
 
 
 class ServerTampered(ProblemgenError):
@@ -485,6 +486,8 @@ def run_calls(
             if isolation.rank(levels[-1]) < isolation.rank(min_level):
                 raise IsolationError(
                     f"sandbox isolation is {levels[-1]!r}, below the required {min_level!r}; nothing was run")
+            if run.confinement["uid"] == 0 and isolation.refuses_root(limits.disable):
+                raise IsolationError(isolation.root_refusal(run.confinement.get("notes", ())))
         if not run.imported:
             outcomes.update(dict.fromkeys(pending, _import_outcome(run, limits)))
             break

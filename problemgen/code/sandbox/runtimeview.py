@@ -8,8 +8,8 @@ empty tmpfs that holds nothing but bind mounts of the runtime directories the ch
 read. Paths stay the same, so imports, ``__file__`` and Landlock rules are unchanged; the rest of
 ``/root`` becomes invisible to the fork server and its children. The grader's own view is untouched.
 
-Only used as root; on any failure the namespace is left as it was and the child stays uid 0 (no
-capabilities), which the report states.
+Only used as root; on any failure the namespace is left as it was, and the sandbox then refuses to run
+student code rather than run it as uid 0 (``isolation.refuses_root``), saying what failed.
 """
 
 from __future__ import annotations
