@@ -16,6 +16,13 @@ put there under another name matches. Once every new file is written (a run that
 nothing), :func:`remove_stale` removes the matching files this run did not write; the command names
 each in a warning.
 
+A run killed midway (SIGKILL, a lost machine) may leave the hidden temporaries of :mod:`problemgen.safewrite`
+(``.key.toml.1a2b3c4d.partial``) beside its outputs. No output pattern matches them, so they are never
+graded or counted, but an export folder would ship them and nothing else removes them: a run that holds
+the folder (:mod:`problemgen.outputlock`, so no other run is writing them) removes those whose final name is
+one of its own patterns, before it writes (:func:`remove_leftovers`), silently, since each is an
+unfinished copy of a file the run writes again.
+
 Links are never followed: a folder or file that is a symbolic link is not ours, and a link could lead
 outside the folder the user named.
 
@@ -38,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from problemgen.errors import ProblemgenError
+from problemgen.safewrite import final_name
 
 
 FILE_MODE = 0o644
@@ -92,16 +100,32 @@ def check_output_file(output: str | Path, option: str = "-o") -> None:
         raise ProblemgenError(f"{option} {output}: cannot be written ({reason})")
 
 
-def files_matching(root: str | Path, patterns: Iterable[str]) -> set[str]:
+def files_matching(root: str | Path, patterns: Iterable[str], *, leftovers: bool = False) -> set[str]:
     """Relative POSIX paths of the regular files under ``root`` that match one of ``patterns`` (``/``
-    separates folders; each part is an ``fnmatch`` pattern). Links are neither listed nor followed."""
+    separates folders; each part is an ``fnmatch`` pattern). Links are neither listed nor followed.
+    With ``leftovers``, the unfinished temporaries of such files instead (see the module's notes)."""
     found: set[str] = set()
     for pattern in patterns:
-        found.update(_walk(Path(root), pattern.split("/"), ()))
+        found.update(_walk(Path(root), pattern.split("/"), (), leftovers))
     return found
 
 
-def _walk(root: Path, parts: list[str], inside: tuple[str, ...]) -> Iterator[str]:
+def remove_leftovers(root: str | Path, patterns: Iterable[str]) -> None:
+    """Remove the temporaries a killed run left for files matching ``patterns`` under ``root``, and the folders
+    this empties; call it only while holding ``root`` (:mod:`problemgen.outputlock`). One that cannot be
+    removed stays: it is hidden, and the run's own files are what matter."""
+    remove_files(root, sorted(files_matching(root, patterns, leftovers=True)))
+
+
+def _named(name: str, pattern: str, leftovers: bool) -> bool:
+    """Whether a file ``name`` is one ``pattern`` names, or with ``leftovers`` a temporary of one."""
+    if not leftovers:
+        return fnmatch.fnmatchcase(name, pattern)
+    final = final_name(name)
+    return final is not None and fnmatch.fnmatchcase(final, pattern)
+
+
+def _walk(root: Path, parts: list[str], inside: tuple[str, ...], leftovers: bool = False) -> Iterator[str]:
     folder = root.joinpath(*inside)
     try:
         with os.scandir(folder) as entries:
@@ -112,12 +136,10 @@ def _walk(root: Path, parts: list[str], inside: tuple[str, ...]) -> Iterator[str
     except OSError as exc:
         raise ProblemgenError(f"cannot list {folder} ({exc.strerror})") from None
     for name, is_file, is_dir in listed:
-        if not fnmatch.fnmatchcase(name, parts[0]):
-            continue
-        if len(parts) == 1 and is_file:
+        if len(parts) == 1 and is_file and _named(name, parts[0], leftovers):
             yield "/".join((*inside, name))
-        elif len(parts) > 1 and is_dir:
-            yield from _walk(root, parts[1:], (*inside, name))
+        elif len(parts) > 1 and is_dir and fnmatch.fnmatchcase(name, parts[0]):
+            yield from _walk(root, parts[1:], (*inside, name), leftovers)
 
 
 @dataclass

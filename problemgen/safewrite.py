@@ -13,7 +13,8 @@ and only then are they all renamed, so a full disk leaves the earlier group whol
 
 Temporary names are hidden and end in ``.partial`` (``.gradebook.csv.1a2b3c4d.partial``): no output
 pattern of problemgen matches them (``*.json``, ``handouts/*/worksheet.md``), so a file left behind by a
-killed run is never graded, shipped or taken for an output. A replaced file keeps the permissions of the
+killed run is never graded or taken for an output; the next run that holds the folder removes those of
+its own names (:func:`problemgen.outputs.remove_leftovers`), so none is shipped with an export folder. A replaced file keeps the permissions of the
 one it replaces (a key made private stays private); a new one gets the umask's. ``durable`` files are
 flushed to the disk (``fsync``) before the rename: the few files that say a run finished or that are
 handed on (a manifest, a gradebook, an export). A class set's many per-student files are not: that would
@@ -25,6 +26,7 @@ from __future__ import annotations
 import errno
 import io
 import os
+import re
 import secrets
 import stat
 from contextlib import contextmanager
@@ -37,6 +39,15 @@ _FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
           | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
 _MAX_NAME = 200
 """Characters of the final name kept in the temporary one (a name of 255 bytes must still get a temporary)."""
+_TOKEN_HEX = 8
+_TEMPORARY = re.compile(rf"\.(.+)\.[0-9a-f]{{{_TOKEN_HEX}}}\.partial", re.DOTALL)
+
+
+def final_name(name: str) -> str | None:
+    """The final name a temporary of this module stands for (``.key.toml.1a2b3c4d.partial`` -> ``key.toml``),
+    or None for any other name: how a later run knows the unfinished files a killed one left."""
+    match = _TEMPORARY.fullmatch(name)
+    return match[1] if match else None
 
 
 def reason(exc: OSError, path: str | Path) -> str:
@@ -144,7 +155,7 @@ def replacing(path: str | Path, *, text: bool = True, durable: bool = False) -> 
 def _create_temporary(final: str) -> tuple[str, int]:
     folder, name = os.path.split(final)
     for _ in range(100):
-        temp = os.path.join(folder, f".{name[:_MAX_NAME]}.{secrets.token_hex(4)}.partial")
+        temp = os.path.join(folder, f".{name[:_MAX_NAME]}.{secrets.token_hex(_TOKEN_HEX // 2)}.partial")
         try:
             return temp, os.open(temp, _FLAGS, 0o666)
         except FileExistsError:

@@ -39,7 +39,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "problemgen.resources": set(),
     "problemgen.userfiles": {"problemgen.errors"},
     "problemgen.secret_env": {"problemgen.errors"},
-    "problemgen.outputs": {"problemgen.errors"},
+    "problemgen.outputs": {"problemgen.errors", "problemgen.safewrite"},
     "problemgen.outputlock": {"problemgen.errors"},
     "problemgen.safewrite": {"problemgen.errors"},
     "problemgen.wording": set(),

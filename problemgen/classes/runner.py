@@ -32,9 +32,9 @@ from problemgen.classes.summary import class_summary, flag_copies, items_csv, re
 from problemgen.model.core import ProblemgenError
 from problemgen.errors import WriteFailed
 from problemgen.outputlock import holding
-from problemgen.outputs import remove_files, stale_files
+from problemgen.outputs import remove_files, remove_leftovers, stale_files
 from problemgen.safewrite import Staged, write_file
-from problemgen.sheets.reports import extension, render, render_json
+from problemgen.sheets.reports import REPORT_FORMATS, extension, render, render_json
 
 @dataclass(frozen=True)
 class ClassRun:
@@ -78,6 +78,8 @@ def run_class(rows: Iterable[ClassRow], out_dir: str | Path, fmt: str, title: st
 
 def _run_class(rows: Iterable[ClassRow], out: Path, fmt: str, title: str, total: int, warnings: list[str],
                progress: Callable[[int, int], None] | None) -> ClassRun:
+    remove_leftovers(out, RESULTS)  # what a killed run left unfinished (problemgen.outputs)
+    remove_leftovers(out / "reports", [f"*.{f.extension}" for f in REPORT_FORMATS.values()])  # the folder stays
     records: list[Record] = []
     items, shared, reports = ItemStatistics(), {}, 0
     ext, report_names = extension(fmt), set()
@@ -105,6 +107,10 @@ def _run_class(rows: Iterable[ClassRow], out: Path, fmt: str, title: str, total:
         summary = class_summary(title, records, items.items(), flag_copies(records), kept)
         _write_summaries(out, summary)
     return ClassRun(tuple(records), summary, written, reports)
+
+
+RESULTS = ("gradebook.csv", "summary.txt", "summary.md", "summary.json", "items.csv")
+"""The top-level files of a class run, written together at its end."""
 
 
 def _removed(name: str) -> str:

@@ -40,7 +40,8 @@ from problemgen.model.core import Problem, ProblemgenError
 from problemgen.model.variantfile import SheetProblem, WorksheetVariant
 from problemgen.errors import WriteFailed
 from problemgen.outputlock import holding
-from problemgen.outputs import FILE_MODE, FOLDER_MODE, Removal, allowed_mode, check_output_apart, remove_stale
+from problemgen.outputs import (FILE_MODE, FOLDER_MODE, Removal, allowed_mode, check_output_apart, remove_leftovers,
+                                remove_stale)
 from problemgen.safewrite import Staged
 import problemgen.secret_env as secret_env
 from problemgen.model.registry import draw_choices, generate, get_kind
@@ -475,6 +476,8 @@ def write_worksheet(job: WorksheetJob, warn: Callable[[str], None] | None = None
     variant = build_variant(bank, seed)
     files = variant_files(variant, DocumentRenderer(job.templates), job.formats, bank.instructions)
     with prepare_output(job.out_dir, job.force) as output:
+        if output.earlier:  # a killed run's unfinished files (problemgen.outputs)
+            remove_leftovers(output.root, worksheet_files(FORMATS))
         try:
             write_files(output.root, None, files)
         except WriteFailed as exc:  # staged: the worksheet, key and variant of an earlier run stay together
@@ -717,6 +720,8 @@ def _write_class_set(job: WorksheetJob, bank: Bank, students: list[RosterStudent
     """The writing of :func:`write_class_set`, into the folder it holds."""
     root = output.root
     _forget_manifest(root)
+    if output.earlier:  # a killed run's unfinished files (problemgen.outputs)
+        remove_leftovers(root, [*class_set_patterns(), MANIFEST])
     writer = StudentWriter(bank, job, secret, base_seed, root)
     try:
         entries, written = _write_set(writer, students, progress)

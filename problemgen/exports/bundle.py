@@ -13,6 +13,7 @@ this one). Nothing else there is touched.
 
 from __future__ import annotations
 
+import glob
 import json
 import zipfile
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from problemgen.errors import ProblemgenError, WriteFailed
 from problemgen.outputlock import holding
-from problemgen.outputs import FOLDER_MODE, allowed_mode, remove_stale
+from problemgen.outputs import FOLDER_MODE, allowed_mode, remove_leftovers, remove_stale
 from problemgen.safewrite import Staged, reason, replacing
 
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
@@ -79,6 +80,7 @@ def write_directory(bundle: Bundle, target: str | Path, *, force: bool = False,
     except OSError as exc:
         raise WriteFailed(f"{root}: cannot write the export ({reason(exc, root)})") from None
     with holding(root, writing=True):  # a second export into it stops at once (problemgen.outputlock)
+        remove_leftovers(root, [*map(glob.escape, bundle.files), *owned])  # a killed export's, never shipped
         _write_files(bundle, root)
         removal = remove_stale(root, owned, bundle.files)
     return [*(f"removed {path}, left by an earlier export: this export does not write it" for path in removal.removed),
