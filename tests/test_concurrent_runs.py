@@ -152,3 +152,19 @@ def test_an_export_folder_being_written_is_not_written_by_a_second_export(tmp_pa
         with pytest.raises(FolderBusy, match="writing into this folder"):
             write_directory(Bundle({"a.txt": b"a"}), target, force=True)
     assert not (target / "a.txt").exists()
+
+
+def test_an_export_of_a_class_set_holds_it_as_grading_does(tmp_path, monkeypatch):
+    """An export read the class set with no hold: a `worksheet --roster` rewriting it meanwhile gave the
+    export some students' old keys and others' new ones (grading already held it for reading)."""
+    from problemgen.exports.common import read_class
+
+    monkeypatch.setenv(SECRET_ENV, "0123456789abcdef0123456789abcdef")
+    roster, classes = tmp_path / "roster.csv", tmp_path / "class"
+    roster.write_text("id\nana\nbo\n", encoding="utf-8")
+    worksheet.write_class_set(worksheet.WorksheetJob("masking", classes, jobs=1), roster, SECRET_ENV)
+    with holding(classes, writing=True):  # a class set being rewritten, its manifest not yet forgotten
+        with pytest.raises(FolderBusy, match="writing into this folder"):
+            read_class(classes)
+    with holding(classes, writing=False):  # beside a grading run, as graders share it
+        assert read_class(classes).students == ("ana", "bo")

@@ -18,6 +18,7 @@ from problemgen.exports import Option
 from problemgen.exports.autograde import CONFIG, SCHEMA
 from problemgen.exports.bundle import Bundle
 from problemgen.exports.wheel import Wheel, build_wheel, read_wheel
+from problemgen.outputlock import holding
 
 SECRET_ENV = "PROBLEMGEN_GRADER_SECRET"
 
@@ -47,17 +48,21 @@ class ClassSet:
 
 
 def read_class(class_dir: str | Path) -> ClassSet:
+    """The class set, held for reading as class grading holds it (:mod:`problemgen.outputlock`): a
+    ``worksheet --roster`` rewriting it meanwhile would give the export some students' old keys and
+    others' new ones, and one that starts meanwhile stops instead."""
     # deferred: export discovery imports this module; class sets and tasks pull in numpy
     from problemgen.classes.sheet_class import roster, variant_path
     from problemgen.model.variantfile import WorksheetVariant  # (same reason)
 
     class_dir = Path(class_dir)
-    title, students = roster(class_dir)
-    files, ids = {}, {}
-    for student in students:
-        path = variant_path(class_dir, student)
-        ids[student] = WorksheetVariant.load(path).variant_id
-        files[student] = path.read_bytes()
+    with holding(class_dir, writing=False):
+        title, students = roster(class_dir)
+        files, ids = {}, {}
+        for student in students:
+            path = variant_path(class_dir, student)
+            ids[student] = WorksheetVariant.load(path).variant_id
+            files[student] = path.read_bytes()
     return ClassSet(title, tuple(students), files, ids)
 
 
