@@ -8,7 +8,8 @@ Exit codes (the same for every command):
   0  the command ran (for graders: grading ran, whatever the score)
   1  the command ran and found a failure it was asked to report (``--fail-under``, ``check`` failures)
   2  usage error or bad input (unknown option, unreadable file, malformed bank)
-  3  the sandbox could not reach the isolation level demanded by ``--min-isolation``
+  3  the sandbox could not reach the isolation level demanded by ``--min-isolation``, or a root grader
+     could not leave uid 0; no student code was run
   4  an output could not be written during the run (disk or quota full, file-size limit, folder made
      read-only or removed); files an earlier run wrote under the same names are kept whole
 """
