@@ -59,6 +59,13 @@ def reason(exc: OSError, path: str | Path) -> str:
     return exc.strerror or str(exc)
 
 
+def out_of_room(exc: OSError) -> bool:
+    """A write refused for want of room or of a writable disk (full, quota, file-size limit, read-only file
+    system): the run's failure (exit 4), where a path that is a file or a folder the user may not write is
+    the user's input (exit 2)."""
+    return exc.errno in {errno.ENOSPC, errno.EFBIG, errno.EROFS, getattr(errno, "EDQUOT", errno.ENOSPC)}
+
+
 class Staged:
     """Files written to temporaries in their own folders, then put in place together by :meth:`commit`.
 

@@ -93,3 +93,4 @@ def test_an_export_folder_ships_no_unfinished_file_of_a_killed_export(tmp_path):
     left(target / ".problemgen", "class-keys.sealed")  # neither written nor owned: not this export's to remove
     write_directory(bundle, target, force=True, owned=("tests/problemgen-*.whl",))
     assert hidden_files(target) == [f".problemgen/.class-keys.sealed.{TOKEN}.partial"]
+

@@ -262,3 +262,15 @@ def test_a_class_run_whose_output_folder_vanishes_stops_with_one_line(graded_cla
     with pytest.raises(WriteFailed, match="is gone"):
         sheet_class.grade_class(graded_class / "subs", graded_class / "class", grades, "json", jobs=1,
                                 progress=remove_the_folder)
+
+
+def test_an_export_folder_that_cannot_be_made_is_a_usage_error_not_a_failed_write(tmp_path):
+    """The merge made every failure to create an export folder exit 4 (a full disk); a path through a file
+    is the user's input, exit 2, as for a worksheet or a class run's folder."""
+    from problemgen.errors import ProblemgenError
+    from problemgen.exports.bundle import Bundle, write_directory
+
+    (tmp_path / "afile").write_text("x", encoding="utf-8")
+    with pytest.raises(ProblemgenError, match="cannot write the export") as raised:
+        write_directory(Bundle({"a.txt": b"a"}), tmp_path / "afile" / "export")
+    assert not isinstance(raised.value, WriteFailed)

@@ -123,6 +123,7 @@ def run_click(args: list[str]) -> int:
 
     from problemgen.cli.app import cli
     from problemgen.errors import ProblemgenError, WriteFailed
+    from problemgen.safewrite import out_of_room  # the outputs' writers say so in their words; this is the net
 
     try:
         result = cli.main(args=args, prog_name="problemgen", standalone_mode=False)
@@ -139,21 +140,13 @@ def run_click(args: list[str]) -> int:
         sys.stderr.write("aborted\n")
         return 130
     except OSError as exc:
-        if not _out_of_room(exc):
+        if not out_of_room(exc):
             raise
         where = f" {exc.filename}" if exc.filename else ""  # a write no module foresaw: still one line
         sys.stderr.write(f"error: cannot write{where} ({exc.strerror})\n")
         return EXIT_WRITE
     # In non-standalone mode click returns ctx.exit()'s code instead of exiting.
     return result if isinstance(result, int) else EXIT_OK
-
-
-def _out_of_room(exc: OSError) -> bool:
-    """A write refused for want of room or of a writable disk (full, quota, file-size limit, read-only):
-    the outputs' own writers say so in their words; one that reached here unforeseen is still one line."""
-    import errno
-
-    return exc.errno in {errno.ENOSPC, errno.EFBIG, errno.EROFS, getattr(errno, "EDQUOT", errno.ENOSPC)}
 
 
 def _one_line(exc) -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 from problemgen.errors import ProblemgenError, WriteFailed
 from problemgen.outputlock import holding
 from problemgen.outputs import FOLDER_MODE, allowed_mode, remove_leftovers, remove_stale
-from problemgen.safewrite import Staged, reason, replacing
+from problemgen.safewrite import Staged, out_of_room, reason, replacing
 
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
@@ -78,7 +78,7 @@ def write_directory(bundle: Bundle, target: str | Path, *, force: bool = False,
     try:
         root.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
     except OSError as exc:
-        raise WriteFailed(f"{root}: cannot write the export ({reason(exc, root)})") from None
+        raise _failure(exc)(f"{root}: cannot write the export ({reason(exc, root)})") from None
     with holding(root, writing=True):  # a second export into it stops at once (problemgen.outputlock)
         remove_leftovers(root, [*map(glob.escape, bundle.files), *owned])  # a killed export's, never shipped
         _write_files(bundle, root)
@@ -103,6 +103,12 @@ def _write_files(bundle: Bundle, root: Path) -> None:
         except WriteFailed as exc:
             raise WriteFailed(f"{exc}; no file of the export in {root} was replaced") from None
         staged.commit()
+
+
+def _failure(exc: OSError) -> type[ProblemgenError]:
+    """Creating the output folder: a full disk or quota is the run's failure (exit 4); a path through a
+    file, or a place the user may not write, is the user's input (exit 2), as for the other output folders."""
+    return WriteFailed if out_of_room(exc) else ProblemgenError
 
 
 def unpack_zip(archive: str | Path, target: str | Path) -> None:
