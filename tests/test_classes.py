@@ -614,6 +614,7 @@ def test_a_class_set_that_did_not_finish_writing_is_refused_not_graded_with_fewe
         main(["grade", str(subs), "--variants", str(class_set), "-o", str(tmp_path / "g")])
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and "did not finish writing" in err and err.count("\n") == 1
+    assert "again with --force" in err  # the folder is not empty: without --force the rerun is refused
     assert not (tmp_path / "g").exists()
 
 
