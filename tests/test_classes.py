@@ -128,6 +128,11 @@ def test_only_graded_rows_enter_the_item_statistics(tmp_path):
     assert run.summary["scores"]["mean"] == 0.5 and run.reports == 3
 
 
+def test_the_summary_counts_one_entry_in_the_singular(tmp_path):
+    run = run_class([ClassRow("a", "graded", report({"p1.x": 1}))], tmp_path / "out", "json", "T")
+    assert "\n1 entry (1 graded); over the 1 graded" in render_summary(run.summary)
+
+
 def record(student: str, wrong=()) -> Record:
     return Record(student, "graded", points=0, max_points=3, wrong_answers=frozenset(wrong))
 
@@ -609,6 +614,7 @@ def test_a_class_set_that_did_not_finish_writing_is_refused_not_graded_with_fewe
         main(["grade", str(subs), "--variants", str(class_set), "-o", str(tmp_path / "g")])
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and "did not finish writing" in err and err.count("\n") == 1
+    assert "again with --force" in err  # the folder is not empty: without --force the rerun is refused
     assert not (tmp_path / "g").exists()
 
 

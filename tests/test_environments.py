@@ -65,6 +65,15 @@ def test_a_latin1_terminal_gets_the_maths_spelled_in_ascii_rather_than_a_traceba
     assert "j <= i" in text and "≤" not in text
 
 
+def test_a_latin1_terminal_gets_a_root_spelled_with_its_argument_as_the_quiz_spells_it(tmp_path):
+    """``1/√dₖ`` came out as ``1/sqrtd_k`` from ``show``: the stream spelt one character at a time."""
+    run = problemgen("show", "attention.weights", "--format", "text", "--solution", cwd=tmp_path,
+                     environ=env(PYTHONIOENCODING="latin-1"))
+    clean(run)
+    text = run.stdout.decode("latin-1")
+    assert "1/sqrt(d_k) = 1/" in text and "sqrtd" not in text
+
+
 def test_a_closed_stdout_discards_the_output_and_the_quiz_still_ends_cleanly(tmp_path):
     run = problemgen("quiz", "--db", str(tmp_path / "p.sqlite3"), "--seed", "7", cwd=tmp_path,
                      input=b"solution\n\nquit\n", preexec_fn=lambda: os.close(1))

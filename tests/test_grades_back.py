@@ -197,8 +197,10 @@ def test_one_platform_id_spelt_two_ways_is_still_refused_as_two_students_sharing
     roster = tmp_path / "roster.csv"
     roster.write_text(f"id,{column}\nana,{values[0]}\nbob,{values[1]}\n", encoding="utf-8")
     gradebook = _class_run(tmp_path, [ClassRow("ana", GRADED, _report(1)), ClassRow("bob", GRADED, _report(0))])
-    with pytest.raises(ProblemgenError, match=f"line 3: {column} '{values[1]}' is also ana's"):
+    with pytest.raises(ProblemgenError, match=f"line 3: {column} '{values[1]}' is also ana's") as refused:
         export(tmp_path, gradebook, roster)
+    # the reason given is the one that applies: 04101 and 4101 differ in a leading zero, not in case
+    assert f"('{values[0]}': to the platform both are '{values[0]}')" in str(refused.value)
     assert [p.name for p in tmp_path.glob("*.csv")] == ["roster.csv"]  # nothing written
 
 

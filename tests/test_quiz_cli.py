@@ -210,6 +210,15 @@ def test_piped_input_reads_one_answer_per_line_and_prints_plain_text(tmp_path):
     assert (rows["attention"]["answered"], rows["attention"]["correct"]) == (1, 1)
 
 
+def test_leaving_a_quiz_on_a_named_db_says_the_progress_command_that_shows_that_file(tmp_path):
+    """Plain `problemgen progress` shows the default file, not the one --db named."""
+    db = tmp_path / "my progress.sqlite3"
+    run = subprocess.run([*PROBLEMGEN, "quiz", "--db", str(db)], input="quit\n", env=env_at(DAY1),
+                         capture_output=True, text=True, timeout=PATIENCE)
+    assert run.returncode == 0, run.stderr
+    assert f"See it with `problemgen progress --db '{db}'`." in " ".join(run.stdout.split())
+
+
 def test_piped_input_that_ends_early_is_a_clean_quit(tmp_path):
     db = tmp_path / "me.sqlite3"
     run = subprocess.run([*PROBLEMGEN, "quiz", "--db", str(db)], input="hint\n", env=env_at(DAY1),

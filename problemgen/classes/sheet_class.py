@@ -64,7 +64,8 @@ def roster(class_dir: str | Path) -> tuple[str, list[str]]:
             raise ProblemgenError(f"{manifest_path}: not a readable class manifest ({exc})") from None
     elif (class_dir / "handouts").is_dir():  # a class set writes its manifest last: this one did not finish
         raise ProblemgenError(f"{class_dir}: no manifest.json, so this class set did not finish writing (some "
-                              "students may be missing); run `problemgen worksheet BANK --roster ...` again")
+                              "students may be missing); run the same `problemgen worksheet BANK --roster ...` "
+                              "again with --force")
     else:  # keys put together by hand, or the older layout (<id>/variant.json in the class folder itself)
         keys = class_dir / "keys" if (class_dir / "keys").is_dir() else class_dir
         ids = sorted(p.name for p in keys.iterdir() if (p / "variant.json").is_file())

@@ -13,6 +13,7 @@ import json
 from problemgen.classes.rows import GRADED, STATUSES, Record, status_head
 from problemgen.classes.statistics import possible_copies
 from problemgen.misconceptions.catalogue import describe
+from problemgen.wording import counted as counted_noun
 
 
 def _round(x: float) -> float:
@@ -86,8 +87,9 @@ def render_summary(summary: dict, fmt: str = "text") -> str:
     bullet = "- " if fmt == "md" else "  "
     s = summary["scores"]
     counts = ", ".join(f"{n} {k}" for k, n in summary["status_counts"].items() if n)
+    entries = counted_noun(summary["students"], "entry", "entries")
     lines = [("## " if fmt == "md" else "") + _printable(summary["title"]), "",
-             f"{summary['students']} entries ({counts}); over the {summary['counted']} graded: mean {s['mean']:.0%}, "
+             f"{entries} ({counts}); over the {summary['counted']} graded: mean {s['mean']:.0%}, "
              f"median {s['median']:.0%}, range {s['min']:.0%} to {s['max']:.0%}"]
     lines += _attention(summary, bullet)
     lines += ["", "Score distribution:", ""]

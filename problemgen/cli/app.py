@@ -52,8 +52,8 @@ def cli() -> None:
 
     \b
     Exit codes: 0 ran, 1 ran and found a failure it was asked to report,
-    2 usage error or bad input, 3 sandbox isolation below --min-isolation
-    (or a root grader that cannot leave uid 0), 4 an output could not be
+    2 usage error or bad input, 3 sandbox isolation below --min-isolation or a root
+    grader that cannot leave uid 0 (nothing was run), 4 an output could not be
     written (disk full; earlier files are kept whole).
     """
 

@@ -41,7 +41,7 @@ def list_command() -> None:
 
 @task_group.command("show")
 @click.argument("name")
-@click.option("--starter", type=click.Path(dir_okay=False, path_type=Path), help="Also write the starter file to PATH.")
+@click.option("--starter", type=click.Path(dir_okay=False, path_type=Path), help="Also write the starter file to FILE.")
 def show_command(name: str, starter: Path | None) -> None:
     """Show the spec and public examples of task NAME.
 
@@ -101,10 +101,11 @@ def grade_code_command(submission: Path, task_name: str, public_only: bool, fmt:
     """Grade SUBMISSION (a .py or .ipynb file, or a directory with one entry per student) in the sandbox.
 
     Hidden tests are drawn from $PROBLEMGEN_GRADER_SECRET (fresh random ones when unset). A class
-    directory writes OUT/gradebook.csv, OUT/summary.md and OUT/reports/ (a report of the same format
-    left there by an earlier run for an entry this run has none for is removed and named under the
-    summary's warnings, which stderr repeats as `warning:` lines); a second run into an OUT that a
-    run is writing stops at once, naming it. JSON reports carry `score` and the `isolation` level reached.
+    directory writes OUT/gradebook.csv, OUT/summary.txt/.md/.json, OUT/items.csv and OUT/reports/ (a
+    report of the same format left there by an earlier run for an entry this run has none for is
+    removed and named under the summary's warnings, which stderr repeats as `warning:` lines); a
+    second run into an OUT that a run is writing stops at once, naming it. JSON reports carry `score`
+    and the `isolation` level reached.
 
     A course platform's download is read as it comes with --layout canvas, moodle or classroom (a
     `gh classroom clone student-repos` folder) and --roster roster.csv, whose column --match-by
@@ -120,8 +121,8 @@ def grade_code_command(submission: Path, task_name: str, public_only: bool, fmt:
 
     \b
     Exit codes: 0 graded, 1 a score below --fail-under, 2 usage or bad input,
-    3 sandbox isolation below --min-isolation, or a root grader that cannot leave uid 0 (nothing
-    was run), 4 an output could not be written.
+    3 sandbox isolation below --min-isolation or a root grader that cannot leave
+    uid 0 (nothing was run), 4 an output could not be written.
     """
     from problemgen.code.sandbox import IsolationError, Limits
     from problemgen.classes.grade_code import GradeRequest, grade_code

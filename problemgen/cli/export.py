@@ -66,8 +66,8 @@ def export_group() -> None:
     \b
     Example:
       problemgen export gradescope --class class/ --roster roster.csv -o autograder.zip
-      problemgen export github-classroom --task softmax -o softmax-template/
-      problemgen export prairielearn --task softmax -o questions/softmax/
+      PROBLEMGEN_GRADER_SECRET=... problemgen export github-classroom --task softmax -o softmax-template/
+      PROBLEMGEN_GRADER_SECRET=... problemgen export prairielearn --task softmax -o questions/softmax/
       problemgen export moodle --bank masking -n 5 -o masking.xml
       problemgen export canvas-grades --gradebook grades/gradebook.csv --roster roster.csv \\
           --assignment HW1 --assignment-id 48213 -o hw1.csv

@@ -13,7 +13,8 @@ from problemgen.documents import FORMATS
 
 @click.command("list")
 @click.option("--topic", help="Only kinds of this topic (attention, masks, params, …).")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON array (name, topic, title, summary, difficulties).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print a JSON array (name, topic, title, summary, difficulties, overrides).")
 def list_command(topic: str | None, as_json: bool) -> None:
     """List the problem kinds.
 

@@ -56,10 +56,10 @@ def _register_spelling() -> None:
     """An encoding error handler that writes each unencodable character in ASCII (never raises)."""
     import codecs
 
-    from problemgen.documents.terminal import spell_in  # lazy: only a narrow encoding needs it
+    from problemgen.documents.terminal import spell_from  # lazy: only a narrow encoding needs it
 
     def spell(error: UnicodeEncodeError) -> tuple[str, int]:
-        return "".join(spell_in(char, error.encoding) for char in error.object[error.start:error.end]), error.end
+        return spell_from(error.object, error.start, error.end, error.encoding)
 
     codecs.register_error(_SPELL_ERRORS, spell)
 

@@ -44,7 +44,7 @@ def worksheet_command(bank, out_dir, seed, formats, roster, id_column, secret_en
     \b
     Example:
       problemgen worksheet attention_basics -o out/
-      problemgen worksheet masking -o out/ --seed 3 --format md,tex,pdf
+      problemgen worksheet masking -o masking/ --seed 3 --format md,tex,pdf
       export CLASS_SECRET=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
       problemgen worksheet mixed_exam -o class/ --roster roster.csv --secret-env CLASS_SECRET
     """

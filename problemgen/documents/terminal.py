@@ -273,9 +273,29 @@ def can_encode(encoding: str | None, sample: str = "✓ √dₖ ┌ │ └ ×")
 
 def to_ascii(text: str, encoding: str = "ascii") -> str:
     """``text`` with every character ``encoding`` cannot write replaced by an ASCII spelling (never raises)."""
-    if not can_encode(encoding, "√"):
-        text = _ROOT.sub(lambda m: f"sqrt({m.group(1).strip('()')})", text)
-    return "".join(spell_in(char, encoding) for char in text)
+    return spell_from(text, 0, len(text), encoding)[0]
+
+
+def spell_from(text: str, start: int, end: int, encoding: str) -> tuple[str, int]:
+    """The spelling of ``text[start:end]`` in ``encoding``, and the index where the text goes on.
+
+    A root the encoding cannot write takes its argument with it (``√dₖ`` -> ``sqrt(d_k)``, so the index
+    may lie beyond ``end``): spelt one character at a time it would read ``sqrtd_k``. One rule for the
+    quiz, which spells whole lines, and for the standard streams' error handler, which gets one run of
+    unwritable characters at a time.
+    """
+    pieces = []
+    position = start
+    while position < end:
+        root = _ROOT.match(text, position) if text[position] == "√" and not can_encode(encoding, "√") else None
+        if root:
+            argument = root.group(1).strip("()")
+            pieces.append("sqrt(" + "".join(spell_in(char, encoding) for char in argument) + ")")
+            position = root.end()
+        else:
+            pieces.append(spell_in(text[position], encoding))
+            position += 1
+    return "".join(pieces), position
 
 
 _ROOT = re.compile(r"√(\([^()]*\)|[\w.\u2080-\u209c\u1d62-\u1d6a\u2090-\u209c]+)")

@@ -172,9 +172,10 @@ def read_students(roster: str | Path, column: str, id_column: str | None,
         except ValueError as exc:
             lacking[key] = str(exc)
             continue
-        other, spelt = owner.setdefault(found[key].platform_id.casefold(), (student, value))
+        same = found[key].platform_id.casefold()  # as the platform compares ids: 04101 is 4101, case ignored
+        other, spelt = owner.setdefault(same, (student, value))
         if other != student:
-            also = f"{other}'s" + ("" if spelt == value else f" ({spelt!r}: the platform ignores case)")
+            also = f"{other}'s" + ("" if spelt == value else f" ({spelt!r}: to the platform both are {same!r})")
             raise ProblemgenError(f"{roster}, line {line}: {column} {value!r} is also {also}; each "
                                   "would be given the other's grade")
     return found, lacking

@@ -48,7 +48,7 @@ if ! "$PY" -P -c 'import problemgen' 2>/dev/null; then
 fi
 "$PY" -P -m problemgen.exports.autograde prairielearn --root "$ROOT"
 if [ ! -s "$ROOT/results/results.json" ]; then
-    echo '{"gradable": false, "format_errors": ["the grader could not start: problemgen or its dependencies (numpy, sympy, click, jinja2) are missing from the grading image; tell your instructor"]}' > "$ROOT/results/results.json"
+    echo '{"gradable": false, "format_errors": ["the grader could not start: problemgen or its dependencies (numpy, sympy, click, jinja2, nbformat) are missing from the grading image; tell your instructor"]}' > "$ROOT/results/results.json"
 fi
 """
 

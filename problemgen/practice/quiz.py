@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import shlex
 import sys
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -170,8 +171,10 @@ class QuizSession:
 
     def __init__(self, store: ProgressStore, curriculum: Curriculum, console: Console, services: Services,
                  *, clock: Callable[[], datetime] = utc_now, seed: int | None = None,
-                 topic: str | None = None, kind: str | None = None, difficulty: int | None = None) -> None:
+                 topic: str | None = None, kind: str | None = None, difficulty: int | None = None,
+                 progress_command: str = "problemgen progress") -> None:
         self.store, self.curriculum, self.console, self.services = store, curriculum, console, services
+        self.progress_command = progress_command  # what shows this store: with its --db when one was named
         self.clock, self.topic, self.kind, self.difficulty = clock, topic, kind, difficulty
         self.seed = store.base_seed() if seed is None else seed
         self.session_id = 0
@@ -200,7 +203,7 @@ class QuizSession:
         except KeyboardInterrupt:  # Ctrl-C while a problem is drawn: every answer is already stored
             self.console.say()
             code = 130
-        self.console.say(f"Progress saved in {self.store.path}. See it with `problemgen progress`.")
+        self.console.say(f"Progress saved in {self.store.path}. See it with `{self.progress_command}`.")
         return code
 
     def _next(self) -> Choice:
@@ -544,9 +547,11 @@ def run_quiz(topic: str | None = None, db: str | None = None, seed: int | None =
     # --topic, --kind and --difficulty are checked on an empty history first: a mistyped one must not
     # create (or open) the progress file
     choose_next(curriculum, [], clock(), services.available, topic, kind=kind, difficulty=difficulty)
+    # plain `problemgen progress` would show the default file, not the one --db named
+    shown_with = "problemgen progress" + (f" --db {shlex.quote(str(db))}" if db else "")
     with ProgressStore(db or default_db_path(env)) as store:
         session = QuizSession(store, curriculum, console, services, clock=clock, seed=seed, topic=topic,
-                              kind=kind, difficulty=difficulty)
+                              kind=kind, difficulty=difficulty, progress_command=shown_with)
         return session.run()
 
 
