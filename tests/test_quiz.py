@@ -667,3 +667,17 @@ def test_a_mistyped_kind_or_topic_is_refused_before_the_progress_file_is_created
     with pytest.raises(ProblemgenError, match="unknown"):
         run_quiz(db=str(db), stdin=io.StringIO("quit\n"), stdout=io.StringIO(), env={}, **wrong)
     assert not db.exists()
+
+
+def test_a_fixed_difficulty_is_told_apart_from_the_units_own_level(tmp_path):
+    """--difficulty 3 showed a difficulty-3 problem under a status line saying '(difficulty 1)'."""
+    from io import StringIO
+
+    from problemgen.practice.quiz import run_quiz
+
+    out = StringIO()
+    run_quiz(db=str(tmp_path / "p.sqlite3"), seed=1, kind="shapes.trace", difficulty=3, stdin=StringIO("quit\n"),
+             stdout=out, env={"HOME": str(tmp_path)})
+    text = out.getvalue()
+    assert "(your level: difficulty 1)" in text and "Problems at difficulty 3, as --difficulty asks." in text
+    assert "variant shapes.trace/d3/" in text

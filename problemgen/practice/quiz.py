@@ -324,6 +324,8 @@ class QuizSession:
             self.console.say(f"Unit: {unit.title} [{unit.id}]", "bold")
             self.console.say(f"Mastery: {unit.rule.describe()}.", "dim")
             self.console.say(f"So far: {progress_phrase(state, unit.rule)}", "dim")
+            if self.difficulty is not None and self.difficulty != state.level:  # --difficulty overrides the level
+                self.console.say(f"Problems at difficulty {self.difficulty}, as --difficulty asks.", "dim")
         if choice.review:
             self.console.say(f"Review of a mastered unit (Leitner box {state.box}).", "accent")
         if choice.target:

@@ -617,7 +617,7 @@ def progress_phrase(state: UnitState, rule: MasteryRule) -> str:
     skills = len(state.skills)
     solved = skills - len(state.missing)
     return (f"progress {state.progress} of {state.needed} correct {counted}, {solved} of {skills} skills "
-            f"answered right (difficulty {state.level}).")
+            f"answered right (your level: difficulty {state.level}).")
 
 
 def day_text(moment: datetime | None) -> str:
