@@ -86,7 +86,7 @@ def test_info_json_enables_external_grading_with_the_shipped_entry_point(questio
     assert uuid.UUID(info["uuid"]) and info["type"] == "v3" and info["gradingMethod"] == "External"
     options = info["externalGradingOptions"]
     assert options["enabled"] is True and options["entrypoint"] == "/grade/tests/run.sh"
-    assert 0 < options["timeout"] <= 600 and not options.get("enableNetworking")
+    assert 0 < options["timeout"] <= 600 and options["enableNetworking"] is False
     assert os.access(question / "tests" / "run.sh", os.X_OK)
     assert list((question / "tests").glob("problemgen-*.whl")) and (question / "INSTRUCTOR.md").is_file()
 

@@ -117,6 +117,7 @@ def info(task, image: str, job_timeout: int) -> dict:
             "image": image,
             "entrypoint": "/grade/tests/run.sh",
             "timeout": clamped_job_seconds(job_timeout),
+            "enableNetworking": False,  # PrairieLearn's default; said here so the question never depends on it
         },
     }
 
