@@ -678,6 +678,6 @@ def test_a_fixed_difficulty_is_told_apart_from_the_units_own_level(tmp_path):
     out = StringIO()
     run_quiz(db=str(tmp_path / "p.sqlite3"), seed=1, kind="shapes.trace", difficulty=3, stdin=StringIO("quit\n"),
              stdout=out, env={"HOME": str(tmp_path)})
-    text = out.getvalue()
+    text = " ".join(out.getvalue().split())  # as one line, however wide the terminal wrapped it
     assert "(your level: difficulty 1)" in text and "Problems at difficulty 3, as --difficulty asks." in text
     assert "variant shapes.trace/d3/" in text
