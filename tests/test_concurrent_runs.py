@@ -21,6 +21,7 @@ from problemgen.classes.rows import ClassRow
 from problemgen.classes.runner import run_class
 from problemgen.classes.sheet_class import grade_class
 from problemgen.documents import worksheet
+from problemgen.errors import ProblemgenError
 from problemgen.exports.bundle import Bundle, write_directory
 from problemgen.outputlock import FolderBusy, holding
 from problemgen.sheets.reports import CheckResult, Report
@@ -152,6 +153,23 @@ def test_an_export_folder_being_written_is_not_written_by_a_second_export(tmp_pa
         with pytest.raises(FolderBusy, match="writing into this folder"):
             write_directory(Bundle({"a.txt": b"a"}), target, force=True)
     assert not (target / "a.txt").exists()
+
+
+def test_an_export_that_starts_as_another_ends_needs_force_for_what_that_one_wrote(tmp_path, monkeypatch):
+    """The "not empty" check ran before the folder was held: an export that ended between the check and
+    the hold had its files replaced by a second export run without --force."""
+    import problemgen.exports.bundle as bundle
+
+    target, held = tmp_path / "export", bundle.holding
+
+    def first_export_ends_meanwhile(folder, **how):
+        (target / "a.txt").write_bytes(b"the first export's")
+        return held(folder, **how)
+
+    monkeypatch.setattr(bundle, "holding", first_export_ends_meanwhile)
+    with pytest.raises(ProblemgenError, match="directory is not empty; use --force"):
+        write_directory(Bundle({"a.txt": b"the second export's"}), target)
+    assert (target / "a.txt").read_bytes() == b"the first export's"
 
 
 def test_an_export_of_a_class_set_holds_it_as_grading_does(tmp_path, monkeypatch):

@@ -73,13 +73,13 @@ def write_directory(bundle: Bundle, target: str | Path, *, force: bool = False,
     root = Path(target)
     if root.exists() and not root.is_dir():
         raise ProblemgenError(f"{root}: exists and is not a directory")
-    if root.is_dir() and any(root.iterdir()) and not force:
-        raise ProblemgenError(f"{root}: directory is not empty; use --force to replace the files the export writes")
     try:
         root.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
     except OSError as exc:
         raise _failure(exc)(f"{root}: cannot write the export ({reason(exc, root)})") from None
     with holding(root, writing=True):  # a second export into it stops at once (problemgen.outputlock)
+        if any(root.iterdir()) and not force:  # looked at once held: another export may have just ended
+            raise ProblemgenError(f"{root}: directory is not empty; use --force to replace the files the export writes")
         remove_leftovers(root, [*map(glob.escape, bundle.files), *owned])  # a killed export's, never shipped
         _write_files(bundle, root)
         removal = remove_stale(root, owned, bundle.files)
