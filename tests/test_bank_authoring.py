@@ -7,17 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from problemgen.cli import main
+from tests.cli_exit import run
 from problemgen.documents import banks
 
 SECRET_ENV = "PROBLEMGEN_TEST_SECRET"
 HEAD = 'title = "T"\n[[problems]]\n'
-
-
-def run(argv: list[str]) -> int:
-    with pytest.raises(SystemExit) as exit_info:
-        main(argv)
-    return exit_info.value.code
 
 
 def export(fmt: str):

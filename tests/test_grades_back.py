@@ -326,23 +326,16 @@ def test_the_library_too_refuses_to_write_over_what_it_reads(tmp_path, roster):
     assert (gradebook.read_bytes(), roster.read_bytes()) == before
 
 
-def test_a_gradebook_someone_edited_into_nonsense_is_refused_with_its_line(tmp_path, roster):
+@pytest.mark.parametrize("row, message", [
+    ("ana,graded,1.0,ten,10,,,,", r"gradebook.csv, line 2: points 'ten' is not a number of points"),
+    ("ana,passed,1.0,10,10,,,,", r"line 2: unknown status 'passed'"),
+    ("ana,graded,1.0,,10,,,,", r"line 2: points '' is not a number of points"),  # a blank is no 0
+    ("ana,graded,1.0", r"line 2: points cell missing \(the row is cut short\)"),
+])
+def test_a_gradebook_someone_edited_into_nonsense_is_refused_with_its_line(tmp_path, roster, row, message):
     gradebook = tmp_path / "gradebook.csv"
-    gradebook.write_text(GRADEBOOK_HEADER +
-                         "ana,graded,1.0,ten,10,,,,\n", encoding="utf-8")
-    with pytest.raises(ProblemgenError, match=r"gradebook.csv, line 2: points 'ten' is not a number of points"):
-        _canvas(tmp_path, gradebook, roster)
-    gradebook.write_text(GRADEBOOK_HEADER +
-                         "ana,passed,1.0,10,10,,,,\n", encoding="utf-8")
-    with pytest.raises(ProblemgenError, match=r"line 2: unknown status 'passed'"):
-        _canvas(tmp_path, gradebook, roster)
-    gradebook.write_text(GRADEBOOK_HEADER +
-                         "ana,graded,1.0,,10,,,,\n", encoding="utf-8")  # a blank is no 0
-    with pytest.raises(ProblemgenError, match=r"line 2: points '' is not a number of points"):
-        _canvas(tmp_path, gradebook, roster)
-    gradebook.write_text(GRADEBOOK_HEADER +
-                         "ana,graded,1.0\n", encoding="utf-8")  # a row cut short
-    with pytest.raises(ProblemgenError, match=r"line 2: points cell missing \(the row is cut short\)"):
+    gradebook.write_text(GRADEBOOK_HEADER + row + "\n", encoding="utf-8")
+    with pytest.raises(ProblemgenError, match=message):
         _canvas(tmp_path, gradebook, roster)
 
 

@@ -4,16 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from problemgen.cli import main
+from tests.cli_exit import run
 
 SECRET_ENV = "PROBLEMGEN_TEST_SECRET"
 GOOD_BANK = 'title = "T"\nseed = 3\n\n[[problems]]\nkind = "norms.layer_norm"\ncount = 2\n'
-
-
-def run(argv: list[str]) -> int:
-    with pytest.raises(SystemExit) as exit_info:
-        main(argv)
-    return exit_info.value.code
 
 
 @pytest.fixture
