@@ -55,8 +55,8 @@ UTF8_BOM = "\ufeff"
 GRADEBOOK = Option("--gradebook", "gradebook", "The gradebook.csv of a `grade` or `grade-code` class run.", kind="file",
                    required=True)
 POINTS_POSSIBLE = Option("--points-possible", "points_possible", "The grade's maximum on the platform: the assignment's "
-                         "points possible (Canvas), the grade item's maximum grade (Moodle); default the class's "
-                         "maximum points.")
+                         "points possible (Canvas), the grade item's maximum grade (Moodle); above 0 and at most "
+                         "1,000,000,000; default the class's maximum points.")
 LEFT_OUT_HELP = """
     Students with no grade are left out of the file, so {platform} keeps what it has for them (an empty
     cell would erase a grade entered there by hand): no submission (--missing-zero writes 0 instead), and
