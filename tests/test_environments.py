@@ -100,6 +100,20 @@ def test_a_reader_that_goes_away_ends_the_command_quietly_with_141(tmp_path, arg
     assert run.returncode == 141 and run.stderr == b""
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (a device every write to fails, full)")
+@pytest.mark.parametrize("args", [["show", "masks.causal"], ["list", "--json"], ["--help"], ["list"]],
+                         ids=["click", "click-json", "fast-path-help", "fast-path-list"])
+def test_standard_output_on_a_full_disk_is_one_error_line_and_exit_4(tmp_path, args):
+    """``problemgen list > file`` on a full disk: the listing is cut short, so the command must say so (exit 4,
+    as any output it cannot write), not end in a traceback or in the interpreter's exit-time message (120)."""
+    with open("/dev/full", "w") as full:
+        run = problemgen(*args, cwd=tmp_path, stdout=full, stderr=subprocess.PIPE)
+    clean(run)
+    assert run.returncode == 4
+    assert run.stderr.decode() == ("error: cannot write the standard output (No space left on device); "
+                                   "what it shows is incomplete\n")
+
+
 # --------------------------------------------------------------------------- home directory
 
 

@@ -91,17 +91,24 @@ def main(argv: list[str] | None = None) -> None:
 
     streams.prepare()
     try:
-        _main(argv)
+        code = _main(argv)
+        sys.stdout.flush()  # what is still buffered fails here, inside main, not in the interpreter's exit
     except KeyboardInterrupt:
         sys.stderr.write("\naborted\n")  # as click's Abort: the ^C the terminal echoed ends its line
-        sys.exit(130)
+        code = 130
     except (BrokenPipeError, streams.ReaderGone):
         if not streams.stdout_is_broken():
             raise  # another pipe (a sandbox's, say): a real failure, not a reader that stopped reading
-        sys.exit(streams.quit_broken_pipe())
+        code = streams.quit_broken_pipe()
+    except OSError as exc:
+        if not streams.stdout_full(exc):
+            raise
+        code = streams.quit_stdout_full(exc)
+    sys.exit(code)
 
 
-def _main(argv: list[str] | None) -> None:
+def _main(argv: list[str] | None) -> int:
+    """The exit code of one run: the fast ``--help``/``list`` path when it applies, else click."""
     from problemgen.errors import ProblemgenError
 
     args = sys.argv[1:] if argv is None else list(argv)
@@ -109,18 +116,18 @@ def _main(argv: list[str] | None) -> None:
         text = fast_path(args)
     except ProblemgenError as exc:
         sys.stderr.write(f"error: {exc}\n")
-        sys.exit(EXIT_USAGE)
+        return EXIT_USAGE
     if text is not None:
         sys.stdout.write(text)
-        sys.stdout.flush()  # a closed reader shows here, inside main, not in the interpreter's exit
-        sys.exit(EXIT_OK)
-    sys.exit(run_click(args))
+        return EXIT_OK
+    return run_click(args)
 
 
 def run_click(args: list[str]) -> int:
     """The ordinary path: click parses and dispatches; returns the exit code."""
     import click
 
+    from problemgen.cli import streams
     from problemgen.cli.app import cli
     from problemgen.errors import ProblemgenError, WriteFailed
     from problemgen.safewrite import out_of_room  # the outputs' writers say so in their words; this is the net
@@ -140,6 +147,8 @@ def run_click(args: list[str]) -> int:
         sys.stderr.write("aborted\n")
         return 130
     except OSError as exc:
+        if exc.filename is None and streams.stdout_full(exc):
+            return streams.quit_stdout_full(exc)  # click's echo: the one unnamed file a command writes
         if not out_of_room(exc):
             raise
         where = f" {exc.filename}" if exc.filename else ""  # a write no module foresaw: still one line

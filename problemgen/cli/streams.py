@@ -78,10 +78,32 @@ def stdout_is_broken() -> bool:
 
 def quit_broken_pipe() -> int:
     """Silence the buffered output the interpreter would try to flush at exit; the exit code to use."""
+    _silence_stdout()
+    return EXIT_BROKEN_PIPE
+
+
+def stdout_full(exc: OSError) -> bool:
+    """Whether ``exc`` is standard output refused for want of room (``> file`` on a full disk or over a
+    quota, ``> /dev/full``): the run's failure, said in one line, never the interpreter's traceback."""
+    import errno
+
+    return exc.errno in {errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
+
+
+def quit_stdout_full(exc: OSError) -> int:
+    """Say in one line that the output was cut short, silence what is still buffered (the interpreter would
+    try again at exit and print its own message), and return the exit code of a failed write (4)."""
+    from problemgen.cli import EXIT_WRITE
+
+    _silence_stdout()
+    sys.stderr.write(f"error: cannot write the standard output ({exc.strerror}); what it shows is incomplete\n")
+    return EXIT_WRITE
+
+
+def _silence_stdout() -> None:
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
         os.close(devnull)
     except OSError:
         pass
-    return EXIT_BROKEN_PIPE
