@@ -186,3 +186,20 @@ def test_an_export_of_a_class_set_holds_it_as_grading_does(tmp_path, monkeypatch
             read_class(classes)
     with holding(classes, writing=False):  # beside a grading run, as graders share it
         assert read_class(classes).students == ("ana", "bo")
+
+
+def test_whose_holds_the_class_set_as_grading_does(tmp_path, monkeypatch):
+    """`whose` read the class set with no hold: a class set being made again under it answered from a mix of
+    its old and new files, or "nobody" for a leaked sheet of the set."""
+    from problemgen.classes.whose import whose
+
+    monkeypatch.setenv(SECRET_ENV, "0123456789abcdef0123456789abcdef")
+    roster, classes = tmp_path / "roster.csv", tmp_path / "class"
+    roster.write_text("id\nana\nbo\n", encoding="utf-8")
+    worksheet.write_class_set(worksheet.WorksheetJob("masking", classes, jobs=1), roster, SECRET_ENV)
+    leaked = classes / "handouts" / "bo" / "answers.toml"
+    with holding(classes, writing=True):
+        with pytest.raises(FolderBusy, match="writing into this folder"):
+            whose(str(leaked), classes)
+    with holding(classes, writing=False):  # beside a grading run
+        assert whose(str(leaked), classes).student == "bo"

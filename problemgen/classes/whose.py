@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from problemgen.model.core import ProblemgenError
+from problemgen.outputlock import holding
 
 _VARIANT_ID = re.compile(rb"[A-Za-z0-9][A-Za-z0-9._-]{0,63}-[0-9a-f]{12}")
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -40,8 +41,16 @@ def _manifest(class_dir: Path) -> list[dict]:
 
 
 def whose(what: str, class_dir: str | Path) -> Owner | None:
-    """The student a file or variant id belongs to, or None when nothing in the class matches."""
+    """The student a file or variant id belongs to, or None when nothing in the class matches.
+
+    The class set is held for reading (:mod:`problemgen.outputlock`) while it is looked through: a class set
+    being made again under it would answer from a mix of its old and new files, or "nobody"."""
     class_dir = Path(class_dir)
+    with holding(class_dir, writing=False):
+        return _whose(what, class_dir)
+
+
+def _whose(what: str, class_dir: Path) -> Owner | None:
     entries = _manifest(class_dir)
     by_variant = {str(e.get("variant_id")): e for e in entries}
     path = Path(what)
