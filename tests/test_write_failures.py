@@ -116,6 +116,37 @@ def test_a_regrade_that_fills_the_disk_keeps_the_gradebook_summaries_and_earlier
     assert snapshot(grades) == before  # old code: a new gradebook, a truncated summary.json, reports/s3.json gone
 
 
+def test_a_regrade_that_fills_the_disk_midway_through_the_reports_puts_none_of_its_reports_in_place(
+        graded_class, tmp_path):
+    """The regrade's first report fits and its second does not: the first used to be renamed into reports/ at
+    once, so the folder held a new report beside the old gradebook, which contradicted it."""
+    subs, grades, trial = tmp_path / "subs", tmp_path / "grades", tmp_path / "trial"
+    subs.mkdir()
+    for sheet in (graded_class / "subs").iterdir():
+        (subs / sheet.name).write_bytes(sheet.read_bytes())
+    args = ["grade", str(subs), "--variants", str(graded_class / "class"), "--format", "json"]
+    assert problemgen([*args, "-o", str(grades)]).returncode == 0
+    before = snapshot(grades)
+    key = (subs / "s1.toml").read_text()
+    (subs / "s1.toml").write_text(_one_answer_blank(key))
+    (subs / "s2.toml").write_text((graded_class / "class" / "handouts" / "s2" / "answers.toml").read_text())
+    assert problemgen([*args, "-o", str(trial)]).returncode == 0  # the sizes the regrade's reports will have
+    first, second = ((trial / "reports" / f"{s}.json").stat().st_size for s in ("s1", "s2"))
+    assert first < second and (trial / "reports" / "s1.json").read_bytes() != before["reports/s1.json"]
+    run = problemgen([*args, "-o", str(grades)], limit=first)
+    assert_one_write_error(run, "s2.json", "an earlier run's are kept")
+    assert snapshot(grades) == before
+
+
+def _one_answer_blank(sheet: str) -> str:
+    """The sheet with its first answer line emptied (``key = ""``): a report with one wrong answer."""
+    lines = sheet.splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.startswith("[p1]"))
+    answer = next(i for i in range(at + 1, len(lines)) if " = " in lines[i] and not lines[i].startswith("#"))
+    lines[answer] = lines[answer].split(" = ", 1)[0] + ' = ""\n'
+    return "".join(lines)
+
+
 def test_a_report_written_with_o_stays_whole_when_the_disk_fills(graded_class, tmp_path):
     sheet, variant = graded_class / "subs" / "s1.toml", graded_class / "class" / "keys" / "s1" / "variant.json"
     report = tmp_path / "report.md"

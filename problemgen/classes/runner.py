@@ -1,12 +1,14 @@
 """The one class runner and gradebook writer, for answer-sheet classes and code classes alike.
 
 A class grader (``sheet_class``, ``code_class``) only turns entries into :class:`ClassRow` objects; this
-module does the rest the same way for both: each row's report is written to ``reports/`` the moment it
-arrives, its item statistics are added to running sums, and only a compact :class:`Record` is kept, then ``gradebook.csv`` (status, flags and overrides
-columns), ``summary.txt``/``summary.md``/``summary.json`` and ``items.csv`` are written at the end.
-Memory therefore grows by a record (well under a kilobyte) per student, not by a report. Every file is
-written whole or not at all (``problemgen.safewrite``), and the five top-level files together: a run that
-fills the disk leaves an earlier run's gradebook and summaries as they were, never a truncated one.
+module does the rest the same way for both: each row's report is written (to a hidden temporary beside its
+place in ``reports/``) the moment it arrives, its item statistics are added to running sums, and only a
+compact :class:`Record` is kept, then ``gradebook.csv`` (status, flags and overrides columns),
+``summary.txt``/``summary.md``/``summary.json`` and ``items.csv`` are written at the end, and the reports
+and those five files are renamed into place together. Memory therefore grows by a record (well under a
+kilobyte) and a pending rename per student, not by a report. Every file is written whole or not at all
+(``problemgen.safewrite``): a run that fills the disk or is stopped leaves an earlier run's reports,
+gradebook and summaries as they were, never a truncated file nor new reports beside an old gradebook.
 
 Only these names are (re)written under the output directory. One more file may go: a report in this run's
 format left in ``reports/`` by an earlier run into the same directory, for an entry this run wrote no report
@@ -33,7 +35,7 @@ from problemgen.model.core import ProblemgenError
 from problemgen.errors import WriteFailed
 from problemgen.outputlock import holding
 from problemgen.outputs import remove_files, remove_leftovers, stale_files
-from problemgen.safewrite import Staged, write_file
+from problemgen.safewrite import Staged
 from problemgen.sheets.reports import REPORT_FORMATS, extension, render, render_json
 
 @dataclass(frozen=True)
@@ -81,32 +83,34 @@ def _run_class(rows: Iterable[ClassRow], out: Path, fmt: str, title: str, total:
     remove_leftovers(out, RESULTS)  # what a killed run left unfinished (problemgen.outputs)
     remove_leftovers(out / "reports", [f"*.{f.extension}" for f in REPORT_FORMATS.values()])  # the folder stays
     records: list[Record] = []
-    items, shared, reports = ItemStatistics(), {}, 0
+    items, shared = ItemStatistics(), {}
     ext, report_names = extension(fmt), set()
     try:
-        for row in rows:
-            if row.report is not None:
-                name = f"{row.student}.{ext}"
-                write_file(out / "reports" / name, _render(row, fmt))
-                report_names.add(name)
-                reports += 1
-            records.append(record_of(row, shared))
-            if records[-1].counted:
-                items.add(row.student, row.report, row.structures)
-            if progress:
-                progress(len(records), max(total, len(records)))
-        stale = stale_files(out / "reports", [f"*.{ext}"], report_names)
-        summary = class_summary(title, records, items.items(), flag_copies(records), [*warnings, *map(_removed, stale)])
-        written = _write_results(out, records, summary)
-    except WriteFailed as exc:  # a full disk or quota midway: the reports written so far are whole, the rest old
-        raise WriteFailed(f"{exc}; the class run stopped before {out / 'gradebook.csv'} and the summaries were "
-                          "written (an earlier run's are kept); run it again once there is room") from None
+        with Staged() as reports:  # each report whole in a temporary now, all renamed into place at the end
+            for row in rows:
+                if row.report is not None:
+                    name = f"{row.student}.{ext}"
+                    reports.add(out / "reports" / name, _render(row, fmt))
+                    report_names.add(name)
+                records.append(record_of(row, shared))
+                if records[-1].counted:
+                    items.add(row.student, row.report, row.structures)
+                if progress:
+                    progress(len(records), max(total, len(records)))
+            stale = stale_files(out / "reports", [f"*.{ext}"], report_names)
+            summary = class_summary(title, records, items.items(), flag_copies(records),
+                                    [*warnings, *map(_removed, stale)])
+            written = _write_results(out, records, summary, reports)
+    except WriteFailed as exc:  # a full disk or quota midway: nothing of this run is in place, the earlier run whole
+        raise WriteFailed(f"{exc}; the class run stopped before its reports, {out / 'gradebook.csv'} and the "
+                          "summaries were put in place (an earlier run's are kept); run it again once there is "
+                          "room") from None
     removal = remove_files(out / "reports", stale, shown_as="reports/")
     if removal.failed:  # the summary named them removed: say which stayed instead
         kept = [*warnings, *map(_removed, removal.removed), *removal.failed]
         summary = class_summary(title, records, items.items(), flag_copies(records), kept)
         _write_summaries(out, summary)
-    return ClassRun(tuple(records), summary, written, reports)
+    return ClassRun(tuple(records), summary, written, len(report_names))
 
 
 RESULTS = ("gradebook.csv", "summary.txt", "summary.md", "summary.json", "items.csv")
@@ -117,14 +121,16 @@ def _removed(name: str) -> str:
     return f"removed reports/{name}, left by an earlier run: this run wrote no report for it"
 
 
-def _write_results(out: Path, records: list[Record], summary: dict) -> tuple[Path, ...]:
-    """``gradebook.csv`` (row by row, never the whole CSV in memory), the summaries and ``items.csv``,
-    put in place together once all are written: a full disk leaves an earlier run's set as it was."""
+def _write_results(out: Path, records: list[Record], summary: dict, reports: Staged) -> tuple[Path, ...]:
+    """``gradebook.csv`` (row by row, never the whole CSV in memory), the summaries and ``items.csv``, put in
+    place together with the staged ``reports`` once all are written: a full disk leaves an earlier run's
+    gradebook, summaries and reports as they were, never new reports beside an old gradebook."""
     with Staged(durable=True) as staged:
         with staged.open(out / "gradebook.csv", text=True) as stream:
             write_gradebook(records, stream)
         _stage_summaries(staged, out, summary)
         staged.add(out / "items.csv", items_csv(summary))
+        reports.commit()  # renames only: nothing is left that needs room
         return tuple(sorted(Path(path) for path in staged.commit()))
 
 
