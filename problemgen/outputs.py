@@ -33,7 +33,9 @@ world-*writable*, whatever the umask (``umask 000`` in a container): grading tru
 export's sealed keys, and a writable key, or a writable folder it can be swapped in, would let anyone who
 can write there change the grade. :data:`FILE_MODE` and :data:`FOLDER_MODE` are what those are created
 with; :func:`allowed_mode` is a mode an export sets explicitly (``run.sh`` executable) as the umask
-allows it. Other outputs (reports, gradebooks, single files) are created as the umask says.
+allows it. Other outputs (reports, gradebooks, single files) are readable as the umask says and never
+group- or world-writable either (:mod:`problemgen.safewrite`; their folders come from :func:`make_folder`):
+a gradebook anyone can write is a grade anyone can change before it is uploaded.
 """
 
 from __future__ import annotations
@@ -69,6 +71,22 @@ def current_umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+def make_folder(path: str | Path) -> None:
+    """Create the folder ``path`` and its missing parents with :data:`FOLDER_MODE` (as the umask allows), like
+    ``mkdir -p``; one that exists is kept as it is.
+
+    Why not ``Path.mkdir(parents=True)``: it gives the parents it creates the umask's mode, so under
+    ``umask 000`` ``-o grades/hw1`` made a world-writable ``grades/`` in which anyone could replace ``hw1``."""
+    path = Path(path)
+    try:
+        path.mkdir(FOLDER_MODE, exist_ok=True)
+    except FileNotFoundError:
+        if path.parent == path:
+            raise
+        make_folder(path.parent)
+        path.mkdir(FOLDER_MODE, exist_ok=True)
 
 
 def check_output_apart(output: str | Path, inputs: Mapping[str, str | Path | None], option: str = "-o") -> None:

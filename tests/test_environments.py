@@ -212,6 +212,37 @@ def test_an_export_folder_under_umask_077_keeps_its_sealed_keys_private(tmp_path
     assert _mode(template / ".problemgen" / "grade.sh") == 0o700
 
 
+def _writable_by_others(root: Path) -> list[str]:
+    """Every folder and file under ``root`` (``root`` too) that group or others may write."""
+    paths = [root, *root.rglob("*")]
+    return [f"{p.relative_to(root.parent)} {_mode(p):o}" for p in paths if not p.is_symlink() and _mode(p) & 0o022]
+
+
+OUTPUTS_UNDER_A_LOOSE_UMASK = {
+    "grade-a-class": ["grade", "subs", "--variants", "class", "-o", "new/grades/hw1"],
+    "export-a-folder": ["export", "github-classroom", "--class", "class", "--roster", "roster.csv", "--match-by",
+                        "github", "-o", "new/template"],
+    "task-starter": ["task", "show", "softmax", "--starter", "new/softmax.py"],
+    "quiz-progress": ["quiz", "--db", "new/data/progress.sqlite3", "--seed", "7"],
+}
+
+
+@pytest.mark.parametrize("args", OUTPUTS_UNDER_A_LOOSE_UMASK.values(), ids=OUTPUTS_UNDER_A_LOOSE_UMASK)
+def test_no_output_or_folder_a_command_creates_under_umask_000_is_writable_by_group_or_others(tmp_path, args):
+    """Gradebooks, reports and single files followed the umask (0o666), the parents of an output folder and
+    an export's .github got 0o777: anyone on the host could change a grade before it was uploaded."""
+    out = class_set(tmp_path)
+    (tmp_path / "subs").mkdir()
+    shutil.copy(out / "keys" / "ana" / "key.toml", tmp_path / "subs" / "ana.toml")
+    (tmp_path / "new").mkdir(mode=0o755)
+    (tmp_path / "new").chmod(0o755)
+    run = problemgen(*args, cwd=tmp_path, preexec_fn=_umask(0), input=b"quit\n")
+    clean(run)
+    assert run.returncode == 0, run.stderr
+    assert len(list((tmp_path / "new").iterdir())) == 1
+    assert _writable_by_others(tmp_path / "new") == []
+
+
 # --------------------------------------------------------------------------- a root code grader
 
 

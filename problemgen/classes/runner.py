@@ -32,7 +32,7 @@ from problemgen.classes.summary import class_summary, flag_copies, items_csv, re
 from problemgen.model.core import ProblemgenError
 from problemgen.errors import WriteFailed
 from problemgen.outputlock import holding
-from problemgen.outputs import remove_files, remove_leftovers, stale_files
+from problemgen.outputs import make_folder, remove_files, remove_leftovers, stale_files
 from problemgen.safewrite import Staged, write_file
 from problemgen.sheets.reports import REPORT_FORMATS, extension, render, render_json
 
@@ -57,7 +57,7 @@ def prepare(out_dir: str | Path) -> Path:
         if parent.exists() and not parent.is_dir():
             raise ProblemgenError(f"{out}: cannot be the output directory ({parent} is a file)")
     try:
-        (out / "reports").mkdir(parents=True, exist_ok=True)
+        make_folder(out / "reports")  # never group- or world-writable, whatever the umask
     except OSError as exc:
         raise ProblemgenError(f"{out}: cannot create the output directory ({exc.strerror})") from None
     for folder in (out, out / "reports"):  # before any grading, as an output file that cannot be written

@@ -40,8 +40,8 @@ from problemgen.model.core import Problem, ProblemgenError
 from problemgen.model.variantfile import SheetProblem, WorksheetVariant
 from problemgen.errors import WriteFailed
 from problemgen.outputlock import holding
-from problemgen.outputs import (FILE_MODE, FOLDER_MODE, Removal, allowed_mode, check_output_apart, remove_leftovers,
-                                remove_stale)
+from problemgen.outputs import (FILE_MODE, FOLDER_MODE, Removal, allowed_mode, check_output_apart, make_folder,
+                                remove_leftovers, remove_stale)
 from problemgen.safewrite import Staged
 import problemgen.secret_env as secret_env
 from problemgen.model.registry import draw_choices, generate, get_kind
@@ -370,7 +370,7 @@ def prepare_output(out_dir: str | Path, force: bool) -> Iterator[Output]:
     if out.exists() and not out.is_dir():
         raise ProblemgenError(f"{out}: exists and is not a directory")
     try:
-        out.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
+        make_folder(out)
     except OSError as exc:
         raise ProblemgenError(f"{out}: cannot create the output directory ({_os_reason(exc, out)})") from None
     if not os.access(out, os.W_OK):  # before any work, as an output file that cannot be written
