@@ -243,6 +243,62 @@ def test_no_output_or_folder_a_command_creates_under_umask_000_is_writable_by_gr
     assert _writable_by_others(tmp_path / "new") == []
 
 
+# --------------------------------------------------------------------------- mount namespaces (root)
+
+
+def in_namespace(setup: str, *, options: tuple[str, ...] = ()) -> list[str]:
+    """A command prefix running its command in a private mount namespace (``unshare``) after ``setup``,
+    shell lines run as root there; the test is skipped with the reason where that is not allowed."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("needs root and unshare(1) for a private mount namespace")
+    prefix = ["unshare", "-m", *options, "sh", "-ec", f"mount --make-rprivate /\n{setup}\nexec \"$@\"", "ns"]
+    probe = subprocess.run([*prefix, "true"], capture_output=True, text=True, timeout=60)
+    if probe.returncode != 0:
+        pytest.skip(f"no private mount namespace here: {probe.stderr.strip()[-300:]}")
+    return prefix
+
+
+READ_ONLY_SHM = "mount -t tmpfs -o ro,size=4k tmpfs /dev/shm"
+
+
+def test_process_pools_that_cannot_start_leave_a_class_run_to_this_process(monkeypatch):
+    """No /dev/shm (AWS Lambda, --ipc=none): the pool's first lock raised FileNotFoundError out of the run."""
+    import _multiprocessing
+    import multiprocessing.synchronize  # noqa: F401 - it reads SemLock's constants when imported
+
+    from problemgen.classes import workers
+
+    def no_semaphores(*args, **kwargs):
+        raise FileNotFoundError(2, "No such file or directory")
+
+    forget = getattr(getattr(workers, "processes_usable", None), "cache_clear", lambda: None)
+    monkeypatch.setattr(_multiprocessing, "SemLock", no_semaphores)
+    forget()
+    try:
+        assert list(workers.ordered_map(abs, [-3, 1, -2], jobs=2)) == [3, 1, 2]
+    finally:
+        monkeypatch.undo()
+        forget()
+
+
+def test_a_class_set_and_its_grading_with_workers_run_where_dev_shm_is_read_only(tmp_path):
+    """The class set stopped with 'error: cannot write (Read-only file system)' (exit 4), nothing written."""
+    prefix = in_namespace(READ_ONLY_SHM)
+    (tmp_path / "roster.csv").write_text(ROSTER, encoding="utf-8")
+    run = subprocess.run([*prefix, *PROBLEMGEN, "worksheet", "masking", "-o", "class", "--roster", "roster.csv",
+                          "--secret-env", "CLASS_SECRET", "--jobs", "2"], cwd=tmp_path, env=env(), capture_output=True,
+                         text=True, timeout=120)
+    clean(run)
+    assert run.returncode == 0, run.stderr
+    (tmp_path / "subs").mkdir()
+    shutil.copy(tmp_path / "class" / "keys" / "ana" / "key.toml", tmp_path / "subs" / "ana.toml")
+    run = subprocess.run([*prefix, *PROBLEMGEN, "grade", "subs", "--variants", "class", "-o", "grades", "--jobs", "2"],
+                         cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=120)
+    clean(run)
+    assert run.returncode == 0, run.stderr
+    assert "\nana,graded,1.0000," in (tmp_path / "grades" / "gradebook.csv").read_text(encoding="utf-8")
+
+
 # --------------------------------------------------------------------------- a root code grader
 
 

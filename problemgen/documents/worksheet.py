@@ -604,7 +604,9 @@ def _write_students(writer: StudentWriter, students: list[RosterStudent], worker
     """Yield manifest entries in roster order, from this process or from a pool of workers."""
     size = min(BATCH_STUDENTS, -(-len(students) // workers))  # every worker gets a batch in a small class
     batches = [students[start:start + size] for start in range(0, len(students), size)]
-    if workers == 1:
+    from problemgen.classes.workers import processes_usable  # no /dev/shm: no pool, this process writes all
+
+    if workers == 1 or not processes_usable():
         for batch in batches:
             yield from writer(batch)
         return
