@@ -89,6 +89,23 @@ def make_folder(path: str | Path) -> None:
         path.mkdir(FOLDER_MODE, exist_ok=True)
 
 
+def temporary_folder() -> str:
+    """The folder a command's temporaries go in (Python's ``tempfile.gettempdir()``), or one line saying
+    there is none.
+
+    Why: with ``$TMPDIR`` unset, missing or read-only, Python tries ``/tmp``, ``/var/tmp``, ``/usr/tmp`` and
+    then the working directory; on a read-only root file system where only the output folder is mounted
+    writable, none may be, and ``tempfile`` raised FileNotFoundError out of ``grade-code`` and
+    ``worksheet --format pdf`` as a traceback."""
+    import tempfile
+
+    try:
+        return tempfile.gettempdir()
+    except OSError:
+        raise ProblemgenError("no usable temporary directory: $TMPDIR, /tmp, /var/tmp, /usr/tmp and the working "
+                              "directory cannot be written; set TMPDIR to a writable folder") from None
+
+
 def check_output_apart(output: str | Path, inputs: Mapping[str, str | Path | None], option: str = "-o") -> None:
     """Refuse an output that is one of a command's inputs, or lies inside an input folder (``inputs``: what
     each input is -> its path; None for one not given), before anything is written.

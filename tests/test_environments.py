@@ -246,13 +246,13 @@ def test_no_output_or_folder_a_command_creates_under_umask_000_is_writable_by_gr
 # --------------------------------------------------------------------------- mount namespaces (root)
 
 
-def in_namespace(setup: str, *, options: tuple[str, ...] = ()) -> list[str]:
+def in_namespace(setup: str, *, cwd: Path | None = None, options: tuple[str, ...] = ()) -> list[str]:
     """A command prefix running its command in a private mount namespace (``unshare``) after ``setup``,
-    shell lines run as root there; the test is skipped with the reason where that is not allowed."""
+    shell lines run as root there (from ``cwd``); the test is skipped with the reason where that is not allowed."""
     if os.geteuid() != 0 or shutil.which("unshare") is None:
         pytest.skip("needs root and unshare(1) for a private mount namespace")
     prefix = ["unshare", "-m", *options, "sh", "-ec", f"mount --make-rprivate /\n{setup}\nexec \"$@\"", "ns"]
-    probe = subprocess.run([*prefix, "true"], capture_output=True, text=True, timeout=60)
+    probe = subprocess.run([*prefix, "true"], cwd=cwd, capture_output=True, text=True, timeout=60)
     if probe.returncode != 0:
         pytest.skip(f"no private mount namespace here: {probe.stderr.strip()[-300:]}")
     return prefix
@@ -297,6 +297,45 @@ def test_a_class_set_and_its_grading_with_workers_run_where_dev_shm_is_read_only
     clean(run)
     assert run.returncode == 0, run.stderr
     assert "\nana,graded,1.0000," in (tmp_path / "grades" / "gradebook.csv").read_text(encoding="utf-8")
+
+
+ONLY_OUT_WRITABLE = """
+mount --bind out out
+mount --bind inputs inputs
+mount -o remount,bind,ro inputs
+mount -o remount,bind,ro /
+for tmp in /tmp /var/tmp /usr/tmp; do if mountpoint -q $tmp; then mount -o remount,bind,ro $tmp; fi; done
+mount -t tmpfs -o ro,size=4k tmpfs /dev/shm
+"""
+
+
+@pytest.mark.parametrize("args", [
+    ["grade-code", "ana.py", "--task", "softmax", "--public-only"],
+    ["worksheet", "masking", "-o", "../out/sheet", "--format", "pdf"],
+], ids=["grade-code", "worksheet-pdf"])
+def test_no_writable_temporary_directory_is_one_error_line(tmp_path, args):
+    """A read-only root with only the output folder writable: tempfile's FileNotFoundError was a traceback."""
+    if "pdf" in args and shutil.which("pdflatex") is None:
+        pytest.skip("pdflatex is not installed")
+    for folder in ("out", "inputs"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "inputs" / "ana.py").write_text("def softmax(x, axis=-1):\n    return x\n", encoding="utf-8")
+    prefix = in_namespace(ONLY_OUT_WRITABLE, cwd=tmp_path)
+    run = subprocess.run([*prefix, "sh", "-c", 'cd inputs && exec "$@"', "sh", *PROBLEMGEN, *args], cwd=tmp_path,
+                         env=env(TMPDIR=str(tmp_path / "missing")), capture_output=True, text=True, timeout=120)
+    clean(run)
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.startswith("error: no usable temporary directory") and run.stderr.count("\n") == 1, run.stderr
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_a_fork_server_that_does_not_start_is_one_error_naming_what_it_said(monkeypatch):
+    """Too low an RLIMIT_NPROC stops the fork server; reading its log after closing it raised ValueError."""
+    from problemgen.code.sandbox import runner
+
+    monkeypatch.setattr(runner, "_FORKSERVER_BOOT", "import sys; sys.stderr.write('cannot fork {root}{fd}'); sys.exit(3)")
+    with pytest.raises(runner.ProblemgenError, match="^the sandbox fork server did not start: cannot fork"):
+        runner.ForkServer(startup_timeout=30)
 
 
 # --------------------------------------------------------------------------- a root code grader

@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterable, Iterator, Sequence
 
 from problemgen.errors import ProblemgenError
+from problemgen.outputs import temporary_folder
 from problemgen.code.sandbox import isolation, wire
 from problemgen.code.sandbox.output import CappedBuffer, clip
 from problemgen.code.sandbox.staging import StagedSubmission, stage
@@ -121,9 +122,10 @@ class ForkServer:
     """A running fork server; one run at a time."""
 
     def __init__(self, startup_timeout: float = 60.0) -> None:
+        temporaries = temporary_folder()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.workdir = tempfile.mkdtemp(prefix="problemgen-fs-")
-        self.log = tempfile.TemporaryFile()
+        self.workdir = tempfile.mkdtemp(prefix="problemgen-fs-", dir=temporaries)
+        self.log = tempfile.TemporaryFile(dir=temporaries)
         command = [sys.executable, "-I", "-B", "-c", _FORKSERVER_BOOT.format(root=str(_PACKAGE_ROOT), fd=theirs.fileno())]
         try:
             self.proc = subprocess.Popen(
@@ -140,8 +142,9 @@ class ForkServer:
         self.sock = ours
         ready = self.receive(startup_timeout)
         if not ready or ready.get("event") != "ready":
+            why = self.failure_log()  # before close() closes the log
             self.close()
-            raise ProblemgenError(f"the sandbox fork server did not start: {self.failure_log()}")
+            raise ProblemgenError(f"the sandbox fork server did not start: {why}")
         self.drop_uid = bool(ready.get("drop_uid"))
         self.inputs: Sequence[Call] | None = None  # the calls whose inputs the server holds
 
