@@ -381,3 +381,43 @@ def test_a_root_grader_in_an_ordinary_root_container_runs_student_code_as_nobody
     assert run.returncode == 0, run.stderr
     report = json.loads(run.stdout)
     assert report["meta"]["confinement"]["uid"] == 65534
+
+
+# --------------------------------------------------------------------------- /proc that hides or misnames processes
+
+
+ANA = "import numpy as np\ndef softmax(x, axis=-1):\n    e = np.exp(x - np.max(x, axis=axis, keepdims=True))\n" \
+      "    return e / e.sum(axis=axis, keepdims=True)\n"
+
+
+@AS_ROOT
+@pytest.mark.slow
+@pytest.mark.parametrize("proc", ["hidepid=2", "hidepid=invisible,subset=pid"])
+def test_a_non_root_grader_under_a_hidepid_proc_confines_verifies_and_grades(shared_tmp, proc):
+    """Every test of every submission was "the sandbox could not start the submission": a child hides from
+    the fork server once it is non-dumpable, so its credentials could not be read back."""
+    prefix = in_namespace(f"mount -t proc -o {proc} proc /proc")
+    (shared_tmp / "ana.py").write_text(ANA, encoding="utf-8")
+    argv = ["grade-code", "ana.py", "--task", "softmax", "--public-only", "--format", "json"]
+    script = NO_PASSWD_ENTRY.format(root=str(ROOT), xdg="", argv=argv)
+    run = subprocess.run([*prefix, sys.executable, "-I", "-c", script], cwd=shared_tmp, env={"PATH": "/usr/bin:/bin"},
+                         capture_output=True, text=True, timeout=120)
+    clean(run)
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    assert report["score"] == 1.0 and report["meta"]["confinement"]["uid"] == 54321, run.stdout[:2000]
+    assert report["meta"]["confinement"]["no_new_privs"] is True
+
+
+@AS_ROOT
+def test_a_pid_namespace_without_its_own_proc_runs_no_student_code_and_says_why(tmp_path):
+    """/proc/<pid> named processes of the outer namespace: a root grader read a host process's credentials
+    and refused as if it could not leave uid 0; the processes it killed as escapees could be anyone's."""
+    probe = subprocess.run(["unshare", "-p", "-f", "true"], capture_output=True, text=True)
+    if shutil.which("unshare") is None or probe.returncode != 0:
+        pytest.skip(f"no pid namespace here: {probe.stderr.strip()[-300:]}")
+    run = _grade_peek(tmp_path, ["unshare", "-p", "-f"])
+    clean(run)
+    assert run.returncode == 3 and run.stdout == "", run.stderr
+    assert run.stderr.startswith("error: the sandbox cannot check its processes: /proc belongs to another pid "
+                                 "namespace") and run.stderr.count("\n") == 1, run.stderr

@@ -29,7 +29,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 
 from problemgen.errors import ProblemgenError
 from problemgen.outputs import temporary_folder
-from problemgen.code.sandbox import isolation, wire
+from problemgen.code.sandbox import isolation, privileges, wire
 from problemgen.code.sandbox.output import CappedBuffer, clip
 from problemgen.code.sandbox.staging import StagedSubmission, stage
 
@@ -122,6 +122,9 @@ class ForkServer:
     """A running fork server; one run at a time."""
 
     def __init__(self, startup_timeout: float = 60.0) -> None:
+        unusable = privileges.foreign_proc()
+        if unusable:
+            raise IsolationError(f"the sandbox cannot check its processes: {unusable}; nothing was run")
         temporaries = temporary_folder()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.workdir = tempfile.mkdtemp(prefix="problemgen-fs-", dir=temporaries)
