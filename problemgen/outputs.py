@@ -130,9 +130,21 @@ def check_output_file(output: str | Path, option: str = "-o") -> None:
     in, or one the user may not write (the export, report or grades would be computed and then lost)."""
     path = Path(output)
     reason = ("it is a directory" if path.is_dir() else f"no directory {path.parent}" if not path.parent.is_dir()
-              else "permission denied" if not os.access(path if path.exists() else path.parent, os.W_OK) else "")
+              else why_unwritable(path if path.exists() else path.parent))
     if reason:
         raise ProblemgenError(f"{option} {output}: cannot be written ({reason})")
+
+
+def why_unwritable(path: str | Path) -> str:
+    """'' when this user may write ``path``, else why not in words: "read-only file system" (a container's
+    read-only mount, where "permission denied" sent users to chmod) or "permission denied"."""
+    if os.access(path, os.W_OK):
+        return ""
+    try:
+        read_only = bool(os.statvfs(path).f_flag & getattr(os, "ST_RDONLY", 0))
+    except OSError:
+        read_only = False
+    return "read-only file system" if read_only else "permission denied"
 
 
 def files_matching(root: str | Path, patterns: Iterable[str], *, leftovers: bool = False) -> set[str]:

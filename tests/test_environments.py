@@ -329,6 +329,25 @@ def test_no_writable_temporary_directory_is_one_error_line(tmp_path, args):
     assert list((tmp_path / "out").iterdir()) == []
 
 
+@pytest.mark.parametrize("args", [
+    ["worksheet", "masking", "-o", "single", "--force"],
+    ["grade", "subs", "--variants", "class", "-o", "grades"],
+], ids=["worksheet", "grade-a-class"])
+def test_an_output_folder_on_a_read_only_mount_is_named_as_such(tmp_path, args):
+    """Said "permission denied", which sends a user to chmod a folder a read-only mount keeps read-only."""
+    out = class_set(tmp_path)
+    (tmp_path / "subs").mkdir()
+    shutil.copy(out / "keys" / "ana" / "key.toml", tmp_path / "subs" / "ana.toml")
+    folder = args[args.index("-o") + 1]
+    (tmp_path / folder).mkdir()
+    (tmp_path / folder / "reports").mkdir()
+    prefix = in_namespace(f"mount --bind {folder} {folder}\nmount -o remount,bind,ro {folder}", cwd=tmp_path)
+    run = subprocess.run([*prefix, *PROBLEMGEN, *args], cwd=tmp_path, env=env(), capture_output=True, text=True,
+                         timeout=120)
+    clean(run)
+    assert run.returncode == 2 and run.stderr.endswith(": cannot be written (read-only file system)\n"), run.stderr
+
+
 def test_a_fork_server_that_does_not_start_is_one_error_naming_what_it_said(monkeypatch):
     """Too low an RLIMIT_NPROC stops the fork server; reading its log after closing it raised ValueError."""
     from problemgen.code.sandbox import runner

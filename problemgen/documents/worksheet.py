@@ -41,7 +41,7 @@ from problemgen.model.variantfile import SheetProblem, WorksheetVariant
 from problemgen.errors import WriteFailed
 from problemgen.outputlock import holding
 from problemgen.outputs import (FILE_MODE, FOLDER_MODE, Removal, allowed_mode, check_output_apart, make_folder,
-                                remove_leftovers, remove_stale)
+                                remove_leftovers, remove_stale, why_unwritable)
 from problemgen.safewrite import Staged
 import problemgen.secret_env as secret_env
 from problemgen.model.registry import draw_choices, generate, get_kind
@@ -373,8 +373,8 @@ def prepare_output(out_dir: str | Path, force: bool) -> Iterator[Output]:
         make_folder(out)
     except OSError as exc:
         raise ProblemgenError(f"{out}: cannot create the output directory ({_os_reason(exc, out)})") from None
-    if not os.access(out, os.W_OK):  # before any work, as an output file that cannot be written
-        raise ProblemgenError(f"{out}: cannot be written (permission denied)")
+    if why_unwritable(out):  # before any work, as an output file that cannot be written
+        raise ProblemgenError(f"{out}: cannot be written ({why_unwritable(out)})")
     with holding(out, writing=True):
         try:
             earlier = any(out.iterdir())
