@@ -21,6 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PROBLEMGEN = [sys.executable, "-m", "problemgen"]
 SECRET = "3f9a1c7e5b2d8f4a6c0e9b1d3f5a7c9e2b4d6f8a0c1e3b5d7f9a2c4e6b8d0f1a"
 ROSTER = "id,name,github\nana,Ána Žižek,ana-gh\nchen,陈伟,chen-gh\n"
+ANA = "import numpy as np\ndef softmax(x, axis=-1):\n    e = np.exp(x - np.max(x, axis=axis, keepdims=True))\n" \
+      "    return e / e.sum(axis=axis, keepdims=True)\n"
 AS_ROOT = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs a root test run")
 
 
@@ -352,9 +354,26 @@ def test_a_fork_server_that_does_not_start_is_one_error_naming_what_it_said(monk
     """Too low an RLIMIT_NPROC stops the fork server; reading its log after closing it raised ValueError."""
     from problemgen.code.sandbox import runner
 
-    monkeypatch.setattr(runner, "_FORKSERVER_BOOT", "import sys; sys.stderr.write('cannot fork {root}{fd}'); sys.exit(3)")
-    with pytest.raises(runner.ProblemgenError, match="^the sandbox fork server did not start: cannot fork"):
+    monkeypatch.setattr(runner, "_FORKSERVER_BOOT", "import sys; sys.exit('cannot fork {root}{fd}')")
+    with pytest.raises(runner.IsolationError, match=r"^the sandbox fork server did not start \(cannot fork"):
         runner.ForkServer(startup_timeout=30)
+
+
+def test_a_fork_server_that_cannot_be_started_mid_class_stops_the_run_rather_than_score_zero(tmp_path, monkeypatch):
+    """With RLIMIT_NPROC just high enough for the first fork server, every later submission was 'not graded'
+    and scored 0, exit 0: grades lost without a word on stderr."""
+    from problemgen.code.grade import grade_submission, make_plan
+    from problemgen.code.sandbox import runner
+    from problemgen.code.tasks import get_task
+
+    (tmp_path / "ana.py").write_text(ANA, encoding="utf-8")
+    plan = make_plan(get_task("softmax"), public_only=True)
+    with runner.Sandbox() as sandbox:
+        sandbox.probe()
+        sandbox._acquire()  # its fork server is busy (another worker's submission): the next needs a new one
+        monkeypatch.setattr(runner, "_FORKSERVER_BOOT", "import sys; sys.exit('Resource temporarily unavailable{root}{fd}')")
+        with pytest.raises(runner.IsolationError, match="RLIMIT_NPROC"):
+            grade_submission(plan, tmp_path / "ana.py", sandbox)
 
 
 # --------------------------------------------------------------------------- a root code grader
@@ -403,10 +422,6 @@ def test_a_root_grader_in_an_ordinary_root_container_runs_student_code_as_nobody
 
 
 # --------------------------------------------------------------------------- /proc that hides or misnames processes
-
-
-ANA = "import numpy as np\ndef softmax(x, axis=-1):\n    e = np.exp(x - np.max(x, axis=axis, keepdims=True))\n" \
-      "    return e / e.sum(axis=axis, keepdims=True)\n"
 
 
 @AS_ROOT

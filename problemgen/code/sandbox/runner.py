@@ -47,6 +47,14 @@ class IsolationError(ProblemgenError):
     was run."""
 
 
+class SandboxUnavailable(IsolationError):
+    """No fork server could be started (too low an RLIMIT_NPROC, say): nothing can be graded from here on, so
+    the run stops (exit 3) rather than mark this and every later submission "not graded" with a score of 0."""
+
+
+TOO_FEW_PROCESSES = "; the process limit (RLIMIT_NPROC, ulimit -u) leaves too few processes and threads for the grader"
+
+
 class ServerTampered(ProblemgenError):
     """The fork server found its own limits or scheduling changed and refused to fork; replace it."""
 
@@ -145,9 +153,10 @@ class ForkServer:
         self.sock = ours
         ready = self.receive(startup_timeout)
         if not ready or ready.get("event") != "ready":
-            why = self.failure_log()  # before close() closes the log
+            why, log = self.last_words(), self.failure_log()  # before close() closes the log
             self.close()
-            raise ProblemgenError(f"the sandbox fork server did not start: {why}")
+            hint = TOO_FEW_PROCESSES if any(sign in log for sign in ("RLIMIT_NPROC", "temporarily unavailable")) else ""
+            raise SandboxUnavailable(f"the sandbox fork server did not start ({why}){hint}; nothing more was run")
         self.drop_uid = bool(ready.get("drop_uid"))
         self.inputs: Sequence[Call] | None = None  # the calls whose inputs the server holds
 
@@ -208,6 +217,12 @@ class ForkServer:
 
     def alive(self) -> bool:
         return self.proc.poll() is None
+
+    def last_words(self) -> str:
+        """The last line the fork server wrote (the exception that stopped it), escaped and clipped."""
+        self.log.seek(0)
+        lines = [line for line in self.log.read()[-4000:].decode("utf-8", "replace").splitlines() if line.strip()]
+        return clip(lines[-1].strip(), 300) if lines else "it wrote nothing"
 
     def failure_log(self) -> str:
         self.log.seek(0)
