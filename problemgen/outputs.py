@@ -89,21 +89,24 @@ def make_folder(path: str | Path) -> None:
         path.mkdir(FOLDER_MODE, exist_ok=True)
 
 
-def temporary_folder() -> str:
-    """The folder a command's temporaries go in (Python's ``tempfile.gettempdir()``), or one line saying
-    there is none.
+def no_temporary_folder(exc: OSError) -> str:
+    """The one-line message for ``exc`` when it is Python's "No usable temporary directory", else ''.
 
-    Why: with ``$TMPDIR`` unset, missing or read-only, Python tries ``/tmp``, ``/var/tmp``, ``/usr/tmp`` and
-    then the working directory; on a read-only root file system where only the output folder is mounted
-    writable, none may be, and ``tempfile`` raised FileNotFoundError out of ``grade-code`` and
-    ``worksheet --format pdf`` as a traceback."""
-    import tempfile
+    Why: with ``$TMPDIR`` unset, missing or read-only, ``tempfile`` tries ``/tmp``, ``/var/tmp``, ``/usr/tmp``
+    and then the working directory; on a read-only root file system where only the output folder is
+    mounted writable none may be, and its FileNotFoundError came out of ``grade-code`` (the fork server,
+    staging) and ``worksheet --format pdf`` as a traceback. The CLI asks this of an OSError no module
+    foresaw; ``tempfile`` remembers a directory only once one worked, so asking again tells."""
+    if not isinstance(exc, FileNotFoundError) or exc.filename is not None:
+        return ""
+    import tempfile  # lazy: only an error ends up here
 
     try:
-        return tempfile.gettempdir()
+        tempfile.gettempdir()
     except OSError:
-        raise ProblemgenError("no usable temporary directory: $TMPDIR, /tmp, /var/tmp, /usr/tmp and the working "
-                              "directory cannot be written; set TMPDIR to a writable folder") from None
+        return ("no usable temporary directory: $TMPDIR, /tmp, /var/tmp, /usr/tmp and the working directory "
+                "cannot be written; set TMPDIR to a writable folder")
+    return ""
 
 
 def check_output_apart(output: str | Path, inputs: Mapping[str, str | Path | None], option: str = "-o") -> None:

@@ -273,7 +273,7 @@ def test_process_pools_that_cannot_start_leave_a_class_run_to_this_process(monke
     def no_semaphores(*args, **kwargs):
         raise FileNotFoundError(2, "No such file or directory")
 
-    forget = getattr(getattr(workers, "processes_usable", None), "cache_clear", lambda: None)
+    forget = getattr(getattr(workers, "pools_usable", None), "cache_clear", lambda: None)
     monkeypatch.setattr(_multiprocessing, "SemLock", no_semaphores)
     forget()
     try:

@@ -10,9 +10,11 @@ from __future__ import annotations
 import os
 import time
 from collections import deque
-from functools import lru_cache, partial
+from functools import partial
 from itertools import islice
 from typing import Callable, Iterator, TypeVar
+
+from problemgen.processes import pools_usable
 
 Item = TypeVar("Item")
 Row = TypeVar("Row")
@@ -63,7 +65,7 @@ def ordered_map(function: Callable[..., Row], items: list[Item], jobs: int, shar
     ``shared``, when given, is what every item needs alike (a class's index of variant ids): it is sent to
     each worker once, when the worker starts, and ``function(item, shared)`` is called. Put in every item
     instead, it would be pickled again with each batch, a cost growing with the class times the batches."""
-    if jobs <= 1 or not processes_usable():
+    if jobs <= 1 or not pools_usable():  # no /dev/shm: no pool (problemgen.processes)
         yield from (function(item) if shared is None else function(item, shared) for item in items)
         return
     from concurrent.futures import ProcessPoolExecutor
@@ -77,21 +79,6 @@ def ordered_map(function: Callable[..., Row], items: list[Item], jobs: int, shar
             rows = pending.popleft().result()
             pending.extend(pool.submit(_batch, call, batch) for batch in islice(batches, 1))
             yield from rows
-
-
-@lru_cache(maxsize=1)
-def processes_usable() -> bool:
-    """Whether Python's process pools can start here: they need a POSIX semaphore, which Linux keeps in
-    ``/dev/shm``. Containers without it (AWS Lambda, ``--ipc=none``) or with it read-only made a large class
-    run fail at the pool's first lock, with a traceback or ``cannot write (Read-only file system)``; such a
-    run works in this process instead, only slower. Asked once: one semaphore created and removed."""
-    try:
-        import multiprocessing
-
-        multiprocessing.get_context().Lock()
-    except (ImportError, OSError):  # ImportError: a Python built without sem_open
-        return False
-    return True
 
 
 _SHARED: object = None

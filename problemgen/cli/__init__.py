@@ -124,6 +124,7 @@ def run_click(args: list[str]) -> int:
     from problemgen.cli.app import cli
     from problemgen.errors import ProblemgenError, WriteFailed
     from problemgen.safewrite import out_of_room  # the outputs' writers say so in their words; this is the net
+    from problemgen.outputs import no_temporary_folder  # likewise: tempfile's error where no folder is usable
 
     try:
         result = cli.main(args=args, prog_name="problemgen", standalone_mode=False)
@@ -140,6 +141,10 @@ def run_click(args: list[str]) -> int:
         sys.stderr.write("aborted\n")
         return 130
     except OSError as exc:
+        no_temporary = no_temporary_folder(exc)
+        if no_temporary:  # before any work: the fork server, staging and pdflatex need one first
+            sys.stderr.write(f"error: {no_temporary}\n")
+            return EXIT_USAGE
         if not out_of_room(exc):
             raise
         where = f" {exc.filename}" if exc.filename else ""  # a write no module foresaw: still one line

@@ -87,9 +87,7 @@ def compile_with_log(tex_source: str, name: str = "document") -> tuple[bytes, st
     executable = pdflatex_path()
     if executable is None:
         raise ProblemgenError(INSTALL_HINT)
-    from problemgen.outputs import temporary_folder  # one line where no temporary directory is usable
-
-    with tempfile.TemporaryDirectory(prefix="problemgen-tex-", dir=temporary_folder()) as tmp:
+    with tempfile.TemporaryDirectory(prefix="problemgen-tex-") as tmp:
         source = Path(tmp) / f"{name}.tex"
         try:
             source.write_text(tex_source, encoding="utf-8")

@@ -42,6 +42,7 @@ from problemgen.errors import WriteFailed
 from problemgen.outputlock import holding
 from problemgen.outputs import (FILE_MODE, FOLDER_MODE, Removal, allowed_mode, check_output_apart, make_folder,
                                 remove_leftovers, remove_stale, why_unwritable)
+from problemgen.processes import pools_usable
 from problemgen.safewrite import Staged
 import problemgen.secret_env as secret_env
 from problemgen.model.registry import draw_choices, generate, get_kind
@@ -604,9 +605,7 @@ def _write_students(writer: StudentWriter, students: list[RosterStudent], worker
     """Yield manifest entries in roster order, from this process or from a pool of workers."""
     size = min(BATCH_STUDENTS, -(-len(students) // workers))  # every worker gets a batch in a small class
     batches = [students[start:start + size] for start in range(0, len(students), size)]
-    from problemgen.classes.workers import processes_usable  # no /dev/shm: no pool, this process writes all
-
-    if workers == 1 or not processes_usable():
+    if workers == 1 or not pools_usable():  # no /dev/shm: no pool, this process writes all (problemgen.processes)
         for batch in batches:
             yield from writer(batch)
         return

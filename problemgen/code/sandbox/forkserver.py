@@ -159,7 +159,10 @@ def _serve_run(sock: socket.socket, config: dict, fds: list[int], allow, prepare
         prepared.close()  # the child's ruleset from now on: never touched here again
     status = _open_status(pid)
     try:
-        os.write(go_w, b"o")  # the child confines itself only now
+        try:
+            os.write(go_w, b"o")  # the child confines itself only now
+        except OSError:
+            pass  # it died already: it never says "confined", and _verify_child finds that out
         credentials = _verify_child(pid, ready_r, go_w, privileges, status)
     finally:
         if status is not None:

@@ -28,7 +28,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterable, Iterator, Sequence
 
 from problemgen.errors import ProblemgenError
-from problemgen.outputs import temporary_folder
 from problemgen.code.sandbox import isolation, privileges, wire
 from problemgen.code.sandbox.output import CappedBuffer, clip
 from problemgen.code.sandbox.staging import StagedSubmission, stage
@@ -133,10 +132,9 @@ class ForkServer:
         unusable = privileges.foreign_proc()
         if unusable:
             raise IsolationError(f"the sandbox cannot check its processes: {unusable}; nothing was run")
-        temporaries = temporary_folder()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.workdir = tempfile.mkdtemp(prefix="problemgen-fs-", dir=temporaries)
-        self.log = tempfile.TemporaryFile(dir=temporaries)
+        self.workdir = tempfile.mkdtemp(prefix="problemgen-fs-")
+        self.log = tempfile.TemporaryFile()
         command = [sys.executable, "-I", "-B", "-c", _FORKSERVER_BOOT.format(root=str(_PACKAGE_ROOT), fd=theirs.fileno())]
         try:
             self.proc = subprocess.Popen(

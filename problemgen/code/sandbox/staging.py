@@ -16,8 +16,6 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from problemgen.outputs import temporary_folder
-
 MAX_FILE_BYTES = 256 * 1024
 MAX_TOTAL_BYTES = 1024 * 1024
 MAX_FILES = 32
@@ -145,7 +143,7 @@ def stage(sources: dict[str, str], entry: str) -> StagedSubmission:
     of other graders on the host alike; where Landlock does not confine reading, a child could list the
     staging place and read, or import, another student's staged code (an honest classmate's answer). It
     can still open a path it knows, and it knows only its own."""
-    enclosure = tempfile.mkdtemp(prefix="problemgen-", dir=staging_parent() or temporary_folder())
+    enclosure = tempfile.mkdtemp(prefix="problemgen-", dir=staging_parent())
     try:
         os.chmod(enclosure, stat.S_IRWXU | stat.S_IXGRP | stat.S_IXOTH)
         directory = tempfile.mkdtemp(prefix="sub-", dir=enclosure)
