@@ -33,7 +33,9 @@ world-*writable*, whatever the umask (``umask 000`` in a container): grading tru
 export's sealed keys, and a writable key, or a writable folder it can be swapped in, would let anyone who
 can write there change the grade. :data:`FILE_MODE` and :data:`FOLDER_MODE` are what those are created
 with; :func:`allowed_mode` is a mode an export sets explicitly (``run.sh`` executable) as the umask
-allows it. Other outputs (reports, gradebooks, single files) are created as the umask says.
+allows it. Other outputs (reports, gradebooks, single files) are readable as the umask says and never
+group- or world-writable either (:mod:`problemgen.safewrite`; their folders come from :func:`make_folder`):
+a gradebook anyone can write is a grade anyone can change before it is uploaded.
 """
 
 from __future__ import annotations
@@ -71,6 +73,42 @@ def current_umask() -> int:
     return mask
 
 
+def make_folder(path: str | Path) -> None:
+    """Create the folder ``path`` and its missing parents with :data:`FOLDER_MODE` (as the umask allows), like
+    ``mkdir -p``; one that exists is kept as it is.
+
+    Why not ``Path.mkdir(parents=True)``: it gives the parents it creates the umask's mode, so under
+    ``umask 000`` ``-o grades/hw1`` made a world-writable ``grades/`` in which anyone could replace ``hw1``."""
+    path = Path(path)
+    try:
+        path.mkdir(FOLDER_MODE, exist_ok=True)
+    except FileNotFoundError:
+        if path.parent == path:
+            raise
+        make_folder(path.parent)
+        path.mkdir(FOLDER_MODE, exist_ok=True)
+
+
+def no_temporary_folder(exc: OSError) -> str:
+    """The one-line message for ``exc`` when it is Python's "No usable temporary directory", else ''.
+
+    Why: with ``$TMPDIR`` unset, missing or read-only, ``tempfile`` tries ``/tmp``, ``/var/tmp``, ``/usr/tmp``
+    and then the working directory; on a read-only root file system where only the output folder is
+    mounted writable none may be, and its FileNotFoundError came out of ``grade-code`` (the fork server,
+    staging) and ``worksheet --format pdf`` as a traceback. The CLI asks this of an OSError no module
+    foresaw; ``tempfile`` remembers a directory only once one worked, so asking again tells."""
+    if not isinstance(exc, FileNotFoundError) or exc.filename is not None:
+        return ""
+    import tempfile  # lazy: only an error ends up here
+
+    try:
+        tempfile.gettempdir()
+    except OSError:
+        return ("no usable temporary directory: $TMPDIR, /tmp, /var/tmp, /usr/tmp and the working directory "
+                "cannot be written; set TMPDIR to a writable folder")
+    return ""
+
+
 def check_output_apart(output: str | Path, inputs: Mapping[str, str | Path | None], option: str = "-o") -> None:
     """Refuse an output that is one of a command's inputs, or lies inside an input folder (``inputs``: what
     each input is -> its path; None for one not given), before anything is written.
@@ -95,9 +133,21 @@ def check_output_file(output: str | Path, option: str = "-o") -> None:
     in, or one the user may not write (the export, report or grades would be computed and then lost)."""
     path = Path(output)
     reason = ("it is a directory" if path.is_dir() else f"no directory {path.parent}" if not path.parent.is_dir()
-              else "permission denied" if not os.access(path if path.exists() else path.parent, os.W_OK) else "")
+              else why_unwritable(path if path.exists() else path.parent))
     if reason:
         raise ProblemgenError(f"{option} {output}: cannot be written ({reason})")
+
+
+def why_unwritable(path: str | Path) -> str:
+    """'' when this user may write ``path``, else why not in words: "read-only file system" (a container's
+    read-only mount, where "permission denied" sent users to chmod) or "permission denied"."""
+    if os.access(path, os.W_OK):
+        return ""
+    try:
+        read_only = bool(os.statvfs(path).f_flag & getattr(os, "ST_RDONLY", 0))
+    except OSError:
+        read_only = False
+    return "read-only file system" if read_only else "permission denied"
 
 
 def files_matching(root: str | Path, patterns: Iterable[str], *, leftovers: bool = False) -> set[str]:

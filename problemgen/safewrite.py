@@ -15,7 +15,8 @@ Temporary names are hidden and end in ``.partial`` (``.gradebook.csv.1a2b3c4d.pa
 pattern of problemgen matches them (``*.json``, ``handouts/*/worksheet.md``), so a file left behind by a
 killed run is never graded or taken for an output; the next run that holds the folder removes those of
 its own names (:func:`problemgen.outputs.remove_leftovers`), so none is shipped with an export folder. A replaced file keeps the permissions of the
-one it replaces (a key made private stays private); a new one gets the umask's. ``durable`` files are
+one it replaces (a key made private stays private); a new one gets the umask's, never writable by group or
+others (``umask 000`` in a container). ``durable`` files are
 flushed to the disk (``fsync``) before the rename: the few files that say a run finished or that are
 handed on (a manifest, a gradebook, an export). A class set's many per-student files are not: that would
 cost more than generating them, and the manifest, written last and flushed, is what says the set is whole.
@@ -37,6 +38,8 @@ from problemgen.errors import ProblemgenError, WriteFailed
 
 _FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
           | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+GROUP_OTHER_WRITE = stat.S_IWGRP | stat.S_IWOTH
+"""The bits no new output gets, whatever the umask (see :func:`_set_mode`)."""
 _MAX_NAME = 200
 """Characters of the final name kept in the temporary one (a name of 255 bytes must still get a temporary)."""
 _TOKEN_HEX = 8
@@ -174,7 +177,11 @@ def _create_temporary(final: str) -> tuple[str, int]:
 
 def _set_mode(descriptor: int, final: str, mode: int | None, new_mode: int | None = None) -> None:
     """Give the temporary ``mode``, or the permissions of the regular file it will replace, or ``new_mode``
-    where there is none (else it keeps the umask's)."""
+    where there is none, else the umask's less any write bit for group or others.
+
+    Why that last part: containers often run with ``umask 000``, which made every new gradebook, report,
+    export and starter file writable by anyone on the host (a gradebook changed before it is uploaded is
+    a grade changed). Who may read a new file is still the umask's to say."""
     if mode is None:
         try:
             status = os.stat(final, follow_symlinks=False)
@@ -182,10 +189,13 @@ def _set_mode(descriptor: int, final: str, mode: int | None, new_mode: int | Non
             status = None
         if status is not None and stat.S_ISREG(status.st_mode):
             mode = stat.S_IMODE(status.st_mode)
-        elif new_mode is None:
-            return
-        else:
+        elif new_mode is not None:
             mode = new_mode
+        else:
+            created = stat.S_IMODE(os.fstat(descriptor).st_mode)  # 0o666 less the umask
+            if not created & GROUP_OTHER_WRITE:
+                return
+            mode = created & ~GROUP_OTHER_WRITE
     os.fchmod(descriptor, mode) if hasattr(os, "fchmod") else None
 
 

@@ -28,7 +28,8 @@ THIRD_PARTY = {"numpy", "sympy", "mpmath", "click", "jinja2", "flask", "pexpect"
                "markupsafe", "werkzeug", "latex2mathml"}  # the last three come with jinja2 / the web extra
 
 _BASE = {"problemgen.errors", "problemgen.resources", "problemgen.userfiles", "problemgen.secret_env",
-         "problemgen.outputs", "problemgen.outputlock", "problemgen.safewrite", "problemgen.wording"}
+         "problemgen.outputs", "problemgen.outputlock", "problemgen.safewrite", "problemgen.wording",
+         "problemgen.processes"}
 _CONTENT = _BASE | {"problemgen.model", "problemgen.answers", "problemgen.misconceptions"}
 _GRADING = _CONTENT | {"problemgen.sheets", "problemgen.documents"}
 _CODE = {"problemgen.code", "problemgen.code.tasks", "problemgen.code.sandbox"}
@@ -43,6 +44,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "problemgen.outputlock": {"problemgen.errors"},
     "problemgen.safewrite": {"problemgen.errors"},
     "problemgen.wording": set(),
+    "problemgen.processes": set(),
     "problemgen.model": {"problemgen.errors", "problemgen.misconceptions.entries", "problemgen.wording"},
     "problemgen.misconceptions.entries": set(),
     "problemgen.answers": {"problemgen.errors", "problemgen.model", "problemgen.userfiles", "problemgen.wording"},

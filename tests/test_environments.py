@@ -21,6 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PROBLEMGEN = [sys.executable, "-m", "problemgen"]
 SECRET = "3f9a1c7e5b2d8f4a6c0e9b1d3f5a7c9e2b4d6f8a0c1e3b5d7f9a2c4e6b8d0f1a"
 ROSTER = "id,name,github\nana,Ána Žižek,ana-gh\nchen,陈伟,chen-gh\n"
+ANA = "import numpy as np\ndef softmax(x, axis=-1):\n    e = np.exp(x - np.max(x, axis=axis, keepdims=True))\n" \
+      "    return e / e.sum(axis=axis, keepdims=True)\n"
 AS_ROOT = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs a root test run")
 
 
@@ -226,6 +228,168 @@ def test_an_export_folder_under_umask_077_keeps_its_sealed_keys_private(tmp_path
     assert _mode(template / ".problemgen" / "grade.sh") == 0o700
 
 
+def _writable_by_others(root: Path) -> list[str]:
+    """Every folder and file under ``root`` (``root`` too) that group or others may write."""
+    paths = [root, *root.rglob("*")]
+    return [f"{p.relative_to(root.parent)} {_mode(p):o}" for p in paths if not p.is_symlink() and _mode(p) & 0o022]
+
+
+OUTPUTS_UNDER_A_LOOSE_UMASK = {
+    "grade-a-class": ["grade", "subs", "--variants", "class", "-o", "new/grades/hw1"],
+    "export-a-folder": ["export", "github-classroom", "--class", "class", "--roster", "roster.csv", "--match-by",
+                        "github", "-o", "new/template"],
+    "task-starter": ["task", "show", "softmax", "--starter", "new/softmax.py"],
+    "quiz-progress": ["quiz", "--db", "new/data/progress.sqlite3", "--seed", "7"],
+}
+
+
+@pytest.mark.parametrize("args", OUTPUTS_UNDER_A_LOOSE_UMASK.values(), ids=OUTPUTS_UNDER_A_LOOSE_UMASK)
+def test_no_output_or_folder_a_command_creates_under_umask_000_is_writable_by_group_or_others(tmp_path, args):
+    """Gradebooks, reports and single files followed the umask (0o666), the parents of an output folder and
+    an export's .github got 0o777: anyone on the host could change a grade before it was uploaded."""
+    out = class_set(tmp_path)
+    (tmp_path / "subs").mkdir()
+    shutil.copy(out / "keys" / "ana" / "key.toml", tmp_path / "subs" / "ana.toml")
+    (tmp_path / "new").mkdir(mode=0o755)
+    (tmp_path / "new").chmod(0o755)
+    run = problemgen(*args, cwd=tmp_path, preexec_fn=_umask(0), input=b"quit\n")
+    clean(run)
+    assert run.returncode == 0, run.stderr
+    assert len(list((tmp_path / "new").iterdir())) == 1
+    assert _writable_by_others(tmp_path / "new") == []
+
+
+# --------------------------------------------------------------------------- mount namespaces (root)
+
+
+def in_namespace(setup: str, *, cwd: Path | None = None, options: tuple[str, ...] = ()) -> list[str]:
+    """A command prefix running its command in a private mount namespace (``unshare``) after ``setup``,
+    shell lines run as root there (from ``cwd``); the test is skipped with the reason where that is not allowed."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("needs root and unshare(1) for a private mount namespace")
+    prefix = ["unshare", "-m", *options, "sh", "-ec", f"mount --make-rprivate /\n{setup}\nexec \"$@\"", "ns"]
+    probe = subprocess.run([*prefix, "true"], cwd=cwd, capture_output=True, text=True, timeout=60)
+    if probe.returncode != 0:
+        pytest.skip(f"no private mount namespace here: {probe.stderr.strip()[-300:]}")
+    return prefix
+
+
+READ_ONLY_SHM = "mount -t tmpfs -o ro,size=4k tmpfs /dev/shm"
+
+
+def test_process_pools_that_cannot_start_leave_a_class_run_to_this_process(monkeypatch):
+    """No /dev/shm (AWS Lambda, --ipc=none): the pool's first lock raised FileNotFoundError out of the run."""
+    import _multiprocessing
+    import multiprocessing.synchronize  # noqa: F401 - it reads SemLock's constants when imported
+
+    from problemgen.classes import workers
+
+    def no_semaphores(*args, **kwargs):
+        raise FileNotFoundError(2, "No such file or directory")
+
+    forget = getattr(getattr(workers, "pools_usable", None), "cache_clear", lambda: None)
+    monkeypatch.setattr(_multiprocessing, "SemLock", no_semaphores)
+    forget()
+    try:
+        assert list(workers.ordered_map(abs, [-3, 1, -2], jobs=2)) == [3, 1, 2]
+    finally:
+        monkeypatch.undo()
+        forget()
+
+
+def test_a_class_set_and_its_grading_with_workers_run_where_dev_shm_is_read_only(tmp_path):
+    """The class set stopped with 'error: cannot write (Read-only file system)' (exit 4), nothing written."""
+    prefix = in_namespace(READ_ONLY_SHM)
+    (tmp_path / "roster.csv").write_text(ROSTER, encoding="utf-8")
+    run = subprocess.run([*prefix, *PROBLEMGEN, "worksheet", "masking", "-o", "class", "--roster", "roster.csv",
+                          "--secret-env", "CLASS_SECRET", "--jobs", "2"], cwd=tmp_path, env=env(), capture_output=True,
+                         text=True, timeout=120)
+    clean(run)
+    assert run.returncode == 0, run.stderr
+    (tmp_path / "subs").mkdir()
+    shutil.copy(tmp_path / "class" / "keys" / "ana" / "key.toml", tmp_path / "subs" / "ana.toml")
+    run = subprocess.run([*prefix, *PROBLEMGEN, "grade", "subs", "--variants", "class", "-o", "grades", "--jobs", "2"],
+                         cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=120)
+    clean(run)
+    assert run.returncode == 0, run.stderr
+    assert "\nana,graded,1.0000," in (tmp_path / "grades" / "gradebook.csv").read_text(encoding="utf-8")
+
+
+ONLY_OUT_WRITABLE = """
+mount --bind out out
+mount --bind inputs inputs
+mount -o remount,bind,ro inputs
+mount -o remount,bind,ro /
+for tmp in /tmp /var/tmp /usr/tmp; do if mountpoint -q $tmp; then mount -o remount,bind,ro $tmp; fi; done
+mount -t tmpfs -o ro,size=4k tmpfs /dev/shm
+"""
+
+
+@pytest.mark.parametrize("args", [
+    ["grade-code", "ana.py", "--task", "softmax", "--public-only"],
+    ["worksheet", "masking", "-o", "../out/sheet", "--format", "pdf"],
+], ids=["grade-code", "worksheet-pdf"])
+def test_no_writable_temporary_directory_is_one_error_line(tmp_path, args):
+    """A read-only root with only the output folder writable: tempfile's FileNotFoundError was a traceback."""
+    if "pdf" in args and shutil.which("pdflatex") is None:
+        pytest.skip("pdflatex is not installed")
+    for folder in ("out", "inputs"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "inputs" / "ana.py").write_text("def softmax(x, axis=-1):\n    return x\n", encoding="utf-8")
+    prefix = in_namespace(ONLY_OUT_WRITABLE, cwd=tmp_path)
+    run = subprocess.run([*prefix, "sh", "-c", 'cd inputs && exec "$@"', "sh", *PROBLEMGEN, *args], cwd=tmp_path,
+                         env=env(TMPDIR=str(tmp_path / "missing")), capture_output=True, text=True, timeout=120)
+    clean(run)
+    assert run.returncode == 2, run.stderr
+    assert run.stderr.startswith("error: no usable temporary directory") and run.stderr.count("\n") == 1, run.stderr
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+@pytest.mark.parametrize("args", [
+    ["worksheet", "masking", "-o", "single", "--force"],
+    ["grade", "subs", "--variants", "class", "-o", "grades"],
+], ids=["worksheet", "grade-a-class"])
+def test_an_output_folder_on_a_read_only_mount_is_named_as_such(tmp_path, args):
+    """Said "permission denied", which sends a user to chmod a folder a read-only mount keeps read-only."""
+    out = class_set(tmp_path)
+    (tmp_path / "subs").mkdir()
+    shutil.copy(out / "keys" / "ana" / "key.toml", tmp_path / "subs" / "ana.toml")
+    folder = args[args.index("-o") + 1]
+    (tmp_path / folder).mkdir()
+    (tmp_path / folder / "reports").mkdir()
+    prefix = in_namespace(f"mount --bind {folder} {folder}\nmount -o remount,bind,ro {folder}", cwd=tmp_path)
+    run = subprocess.run([*prefix, *PROBLEMGEN, *args], cwd=tmp_path, env=env(), capture_output=True, text=True,
+                         timeout=120)
+    clean(run)
+    assert run.returncode == 2 and run.stderr.endswith(": cannot be written (read-only file system)\n"), run.stderr
+
+
+def test_a_fork_server_that_does_not_start_is_one_error_naming_what_it_said(monkeypatch):
+    """Too low an RLIMIT_NPROC stops the fork server; reading its log after closing it raised ValueError."""
+    from problemgen.code.sandbox import runner
+
+    monkeypatch.setattr(runner, "_FORKSERVER_BOOT", "import sys; sys.exit('cannot fork {root}{fd}')")
+    with pytest.raises(runner.IsolationError, match=r"^the sandbox fork server did not start \(cannot fork"):
+        runner.ForkServer(startup_timeout=30)
+
+
+def test_a_fork_server_that_cannot_be_started_mid_class_stops_the_run_rather_than_score_zero(tmp_path, monkeypatch):
+    """With RLIMIT_NPROC just high enough for the first fork server, every later submission was 'not graded'
+    and scored 0, exit 0: grades lost without a word on stderr."""
+    from problemgen.code.grade import grade_submission, make_plan
+    from problemgen.code.sandbox import runner
+    from problemgen.code.tasks import get_task
+
+    (tmp_path / "ana.py").write_text(ANA, encoding="utf-8")
+    plan = make_plan(get_task("softmax"), public_only=True)
+    with runner.Sandbox() as sandbox:
+        sandbox.probe()
+        sandbox._acquire()  # its fork server is busy (another worker's submission): the next needs a new one
+        monkeypatch.setattr(runner, "_FORKSERVER_BOOT", "import sys; sys.exit('Resource temporarily unavailable{root}{fd}')")
+        with pytest.raises(runner.IsolationError, match="RLIMIT_NPROC"):
+            grade_submission(plan, tmp_path / "ana.py", sandbox)
+
+
 # --------------------------------------------------------------------------- a root code grader
 
 
@@ -269,3 +433,39 @@ def test_a_root_grader_in_an_ordinary_root_container_runs_student_code_as_nobody
     assert run.returncode == 0, run.stderr
     report = json.loads(run.stdout)
     assert report["meta"]["confinement"]["uid"] == 65534
+
+
+# --------------------------------------------------------------------------- /proc that hides or misnames processes
+
+
+@AS_ROOT
+@pytest.mark.slow
+@pytest.mark.parametrize("proc", ["hidepid=2", "hidepid=invisible,subset=pid"])
+def test_a_non_root_grader_under_a_hidepid_proc_confines_verifies_and_grades(shared_tmp, proc):
+    """Every test of every submission was "the sandbox could not start the submission": a child hides from
+    the fork server once it is non-dumpable, so its credentials could not be read back."""
+    prefix = in_namespace(f"mount -t proc -o {proc} proc /proc")
+    (shared_tmp / "ana.py").write_text(ANA, encoding="utf-8")
+    argv = ["grade-code", "ana.py", "--task", "softmax", "--public-only", "--format", "json"]
+    script = NO_PASSWD_ENTRY.format(root=str(ROOT), xdg="", argv=argv)
+    run = subprocess.run([*prefix, sys.executable, "-I", "-c", script], cwd=shared_tmp, env={"PATH": "/usr/bin:/bin"},
+                         capture_output=True, text=True, timeout=120)
+    clean(run)
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    assert report["score"] == 1.0 and report["meta"]["confinement"]["uid"] == 54321, run.stdout[:2000]
+    assert report["meta"]["confinement"]["no_new_privs"] is True
+
+
+@AS_ROOT
+def test_a_pid_namespace_without_its_own_proc_runs_no_student_code_and_says_why(tmp_path):
+    """/proc/<pid> named processes of the outer namespace: a root grader read a host process's credentials
+    and refused as if it could not leave uid 0; the processes it killed as escapees could be anyone's."""
+    probe = subprocess.run(["unshare", "-p", "-f", "true"], capture_output=True, text=True)
+    if shutil.which("unshare") is None or probe.returncode != 0:
+        pytest.skip(f"no pid namespace here: {probe.stderr.strip()[-300:]}")
+    run = _grade_peek(tmp_path, ["unshare", "-p", "-f"])
+    clean(run)
+    assert run.returncode == 3 and run.stdout == "", run.stderr
+    assert run.stderr.startswith("error: the sandbox cannot check its processes: /proc belongs to another pid "
+                                 "namespace") and run.stderr.count("\n") == 1, run.stderr

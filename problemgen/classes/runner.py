@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
@@ -34,7 +33,7 @@ from problemgen.classes.summary import class_summary, flag_copies, items_csv, re
 from problemgen.model.core import ProblemgenError
 from problemgen.errors import WriteFailed
 from problemgen.outputlock import holding
-from problemgen.outputs import remove_files, remove_leftovers, stale_files
+from problemgen.outputs import make_folder, remove_files, remove_leftovers, stale_files, why_unwritable
 from problemgen.safewrite import Staged
 from problemgen.sheets.reports import REPORT_FORMATS, extension, render, render_json
 
@@ -59,12 +58,12 @@ def prepare(out_dir: str | Path) -> Path:
         if parent.exists() and not parent.is_dir():
             raise ProblemgenError(f"{out}: cannot be the output directory ({parent} is a file)")
     try:
-        (out / "reports").mkdir(parents=True, exist_ok=True)
+        make_folder(out / "reports")  # never group- or world-writable, whatever the umask
     except OSError as exc:
         raise ProblemgenError(f"{out}: cannot create the output directory ({exc.strerror})") from None
     for folder in (out, out / "reports"):  # before any grading, as an output file that cannot be written
-        if not os.access(folder, os.W_OK):
-            raise ProblemgenError(f"{folder}: cannot be written (permission denied)")
+        if why_unwritable(folder):
+            raise ProblemgenError(f"{folder}: cannot be written ({why_unwritable(folder)})")
     return out
 
 

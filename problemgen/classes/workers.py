@@ -14,6 +14,8 @@ from functools import partial
 from itertools import islice
 from typing import Callable, Iterator, TypeVar
 
+from problemgen.processes import pools_usable
+
 Item = TypeVar("Item")
 Row = TypeVar("Row")
 
@@ -63,7 +65,7 @@ def ordered_map(function: Callable[..., Row], items: list[Item], jobs: int, shar
     ``shared``, when given, is what every item needs alike (a class's index of variant ids): it is sent to
     each worker once, when the worker starts, and ``function(item, shared)`` is called. Put in every item
     instead, it would be pickled again with each batch, a cost growing with the class times the batches."""
-    if jobs <= 1:
+    if jobs <= 1 or not pools_usable():  # no /dev/shm: no pool (problemgen.processes)
         yield from (function(item) if shared is None else function(item, shared) for item in items)
         return
     from concurrent.futures import ProcessPoolExecutor

@@ -131,6 +131,7 @@ def run_click(args: list[str]) -> int:
     from problemgen.cli.app import cli
     from problemgen.errors import ProblemgenError, WriteFailed
     from problemgen.safewrite import out_of_room  # the outputs' writers say so in their words; this is the net
+    from problemgen.outputs import no_temporary_folder  # likewise: tempfile's error where no folder is usable
 
     try:
         result = cli.main(args=args, prog_name="problemgen", standalone_mode=False)
@@ -147,6 +148,10 @@ def run_click(args: list[str]) -> int:
         sys.stderr.write("aborted\n")
         return 130
     except OSError as exc:
+        no_temporary = no_temporary_folder(exc)
+        if no_temporary:  # before any work: the fork server, staging and pdflatex need one first
+            sys.stderr.write(f"error: {no_temporary}\n")
+            return EXIT_USAGE
         if exc.filename is None and streams.stdout_full(exc):
             return streams.quit_stdout_full(exc)  # click's echo: the one unnamed file a command writes
         if not out_of_room(exc):

@@ -40,8 +40,9 @@ from problemgen.model.core import Problem, ProblemgenError
 from problemgen.model.variantfile import SheetProblem, WorksheetVariant
 from problemgen.errors import WriteFailed
 from problemgen.outputlock import holding
-from problemgen.outputs import (FILE_MODE, FOLDER_MODE, Removal, allowed_mode, check_output_apart, remove_leftovers,
-                                remove_stale)
+from problemgen.outputs import (FILE_MODE, FOLDER_MODE, Removal, allowed_mode, check_output_apart, make_folder,
+                                remove_leftovers, remove_stale, why_unwritable)
+from problemgen.processes import pools_usable
 from problemgen.safewrite import Staged
 import problemgen.secret_env as secret_env
 from problemgen.model.registry import draw_choices, generate, get_kind
@@ -370,11 +371,11 @@ def prepare_output(out_dir: str | Path, force: bool) -> Iterator[Output]:
     if out.exists() and not out.is_dir():
         raise ProblemgenError(f"{out}: exists and is not a directory")
     try:
-        out.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
+        make_folder(out)
     except OSError as exc:
         raise ProblemgenError(f"{out}: cannot create the output directory ({_os_reason(exc, out)})") from None
-    if not os.access(out, os.W_OK):  # before any work, as an output file that cannot be written
-        raise ProblemgenError(f"{out}: cannot be written (permission denied)")
+    if why_unwritable(out):  # before any work, as an output file that cannot be written
+        raise ProblemgenError(f"{out}: cannot be written ({why_unwritable(out)})")
     with holding(out, writing=True):
         try:
             earlier = any(out.iterdir())
@@ -604,7 +605,7 @@ def _write_students(writer: StudentWriter, students: list[RosterStudent], worker
     """Yield manifest entries in roster order, from this process or from a pool of workers."""
     size = min(BATCH_STUDENTS, -(-len(students) // workers))  # every worker gets a batch in a small class
     batches = [students[start:start + size] for start in range(0, len(students), size)]
-    if workers == 1:
+    if workers == 1 or not pools_usable():  # no /dev/shm: no pool, this process writes all (problemgen.processes)
         for batch in batches:
             yield from writer(batch)
         return

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from problemgen.errors import ProblemgenError, WriteFailed
 from problemgen.outputlock import holding
-from problemgen.outputs import FOLDER_MODE, allowed_mode, remove_leftovers, remove_stale
+from problemgen.outputs import allowed_mode, make_folder, remove_leftovers, remove_stale
 from problemgen.safewrite import Staged, out_of_room, reason, replacing
 
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
@@ -74,7 +74,7 @@ def write_directory(bundle: Bundle, target: str | Path, *, force: bool = False,
     if root.exists() and not root.is_dir():
         raise ProblemgenError(f"{root}: exists and is not a directory")
     try:
-        root.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
+        make_folder(root)
     except OSError as exc:
         raise _failure(exc)(f"{root}: cannot write the export ({reason(exc, root)})") from None
     with holding(root, writing=True):  # a second export into it stops at once (problemgen.outputlock)
@@ -94,7 +94,7 @@ def _write_files(bundle: Bundle, root: Path) -> None:
             resolved = root.resolve()
             for path in sorted(bundle.files):
                 file = root / path
-                file.parent.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
+                make_folder(file.parent)  # .github/workflows: .github too is never writable by others
                 if file.is_symlink() or not file.parent.resolve().is_relative_to(resolved):
                     raise ProblemgenError(f"refusing to write {file}: it is a link or leads outside {root}")
                 staged.add(file, bundle.files[path], mode=allowed_mode(bundle.mode(path)))  # 0o600 under umask 077

@@ -366,7 +366,9 @@ class ProgressStore:
                 self._db = self._connect_read_only(check_same_thread=not any_thread)
             else:
                 check_writable(self.path)
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                from problemgen.outputs import make_folder  # lazy: the quiz's start-up is timed
+
+                make_folder(self.path.parent)  # not writable by others under umask 000
                 # isolation_level=None: no implicit transactions; each write below says BEGIN/COMMIT itself.
                 self._db = self._connect(self.path, check_same_thread=not any_thread)
         except (OSError, sqlite3.Error) as exc:

@@ -6,7 +6,8 @@ process belongs to the student, so nothing it sends afterwards is believed by th
 the fork server that forked us has never seen them.
 
 File descriptors after setup: 0 = /dev/null, 1/2 = capture pipes, 3 = result frames, and until the
-fork server has checked our credentials: 4 = "confined" to it, 5 = its "go" to us; until Landlock is
+fork server has checked our credentials: 4 = "confined" to it, 5 = its "go" to us (and, before we
+confine, its "opened": it holds our ``/proc/<pid>/status`` open, see :mod:`forkserver`); until Landlock is
 enforced, 6 = the ruleset the fork server prepared and we completed. The test inputs are already in
 memory, decoded by the fork server before it forked us.
 
@@ -43,6 +44,8 @@ def main(config: dict, fds: list[int], allow: isolation.ReadAllowlist, cases: li
     ``prepared``: the Landlock ruleset the fork server made for this child, if any;
     ``traces``: the grader's modules and finders as the fork server listed them (else listed here)."""
     try:
+        if os.read(fds[4], 1) != b"o":  # the fork server holds our /proc status open: see forkserver._serve_run
+            _exit(0)
         disable = tuple(config.get("disable", ()))
         ruleset = isolation.child_ruleset(allow, config["submission_dir"], prepared, disable)
         _setup_process(fds, config["submission_dir"], ruleset)

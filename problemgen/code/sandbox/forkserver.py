@@ -157,7 +157,16 @@ def _serve_run(sock: socket.socket, config: dict, fds: list[int], allow, prepare
         os.close(fd)
     if prepared is not None:
         prepared.close()  # the child's ruleset from now on: never touched here again
-    credentials = _verify_child(pid, ready_r, go_w, privileges)
+    status = _open_status(pid)
+    try:
+        try:
+            os.write(go_w, b"o")  # the child confines itself only now
+        except OSError:
+            pass  # it died already: it never says "confined", and _verify_child finds that out
+        credentials = _verify_child(pid, ready_r, go_w, privileges, status)
+    finally:
+        if status is not None:
+            os.close(status)
     _send(sock, {"event": "started", "pid": pid, "credentials": credentials})
     if credentials is not None:
         try:
@@ -177,8 +186,23 @@ def _serve_run(sock: socket.socket, config: dict, fds: list[int], allow, prepare
     _send(sock, report)
 
 
-def _verify_child(pid: int, ready_r: int, go_w: int, privileges) -> dict | None:
-    """Wait for the child to confine itself, then read its credentials as the kernel reports them.
+def _open_status(pid: int) -> int | None:
+    """``/proc/<pid>/status`` of a child that has not yet confined itself, opened for :func:`_verify_child`.
+
+    Why before: confining makes the child non-dumpable (and, as root, another uid), and where ``/proc`` is
+    mounted with ``hidepid=1`` or ``2`` (hardened course servers) the kernel then hides its entry from a
+    non-root fork server: the status could not be read, so every child was killed as unverified and every
+    test of every submission failed with "the sandbox could not start the submission". A file opened while
+    the child was visible still shows its current state when read later."""
+    try:
+        return os.open(f"/proc/{pid}/status", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+
+
+def _verify_child(pid: int, ready_r: int, go_w: int, privileges, status_fd: int | None = None) -> dict | None:
+    """Wait for the child to confine itself, then read its credentials as the kernel reports them (from
+    ``status_fd``, its status file opened before it confined, else from ``/proc``).
 
     The child is blocked on ``go`` meanwhile, so what we read is its state before any student code.
     None when it died or never got there (then it is killed and never told to go on).
@@ -188,7 +212,7 @@ def _verify_child(pid: int, ready_r: int, go_w: int, privileges) -> dict | None:
         confined = bool(ready) and os.read(ready_r, 1) == b"c"
     finally:
         os.close(ready_r)
-    status = privileges.read_status(pid) if confined else None
+    status = privileges.read_status(pid, status_fd) if confined else None
     if status is None:
         _kill_group(pid)
     return status

@@ -99,14 +99,37 @@ def last_capability() -> int:
         return 63
 
 
-def read_status(pid: int) -> dict | None:
+def foreign_proc() -> str:
+    """Why ``/proc`` cannot be trusted to describe this process's children ('' when it can).
+
+    The fork server reads each child's credentials from ``/proc/<pid>/status`` and finds what a run left
+    behind in ``/proc/<pid>/task/*/children``. In a pid namespace whose ``/proc`` was not mounted anew
+    (``unshare --pid --fork`` without ``--mount-proc``), those paths name *other* processes, of the outer
+    namespace: a root grader believed a host process's credentials (and refused as if it could not leave
+    uid 0), a non-root one failed every test, and the descendants it killed could be anyone's."""
+    try:
+        shown = os.readlink("/proc/self")
+    except OSError as exc:
+        return f"/proc/self cannot be read ({exc.strerror}): is /proc mounted?"
+    if shown != str(os.getpid()):
+        return (f"/proc belongs to another pid namespace (it shows this process as pid {shown}, not "
+                f"{os.getpid()}): mount a /proc for this one, e.g. unshare --pid --fork --mount-proc")
+    return ""
+
+
+def read_status(pid: int, opened: int | None = None) -> dict | None:
     """Credentials of process ``pid`` as the kernel reports them, or None if it is gone.
 
-    ``capabilities`` maps each set to its hex mask; ``seccomp`` is the mode (2 = filter).
+    ``opened``: its ``/proc/<pid>/status`` opened earlier (read from the start; left open), for a process
+    that ``/proc`` may hide by now (``hidepid``). ``capabilities`` maps each set to its hex mask;
+    ``seccomp`` is the mode (2 = filter).
     """
     try:
-        with open(f"/proc/{pid}/status", "rb") as handle:
-            text = handle.read().decode("ascii", "replace")
+        if opened is None:
+            with open(f"/proc/{pid}/status", "rb") as handle:
+                text = handle.read().decode("ascii", "replace")
+        else:
+            text = _read_from_start(opened).decode("ascii", "replace")
     except OSError:
         return None
     fields = dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
@@ -121,6 +144,14 @@ def read_status(pid: int) -> dict | None:
         }
     except (KeyError, ValueError, IndexError):
         return None
+
+
+def _read_from_start(fd: int) -> bytes:
+    chunks, offset = [], 0
+    while chunk := os.pread(fd, 1 << 16, offset):
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
 
 
 def holds_privilege(status: dict) -> bool:

@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterable, Iterator, Sequence
 
 from problemgen.errors import ProblemgenError
-from problemgen.code.sandbox import isolation, wire
+from problemgen.code.sandbox import isolation, privileges, wire
 from problemgen.code.sandbox.output import CappedBuffer, clip
 from problemgen.code.sandbox.staging import StagedSubmission, stage
 
@@ -44,6 +44,14 @@ KILL_CONFIRMATION_SECONDS = 10.0  # a fork server that does not confirm a kill b
 class IsolationError(ProblemgenError):
     """The sandbox could not reach the demanded isolation level, or could not leave uid 0; no student code
     was run."""
+
+
+class SandboxUnavailable(IsolationError):
+    """No fork server could be started (too low an RLIMIT_NPROC, say): nothing can be graded from here on, so
+    the run stops (exit 3) rather than mark this and every later submission "not graded" with a score of 0."""
+
+
+TOO_FEW_PROCESSES = "; the process limit (RLIMIT_NPROC, ulimit -u) leaves too few processes and threads for the grader"
 
 
 class ServerTampered(ProblemgenError):
@@ -121,6 +129,9 @@ class ForkServer:
     """A running fork server; one run at a time."""
 
     def __init__(self, startup_timeout: float = 60.0) -> None:
+        unusable = privileges.foreign_proc()
+        if unusable:
+            raise IsolationError(f"the sandbox cannot check its processes: {unusable}; nothing was run")
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.workdir = tempfile.mkdtemp(prefix="problemgen-fs-")
         self.log = tempfile.TemporaryFile()
@@ -140,8 +151,10 @@ class ForkServer:
         self.sock = ours
         ready = self.receive(startup_timeout)
         if not ready or ready.get("event") != "ready":
+            why, log = self.last_words(), self.failure_log()  # before close() closes the log
             self.close()
-            raise ProblemgenError(f"the sandbox fork server did not start: {self.failure_log()}")
+            hint = TOO_FEW_PROCESSES if any(sign in log for sign in ("RLIMIT_NPROC", "temporarily unavailable")) else ""
+            raise SandboxUnavailable(f"the sandbox fork server did not start ({why}){hint}; nothing more was run")
         self.drop_uid = bool(ready.get("drop_uid"))
         self.inputs: Sequence[Call] | None = None  # the calls whose inputs the server holds
 
@@ -202,6 +215,12 @@ class ForkServer:
 
     def alive(self) -> bool:
         return self.proc.poll() is None
+
+    def last_words(self) -> str:
+        """The last line the fork server wrote (the exception that stopped it), escaped and clipped."""
+        self.log.seek(0)
+        lines = [line for line in self.log.read()[-4000:].decode("utf-8", "replace").splitlines() if line.strip()]
+        return clip(lines[-1].strip(), 300) if lines else "it wrote nothing"
 
     def failure_log(self) -> str:
         self.log.seek(0)
