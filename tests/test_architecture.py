@@ -43,7 +43,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "problemgen.outputlock": {"problemgen.errors"},
     "problemgen.safewrite": {"problemgen.errors"},
     "problemgen.wording": set(),
-    "problemgen.model": {"problemgen.errors", "problemgen.misconceptions.entries", "problemgen.wording"},
+    "problemgen.model": {"problemgen.errors", "problemgen.misconceptions.entries", "problemgen.userfiles",
+                         "problemgen.wording"},
     "problemgen.misconceptions.entries": set(),
     "problemgen.answers": {"problemgen.errors", "problemgen.model", "problemgen.userfiles", "problemgen.wording"},
     "problemgen.misconceptions": {

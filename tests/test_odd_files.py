@@ -1,0 +1,175 @@
+"""Odd file-system objects wherever problemgen reads a path it was given: named pipes with no writer, devices
+(a link to ``/dev/zero``), sockets, folders where a file belongs, files a non-root grader cannot read and
+huge sparse files.
+
+The rule they protect: bad input is one clear line naming the file and what it is, never a hang and never
+an unbounded read; in a class run one student's odd file refuses that student and the run goes on. Every
+test that could hang runs under a timeout (an alarm in the test process, or a subprocess with ``timeout=``).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import resource
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "fixtures" / "grading"))
+import grading_fixture as fx  # noqa: E402
+
+from problemgen.classes.overrides import read_overrides  # noqa: E402
+from problemgen.classes.sheet_class import roster  # noqa: E402
+from problemgen.classes.whose import whose  # noqa: E402
+from problemgen.code.notebook import read_notebook  # noqa: E402
+from problemgen.code.sandbox.staging import RejectedSubmission, collect  # noqa: E402
+from problemgen.code.tasks.notebooks import read_recipe  # noqa: E402
+from problemgen.documents import banks, rendering, rosters  # noqa: E402
+from problemgen.errors import ProblemgenError  # noqa: E402
+from problemgen.exports.grades_back import read_gradebook  # noqa: E402
+from problemgen.exports.wheel import read_wheel  # noqa: E402
+from problemgen.model.variantfile import WorksheetVariant  # noqa: E402
+from problemgen.practice.progress import ProgressStore  # noqa: E402
+from problemgen.sheets.answersheet import key_sheet  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+SECRET = "3f9a1c7e5b2d8f4a6c0e9b1d3f5a7c9e"
+
+
+@pytest.fixture
+def no_hang():
+    """Fail, instead of hanging the test run, if anything waits on a FIFO."""
+    previous = signal.signal(signal.SIGALRM, lambda *_: pytest.fail("blocked on a FIFO or a device"))
+    signal.alarm(10)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
+
+
+# --------------------------------------------------------------------------- the odd objects
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _link_to_fifo(path: Path) -> None:
+    os.mkfifo(path.with_name(path.name + ".pipe"))
+    path.symlink_to(path.name + ".pipe")
+
+
+def _link_to_dev_zero(path: Path) -> None:
+    path.symlink_to("/dev/zero")
+
+
+def _socket(path: Path) -> None:
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(path))
+
+
+def _folder(path: Path) -> None:
+    path.mkdir()
+
+
+ODD = {  # what is put at the path -> what the message must say it is
+    "FIFO": (_fifo, "is a FIFO, not a regular file"),
+    "link to a FIFO": (_link_to_fifo, "is a FIFO, not a regular file"),
+    "link to /dev/zero": (_link_to_dev_zero, "is a character device, not a regular file"),
+    "socket": (_socket, "is a socket, not a regular file"),
+    "folder": (_folder, "is a directory, not a regular file"),
+}
+
+
+# --------------------------------------------------------------------------- every file a user names
+
+
+READERS = {  # what the file is -> (its name, how problemgen reads it)
+    "bank": ("bank.toml", banks.load_bank),
+    "roster": ("roster.csv", rosters.read_roster),
+    "overrides file": ("overrides.toml", read_overrides),
+    "notebook recipe": ("recipe.toml", read_recipe),
+    "gradebook": ("gradebook.csv", read_gradebook),
+    "notebook": ("work.ipynb", read_notebook),
+    "wheel": ("problemgen-0.1.0-py3-none-any.whl", read_wheel),
+    "variant file": ("variant.json", WorksheetVariant.load),
+}
+
+
+@pytest.mark.parametrize("odd", ODD)
+@pytest.mark.parametrize("reader", READERS)
+def test_a_file_that_is_no_regular_file_is_one_line_naming_it_never_a_hang(tmp_path, no_hang, reader, odd):
+    """A FIFO with no writer blocked every one of these readers forever (a `grade --overrides`, a roster, a
+    bank...); a link to /dev/zero filled the memory of the variant reader (a MemoryError traceback); the
+    rest said "larger than" of /dev/zero and "no such device" of a socket."""
+    name, read = READERS[reader]
+    make, what = ODD[odd]
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    make(path)
+    with pytest.raises((ProblemgenError, RejectedSubmission)) as refusal:
+        read(path)
+    message = str(refusal.value)
+    assert what in message and path.name in message and "\n" not in message
+
+
+# --------------------------------------------------------------------------- class runs go on
+
+
+def _class(root: Path) -> tuple[Path, Path]:
+    """Three students' variants and their key sheets, as grade reads a class."""
+    class_dir, subs = root / "class", root / "subs"
+    subs.mkdir()
+    students = ["ada", "ben", "cy"]
+    for student in students:
+        (class_dir / "keys" / student).mkdir(parents=True)
+        (class_dir / "keys" / student / "variant.json").write_text(fx.fixture_variant(student).to_json())
+        (subs / f"{student}.toml").write_text(key_sheet(fx.fixture_variant(student)))
+    manifest = {"title": "Odd files", "students": [{"student": s, "key": f"keys/{s}"} for s in students]}
+    (class_dir / "manifest.json").write_text(json.dumps(manifest))
+    return class_dir, subs
+
+
+def _memory_cap() -> None:
+    """An unbounded read in the child ends as a MemoryError, not with the machine's memory."""
+    resource.setrlimit(resource.RLIMIT_AS, (2 * 2**30, 2 * 2**30))
+
+
+def _problemgen(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    environ = {**os.environ, "PYTHONPATH": str(ROOT), "PROBLEMGEN_GRADER_SECRET": SECRET}
+    return subprocess.run([sys.executable, "-m", "problemgen", *args], cwd=cwd, env=environ, capture_output=True,
+                          text=True, timeout=90, preexec_fn=_memory_cap, check=False)
+
+
+def _gradebook(out: Path) -> dict[str, dict[str, str]]:
+    with open(out / "gradebook.csv", encoding="utf-8") as handle:
+        return {row["student"]: row for row in csv.DictReader(handle)}
+
+
+def _statuses(out: Path) -> dict[str, str]:
+    return {student: row["status"] for student, row in _gradebook(out).items()}
+
+
+@pytest.mark.parametrize("odd", ["FIFO", "link to /dev/zero"])
+def test_an_odd_variant_file_refuses_that_student_and_the_class_run_goes_on(tmp_path, odd):
+    """A FIFO as one student's keys/<id>/variant.json blocked `grade` for the whole class forever, and a
+    link to /dev/zero ran it out of memory (a traceback, exit 1, no gradebook)."""
+    class_dir, _ = _class(tmp_path)
+    variant = class_dir / "keys" / "ben" / "variant.json"
+    variant.unlink()
+    ODD[odd][0](variant)
+    done = _problemgen("grade", "subs", "--variants", "class", "-o", "out", "--format", "json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert _statuses(tmp_path / "out") == {"ada": "graded", "ben": "refused: the variant cannot be loaded",
+                                           "cy": "graded"}
+    assert _gradebook(tmp_path / "out")["ben"]["message"] == f"class/keys/ben/variant.json: variant file {ODD[odd][1]}"
+
+
