@@ -92,6 +92,13 @@ ODD = {  # what is put at the path -> what the message must say it is
 # --------------------------------------------------------------------------- every file a user names
 
 
+def _whose_file(path: Path):
+    class_dir = path.parent / "class"
+    class_dir.mkdir()
+    (class_dir / "manifest.json").write_text(json.dumps({"students": [{"student": "ana"}]}))
+    return whose(str(path), class_dir)
+
+
 READERS = {  # what the file is -> (its name, how problemgen reads it)
     "bank": ("bank.toml", banks.load_bank),
     "roster": ("roster.csv", rosters.read_roster),
@@ -101,6 +108,8 @@ READERS = {  # what the file is -> (its name, how problemgen reads it)
     "notebook": ("work.ipynb", read_notebook),
     "wheel": ("problemgen-0.1.0-py3-none-any.whl", read_wheel),
     "variant file": ("variant.json", WorksheetVariant.load),
+    "class manifest": ("manifest.json", lambda path: roster(path.parent)),
+    "leaked file (whose)": ("leaked.md", _whose_file),
 }
 
 
@@ -108,8 +117,9 @@ READERS = {  # what the file is -> (its name, how problemgen reads it)
 @pytest.mark.parametrize("reader", READERS)
 def test_a_file_that_is_no_regular_file_is_one_line_naming_it_never_a_hang(tmp_path, no_hang, reader, odd):
     """A FIFO with no writer blocked every one of these readers forever (a `grade --overrides`, a roster, a
-    bank...); a link to /dev/zero filled the memory of the variant reader (a MemoryError traceback); the
-    rest said "larger than" of /dev/zero and "no such device" of a socket."""
+    bank...); a link to /dev/zero filled the memory of the variant and manifest readers (a MemoryError
+    traceback); `whose` called what was there "no such file"; the rest said "larger than" of /dev/zero and
+    "no such device" of a socket."""
     name, read = READERS[reader]
     make, what = ODD[odd]
     path = tmp_path / name
@@ -119,6 +129,30 @@ def test_a_file_that_is_no_regular_file_is_one_line_naming_it_never_a_hang(tmp_p
         read(path)
     message = str(refusal.value)
     assert what in message and path.name in message and "\n" not in message
+
+
+@pytest.mark.parametrize("name, read, cap", [
+    ("manifest.json", lambda path: roster(path.parent), 64 * 2**20),
+])
+def test_a_huge_sparse_manifest_or_template_is_refused_unread(tmp_path, name, read, cap):
+    """The manifest and templates were read whole, whatever their size: a sparse file of a few gigabytes
+    costs no disk and filled the memory (the 1-byte-over case here was read and parsed as it came)."""
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as handle:
+        handle.truncate(cap + 1)
+    with pytest.raises(ProblemgenError, match=f"larger than {cap} bytes"):
+        read(path)
+
+
+def test_a_fifo_in_place_of_the_manifest_is_named_not_taken_for_an_unfinished_class_set(tmp_path, no_hang):
+    """A class set whose manifest.json was a FIFO (or a folder, a broken link) was called unfinished, and a
+    class put together by hand then hung on it in the variant-owner lookup."""
+    class_dir = tmp_path / "class"
+    (class_dir / "handouts").mkdir(parents=True)
+    os.mkfifo(class_dir / "manifest.json")
+    with pytest.raises(ProblemgenError, match=r"manifest\.json: class manifest is a FIFO, not a regular file"):
+        roster(class_dir)
 
 
 # --------------------------------------------------------------------------- class runs go on
@@ -171,5 +205,61 @@ def test_an_odd_variant_file_refuses_that_student_and_the_class_run_goes_on(tmp_
     assert _statuses(tmp_path / "out") == {"ada": "graded", "ben": "refused: the variant cannot be loaded",
                                            "cy": "graded"}
     assert _gradebook(tmp_path / "out")["ben"]["message"] == f"class/keys/ben/variant.json: variant file {ODD[odd][1]}"
+
+
+# --------------------------------------------------------------------------- a grader that is not root
+
+
+UNPRIVILEGED = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if IS_ROOT else []
+
+
+def _unprivileged(code: str, cwd: Path) -> subprocess.CompletedProcess:
+    """``code`` run by Python as uid 65534 under a root test run (as this user otherwise), for mode-000 files:
+    root reads them, as a root grader does; any other user cannot."""
+    if IS_ROOT and not shutil.which("setpriv"):
+        pytest.skip("setpriv is needed to leave root")
+
+    def run(text: str) -> subprocess.CompletedProcess:
+        return subprocess.run([*UNPRIVILEGED, sys.executable, "-c", text], cwd=cwd, capture_output=True, text=True,
+                              timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)
+
+    probe = run("import problemgen")
+    if probe.returncode:
+        pytest.skip(f"this Python or checkout cannot be used by an unprivileged user: {probe.stderr.strip()[-200:]}")
+    return run(code)
+
+
+def test_whose_on_an_unreadable_file_is_one_line(shared_tmp):
+    """`whose leaked.md` on a file this (non-root) user cannot read ended in a PermissionError traceback."""
+    class_dir = shared_tmp / "class"
+    class_dir.mkdir(mode=0o755)
+    (class_dir / "manifest.json").write_text(json.dumps({"students": [{"student": "ana"}]}))
+    (class_dir / "manifest.json").chmod(0o644)
+    (shared_tmp / "leaked.md").write_text("masking-0123456789ab\n")
+    (shared_tmp / "leaked.md").chmod(0)
+    done = _unprivileged("from problemgen.cli import main\nmain(['whose', 'leaked.md', '--class', 'class'])\n",
+                         shared_tmp)
+    assert (done.returncode, done.stderr) == (2, "error: leaked.md: cannot read file (Permission denied)\n")
+
+
+def test_whose_reads_only_class_files_of_the_leaked_files_size(tmp_path, monkeypatch):
+    """`whose` hashed every handout and key file whole to find the leaked one's bytes, so one huge (sparse)
+    file in a handout folder filled the memory; now a file of another size is never read."""
+    import problemgen.classes.whose as whose_module
+
+    class_dir = tmp_path / "class"
+    (class_dir / "handouts" / "ana").mkdir(parents=True)
+    manifest = {"students": [{"student": "ana", "handout": "handouts/ana"}]}
+    (class_dir / "manifest.json").write_text(json.dumps(manifest))
+    with open(class_dir / "handouts" / "ana" / "big.bin", "wb") as handle:
+        handle.truncate(2 * 2**20)
+    os.mkfifo(class_dir / "handouts" / "ana" / "pipe.md")
+    (class_dir / "handouts" / "ana" / "worksheet.md").write_text("a worksheet\n")
+    (tmp_path / "leaked.md").write_text("a worksheet\n")
+    hashed, sha256 = [], whose_module.hashlib.sha256
+    monkeypatch.setattr(whose_module.hashlib, "sha256", lambda data=b"": hashed.append(len(data)) or sha256(data))
+    found = whose(str(tmp_path / "leaked.md"), class_dir)
+    assert (found.student, found.how) == ("ana", "same bytes as handouts/ana/worksheet.md")
+    assert max(hashed) == len("a worksheet\n")
 
 
