@@ -99,6 +99,11 @@ def _whose_file(path: Path):
     return whose(str(path), class_dir)
 
 
+def _template(path: Path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return rendering.environment("md", str(path.parents[1])).get_template("problems/attention.weights.j2")
+
+
 READERS = {  # what the file is -> (its name, how problemgen reads it)
     "bank": ("bank.toml", banks.load_bank),
     "roster": ("roster.csv", rosters.read_roster),
@@ -110,6 +115,8 @@ READERS = {  # what the file is -> (its name, how problemgen reads it)
     "variant file": ("variant.json", WorksheetVariant.load),
     "class manifest": ("manifest.json", lambda path: roster(path.parent)),
     "leaked file (whose)": ("leaked.md", _whose_file),
+    "progress store": ("progress.sqlite3", ProgressStore),
+    "template": ("templates/problems/attention.weights.j2", _template),
 }
 
 
@@ -118,8 +125,9 @@ READERS = {  # what the file is -> (its name, how problemgen reads it)
 def test_a_file_that_is_no_regular_file_is_one_line_naming_it_never_a_hang(tmp_path, no_hang, reader, odd):
     """A FIFO with no writer blocked every one of these readers forever (a `grade --overrides`, a roster, a
     bank...); a link to /dev/zero filled the memory of the variant and manifest readers (a MemoryError
-    traceback); `whose` called what was there "no such file"; the rest said "larger than" of /dev/zero and
-    "no such device" of a socket."""
+    traceback); `whose` called what was there "no such file"; the progress store called a FIFO a disk error
+    and /dev/zero a full disk (exit 4); a template that was no regular file was silently replaced by the
+    built-in one; the rest said "larger than" of /dev/zero and "no such device" of a socket."""
     name, read = READERS[reader]
     make, what = ODD[odd]
     path = tmp_path / name
@@ -133,6 +141,7 @@ def test_a_file_that_is_no_regular_file_is_one_line_naming_it_never_a_hang(tmp_p
 
 @pytest.mark.parametrize("name, read, cap", [
     ("manifest.json", lambda path: roster(path.parent), 64 * 2**20),
+    ("templates/problems/attention.weights.j2", _template, 2**20),
 ])
 def test_a_huge_sparse_manifest_or_template_is_refused_unread(tmp_path, name, read, cap):
     """The manifest and templates were read whole, whatever their size: a sparse file of a few gigabytes
@@ -263,3 +272,13 @@ def test_whose_reads_only_class_files_of_the_leaked_files_size(tmp_path, monkeyp
     assert max(hashed) == len("a worksheet\n")
 
 
+def test_progress_on_a_loop_of_links_says_so(tmp_path, capsys):
+    """`progress --db` on a link to itself showed an empty progress (a loop was taken for no file)."""
+    from problemgen.cli import main
+
+    path = tmp_path / "me.sqlite3"
+    path.symlink_to(path.name)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["progress", "--db", str(path)])
+    assert (exit_info.value.code, capsys.readouterr().err) == (
+        2, f"error: {path}: cannot open the progress store (Too many levels of symbolic links)\n")
