@@ -53,7 +53,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "problemgen.problems": _CONTENT | {"reference"},
     "problemgen.sheets": _CONTENT,
     "problemgen.documents": _CONTENT | {"problemgen.sheets"},
-    "problemgen.code.sandbox": {"problemgen.errors"},
+    "problemgen.code.sandbox": {"problemgen.errors", "problemgen.userfiles"},
     "problemgen.code": _CONTENT | {"problemgen.sheets", "problemgen.code.sandbox"},
     "problemgen.code.tasks": _CONTENT | {"reference", "problemgen.code", "problemgen.code.sandbox"},
     "problemgen.classes": _GRADING | _CODE,

@@ -216,6 +216,71 @@ def test_an_odd_variant_file_refuses_that_student_and_the_class_run_goes_on(tmp_
     assert _gradebook(tmp_path / "out")["ben"]["message"] == f"class/keys/ben/variant.json: variant file {ODD[odd][1]}"
 
 
+def test_an_answer_file_that_is_a_folder_is_refused_saying_so(tmp_path, capsys):
+    """``ben/answers.toml/`` (a folder) was refused as "a special file"."""
+    from problemgen.cli import main
+
+    class_dir, subs = _class(tmp_path)
+    (subs / "ben.toml").unlink()
+    (subs / "ben" / "answers.toml").mkdir(parents=True)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["grade", str(subs), "--variants", str(class_dir), "-o", str(tmp_path / "out")])
+    assert exit_info.value.code == 0, capsys.readouterr().err
+    assert _statuses(tmp_path / "out")["ben"] == "refused: answers.toml is a directory, not a regular file"
+
+
+STARTER = "import numpy as np\n\ndef softmax(x, axis=-1):\n    e = np.exp(x - x.max(axis=axis, keepdims=True))\n" \
+          "    return e / e.sum(axis=axis, keepdims=True)\n"
+
+
+def test_a_fifo_in_a_students_code_folder_refuses_that_student_and_the_class_run_goes_on(tmp_path):
+    """``bob/helper.py`` as a FIFO blocked `grade-code` for the whole class forever (a socket there ended
+    it with an OSError traceback, a device such as /dev/zero with a MemoryError)."""
+    subs = tmp_path / "subs"
+    (subs / "bob").mkdir(parents=True)
+    (subs / "ana.py").write_text(STARTER)
+    (subs / "bob" / "softmax.py").write_text(STARTER)
+    os.mkfifo(subs / "bob" / "helper.py")
+    done = _problemgen("grade-code", "subs", "--task", "softmax", "--public-only", "-o", "out", "--format", "json",
+                       cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    ana, bob = (json.loads((tmp_path / "out" / "reports" / f"{s}.json").read_text()) for s in ("ana", "bob"))
+    assert ana["score"] == 1.0
+    assert "submission rejected: helper.py: is a FIFO, not a regular file" in json.dumps(bob)
+
+
+@pytest.mark.parametrize("odd", ["FIFO", "socket", "folder"])
+def test_a_lone_submission_that_is_no_file_says_what_it_is(tmp_path, no_hang, odd):
+    """`grade-code pipe.py` (a FIFO, a socket...) said "no such file or directory" of a file that is there."""
+    path = tmp_path / "work.py"
+    ODD[odd][0](path)
+    if odd == "folder":
+        os.mkfifo(path / "softmax.py")
+        expected = "softmax.py: is a FIFO, not a regular file"
+    else:
+        expected = f"{path}: {ODD[odd][1].removesuffix(', not a regular file')}, not a regular file or a directory"
+    with pytest.raises(RejectedSubmission) as refusal:
+        collect(path)
+    assert str(refusal.value) == expected
+
+
+def test_a_socket_in_a_students_code_folder_is_that_students_rejection(tmp_path, no_hang):
+    """Opening a socket fails (ENXIO): the OSError left collect() and stopped the class run."""
+    (tmp_path / "softmax.py").write_text(STARTER)
+    _socket(tmp_path / "helper.py")
+    with pytest.raises(RejectedSubmission, match=r"^helper\.py: is a socket, not a regular file$"):
+        collect(tmp_path)
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="making a device file needs root")
+def test_a_device_in_a_students_code_folder_is_refused_not_read_without_end(tmp_path, no_hang):
+    """A character device named ``helper.py`` (/dev/zero's numbers) was read until the memory ran out."""
+    (tmp_path / "softmax.py").write_text(STARTER)
+    os.mknod(tmp_path / "helper.py", stat.S_IFCHR | 0o644, os.makedev(1, 5))
+    with pytest.raises(RejectedSubmission, match=r"^helper\.py: is a character device, not a regular file$"):
+        collect(tmp_path)
+
+
 # --------------------------------------------------------------------------- a grader that is not root
 
 
@@ -236,6 +301,20 @@ def _unprivileged(code: str, cwd: Path) -> subprocess.CompletedProcess:
     if probe.returncode:
         pytest.skip(f"this Python or checkout cannot be used by an unprivileged user: {probe.stderr.strip()[-200:]}")
     return run(code)
+
+
+def test_an_unreadable_file_in_a_students_code_folder_is_that_students_rejection(shared_tmp):
+    """Under a grader that is not root, a mode-000 ``.py`` file in a student's folder raised PermissionError
+    out of collect(), which stopped the class run (root reads such a file and grades it)."""
+    (shared_tmp / "sub").mkdir()
+    (shared_tmp / "sub" / "softmax.py").write_text(STARTER)
+    (shared_tmp / "sub" / "helper.py").write_text("X = 1\n")
+    (shared_tmp / "sub").chmod(0o755)
+    (shared_tmp / "sub" / "softmax.py").chmod(0o644)
+    (shared_tmp / "sub" / "helper.py").chmod(0)
+    done = _unprivileged("from problemgen.code.sandbox.staging import RejectedSubmission, collect\n"
+                         "try:\n    collect('sub')\nexcept RejectedSubmission as exc:\n    print(exc)\n", shared_tmp)
+    assert done.stdout == "helper.py: cannot be read (Permission denied)\n", done.stderr
 
 
 def test_whose_on_an_unreadable_file_is_one_line(shared_tmp):

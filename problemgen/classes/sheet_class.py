@@ -31,6 +31,7 @@ from problemgen.model.variantfile import WorksheetVariant
 from problemgen.sheets.answersheet import read_sheet
 from problemgen.outputlock import holding
 from problemgen.outputs import check_output_apart, check_output_file
+from problemgen.userfiles import kind_of
 
 try:  # the C BLAKE2 that hashlib itself serves, without hashlib loading OpenSSL (10 ms and 4 MB) beside it
     from _blake2 import blake2b
@@ -369,7 +370,7 @@ def _sheet_in(directory: Path, any_toml: bool = False) -> tuple[Path | None, str
     if stat.S_ISLNK(mode):
         return None, f"{sheet.name} is a symbolic link"
     if not stat.S_ISREG(mode):
-        return None, f"{sheet.name} is a special file"
+        return None, f"{sheet.name} is {kind_of(mode)}, not a regular file"
     return sheet, ""
 
 
