@@ -19,6 +19,7 @@ import socket
 import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -72,8 +73,16 @@ def _link_to_dev_zero(path: Path) -> None:
 
 
 def _socket(path: Path) -> None:
+    """A socket file at ``path``; where the path is too long for a socket's address (107 bytes, fewer than
+    a test's own folder may take), bound at a short name and moved there."""
     with socket.socket(socket.AF_UNIX) as server:
-        server.bind(str(path))
+        if len(os.fsencode(path)) < 100:
+            server.bind(str(path))
+            return
+        short = Path(tempfile.mkdtemp(prefix="pg-"))
+        server.bind(str(short / "s"))
+    os.rename(short / "s", path)
+    short.rmdir()
 
 
 def _folder(path: Path) -> None:
