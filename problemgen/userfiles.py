@@ -3,16 +3,21 @@ one clear line; and Python syntax they wrote (an answer, a submission), parsed w
 and read as Python would read it.
 
 Such input comes from people who may err or cheat, so files are read whole into memory only up to a cap
-(a huge or endless file must not exhaust the grader), and an unreadable path is a ProblemgenError
-naming the file and what it was meant to be — never a traceback.
+(a huge or endless file must not exhaust the grader), only regular files are read (a named pipe with no
+writer would block the run forever, ``/dev/zero`` never ends, a terminal waits for typing), and an
+unreadable path is a ProblemgenError naming the file and what it was meant to be — never a traceback.
+Every such file is read by :func:`read_regular`, the one place that opens one.
 """
 
 from __future__ import annotations
 
 import ast
 import codecs
+import errno
 import io
+import os
 import re
+import stat
 import tokenize
 import warnings
 from pathlib import Path
@@ -58,19 +63,109 @@ def coding_problem(text: str) -> str | None:
                               "code than the UTF-8 text that is checked; save it as UTF-8 without the declaration")
 
 
-def read_capped(path: str | Path, max_bytes: int, what: str) -> bytes:
-    """The bytes of ``path``; ProblemgenError when it cannot be read or is larger than ``max_bytes``.
+SPECIAL_FILES = ((stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
+                 (stat.S_ISBLK, "block device"))
+"""The kinds of file that are neither regular files, directories nor links, as messages name them."""
 
-    ``what`` names the file in messages ("bank", "roster"…). At most ``max_bytes + 1`` bytes are read.
+
+def kind_of(mode: int) -> str:
+    """What a file of ``mode`` is, for a message: ``a FIFO``, ``a directory``, ``a regular file``…"""
+    for test, what in (*SPECIAL_FILES, (stat.S_ISDIR, "directory"), (stat.S_ISLNK, "symbolic link"),
+                       (stat.S_ISREG, "regular file")):
+        if test(mode):
+            return f"a {what}"
+    return "an unknown kind of file"
+
+
+class Refused(ValueError):
+    """A file :func:`read_regular` opened and refused; ``str()`` says why without naming it (callers do)."""
+
+
+class TooLarge(Refused):
+    """A regular file larger than the cap it was read with."""
+
+
+class IsLink(Refused):
+    """A symbolic link, where links are not followed."""
+
+
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
+# O_NONBLOCK: opening a FIFO that has no writer returns at once instead of waiting for one (a regular file
+# reads the same with it). O_NOCTTY: a terminal named as a file never becomes this process's terminal.
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_MORE = 1 << 16
+"""Bytes asked for at a time once the size ``fstat`` gave is read (a file that grows while it is read)."""
+
+
+def read_regular(path: str | Path, limit: int, *, follow_symlinks: bool = True) -> bytes:
+    """The bytes of the regular file at ``path``, at most ``limit`` of them.
+
+    The file is opened without waiting (a FIFO with no writer, a terminal) and what was opened is checked
+    with ``fstat`` on that descriptor, so a FIFO, socket, device or directory is refused even if it was put
+    in the file's place after anyone looked; without ``follow_symlinks`` a symbolic link is refused
+    (:class:`IsLink`) and never followed, with no look at the path before it is opened. At most ``limit + 1`` bytes are read, so a file that grows without end (or a huge
+    sparse one) costs no more than the cap. Raises ``OSError`` when the file cannot be opened or read,
+    :class:`TooLarge` beyond ``limit``, :class:`Refused` for anything that is not a regular file.
     """
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(max_bytes + 1)
+        fd = os.open(path, _OPEN_FLAGS if follow_symlinks else _OPEN_FLAGS | _NOFOLLOW)
+    except OSError as exc:
+        if exc.errno in (errno.ENXIO, errno.ELOOP):  # say what is there: a socket (or a device without a
+            _refuse_special(path, follow_symlinks)  # driver) is "no such device", a link not followed "a loop"
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise Refused(f"is {kind_of(info.st_mode)}, not a regular file")
+        if info.st_size > limit:
+            raise TooLarge(f"larger than {limit} bytes")
+        data = _read_to_end(fd, info.st_size, limit)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise TooLarge(f"larger than {limit} bytes")
+    return data
+
+
+def _read_to_end(fd: int, expected: int, limit: int) -> bytes:
+    """At most ``limit + 1`` bytes of ``fd``: the ``expected`` size and a byte more in one read (a short read,
+    the rule, is then confirmed as the end by a read of one byte), then 64 KiB at a time while it grows."""
+    chunks, size, want = [], 0, expected + 1
+    while size <= limit:
+        chunk = os.read(fd, min(want, limit + 1 - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+        want = _MORE if len(chunk) == want else 1
+    return b"".join(chunks)
+
+
+def _refuse_special(path: str | Path, follow_symlinks: bool) -> None:
+    """Raise :class:`Refused` naming what ``path`` is when it is no regular file (used only to word a
+    failed open: nothing is read after this look)."""
+    try:
+        mode = os.stat(path, follow_symlinks=follow_symlinks).st_mode
+    except OSError:
+        return
+    if stat.S_ISLNK(mode):
+        raise IsLink("is a symbolic link") from None
+    if not stat.S_ISREG(mode):
+        raise Refused(f"is {kind_of(mode)}, not a regular file") from None
+
+
+def read_capped(path: str | Path, max_bytes: int, what: str) -> bytes:
+    """The bytes of the regular file ``path`` (a link is followed), read by :func:`read_regular`;
+    ProblemgenError when it cannot be read, is no regular file or is larger than ``max_bytes``.
+
+    ``what`` names the file in messages ("bank", "roster"…): ``roster.csv: roster is a FIFO, not a regular file``.
+    """
+    try:
+        return read_regular(path, max_bytes)
+    except Refused as exc:
+        raise ProblemgenError(f"{path}: {what} {exc}") from None
     except OSError as exc:
         raise ProblemgenError(f"{path}: cannot read {what} ({exc.strerror})") from exc
-    if len(raw) > max_bytes:
-        raise ProblemgenError(f"{path}: {what} larger than {max_bytes} bytes")
-    return raw
 
 
 def read_text(path: str | Path, max_bytes: int, what: str) -> str:

@@ -45,7 +45,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "problemgen.safewrite": {"problemgen.errors"},
     "problemgen.wording": set(),
     "problemgen.processes": set(),
-    "problemgen.model": {"problemgen.errors", "problemgen.misconceptions.entries", "problemgen.wording"},
+    "problemgen.model": {"problemgen.errors", "problemgen.misconceptions.entries", "problemgen.userfiles",
+                         "problemgen.wording"},
     "problemgen.misconceptions.entries": set(),
     "problemgen.answers": {"problemgen.errors", "problemgen.model", "problemgen.userfiles", "problemgen.wording"},
     "problemgen.misconceptions": {
@@ -54,7 +55,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "problemgen.problems": _CONTENT | {"reference"},
     "problemgen.sheets": _CONTENT,
     "problemgen.documents": _CONTENT | {"problemgen.sheets"},
-    "problemgen.code.sandbox": {"problemgen.errors"},
+    "problemgen.code.sandbox": {"problemgen.errors", "problemgen.userfiles"},
     "problemgen.code": _CONTENT | {"problemgen.sheets", "problemgen.code.sandbox"},
     "problemgen.code.tasks": _CONTENT | {"reference", "problemgen.code", "problemgen.code.sandbox"},
     "problemgen.classes": _GRADING | _CODE,

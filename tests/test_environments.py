@@ -127,17 +127,6 @@ def test_a_relative_home_is_ignored_for_the_progress_file(tmp_path):
     assert Path(run.stdout.strip()).is_absolute(), run.stdout
 
 
-@pytest.fixture
-def shared_tmp():
-    """A folder another uid can use (pytest's own is under a 0700 folder of root's)."""
-    import tempfile
-
-    path = Path(tempfile.mkdtemp(prefix="problemgen-env-"))
-    path.chmod(0o777)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
-
-
 NO_PASSWD_ENTRY = """
 import os, sys
 sys.path.insert(0, {root!r})

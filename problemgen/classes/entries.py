@@ -43,12 +43,11 @@ from pathlib import Path
 from typing import Callable
 
 from problemgen.model.core import ProblemgenError
+from problemgen.userfiles import SPECIAL_FILES
 from problemgen.wording import counted, listed
 
 MAX_NAME = 80
 """Student names are cut to this many characters (report file names stay short on every platform)."""
-_SPECIAL = ((stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
-            (stat.S_ISBLK, "block device"))
 
 
 @dataclass(frozen=True)
@@ -144,7 +143,7 @@ def examine(directory: Path, raw: bytes) -> Entry:
         return Entry(shown, path, f"cannot be examined ({exc.strerror})")
     if stat.S_ISLNK(mode):
         return Entry(shown, path, "symbolic link")
-    for test, what in _SPECIAL:
+    for test, what in SPECIAL_FILES:
         if test(mode):
             return Entry(shown, path, f"special file ({what})")
     if name.startswith((".", "__")):

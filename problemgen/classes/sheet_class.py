@@ -20,6 +20,7 @@ from typing import Callable, Iterator
 
 from problemgen.classes import entries, layouts
 from problemgen.classes.layouts import Layout
+from problemgen.classes.manifest import has_manifest, manifest_path, read_manifest
 from problemgen.classes.overrides import apply_overrides, for_roster, not_applied, read_overrides
 from problemgen.classes.rows import DUPLICATE, GRADED, MISMATCH, MISSING, REFUSED, UNREADABLE, ClassRow
 from problemgen.classes.runner import ClassRun, run_class
@@ -30,6 +31,7 @@ from problemgen.model.variantfile import WorksheetVariant
 from problemgen.sheets.answersheet import read_sheet
 from problemgen.outputlock import holding
 from problemgen.outputs import check_output_apart, check_output_file
+from problemgen.userfiles import kind_of
 
 try:  # the C BLAKE2 that hashlib itself serves, without hashlib loading OpenSSL (10 ms and 4 MB) beside it
     from _blake2 import blake2b
@@ -51,17 +53,15 @@ def roster(class_dir: str | Path) -> tuple[str, list[str]]:
     class_dir = Path(class_dir)
     if not class_dir.is_dir():
         raise ProblemgenError(f"{class_dir}: class directory not found")
-    manifest_path = class_dir / "manifest.json"
+    where = manifest_path(class_dir)
     title, ids = class_dir.name, []
-    if manifest_path.is_file():
-        import json
-
+    if has_manifest(class_dir):
+        manifest = read_manifest(class_dir)
         try:
-            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
             title = str(manifest.get("title") or title)
             ids = [str(entry["student"]) for entry in manifest["students"]]
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise ProblemgenError(f"{manifest_path}: not a readable class manifest ({exc})") from None
+        except (KeyError, TypeError) as exc:
+            raise ProblemgenError(f"{where}: not a readable class manifest ({exc})") from None
     elif (class_dir / "handouts").is_dir():  # a class set writes its manifest last: this one did not finish
         raise ProblemgenError(f"{class_dir}: no manifest.json, so this class set did not finish writing (some "
                               "students may be missing); run the same `problemgen worksheet BANK --roster ...` "
@@ -72,7 +72,7 @@ def roster(class_dir: str | Path) -> tuple[str, list[str]]:
     seen: dict[str, str] = {}
     for student in ids:
         if not _SAFE_STUDENT.fullmatch(student):
-            raise ProblemgenError(f"{manifest_path}: student directory {student[:40]!r} is not a safe name")
+            raise ProblemgenError(f"{where}: student directory {student[:40]!r} is not a safe name")
         other = seen.setdefault(entries.student_key(student), student)
         if other != student:  # submissions are matched ignoring case: which of the two would Ana.toml be?
             raise ProblemgenError(f"{class_dir}: students {other!r} and {student!r} differ only in case")
@@ -89,13 +89,11 @@ def variant_path(class_dir: str | Path, student: str) -> Path:
 
 
 def variant_owners(class_dir: str | Path) -> dict[str, str]:
-    """variant id -> student id, from ``manifest.json`` (empty without one)."""
-    import json
-
+    """variant id -> student id, from ``manifest.json`` (empty without one, or with one that cannot be read)."""
     try:
-        manifest = json.loads((Path(class_dir) / "manifest.json").read_text(encoding="utf-8"))
+        manifest = read_manifest(class_dir)
         return {str(e["variant_id"]): str(e["student"]) for e in manifest["students"] if "variant_id" in e}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (ProblemgenError, KeyError, TypeError):
         return {}
 
 
@@ -372,7 +370,7 @@ def _sheet_in(directory: Path, any_toml: bool = False) -> tuple[Path | None, str
     if stat.S_ISLNK(mode):
         return None, f"{sheet.name} is a symbolic link"
     if not stat.S_ISREG(mode):
-        return None, f"{sheet.name} is a special file"
+        return None, f"{sheet.name} is {kind_of(mode)}, not a regular file"
     return sheet, ""
 
 

@@ -8,13 +8,15 @@ class's handouts and keys. Only the class directory's own ``manifest.json`` and 
 from __future__ import annotations
 
 import hashlib
-import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from problemgen.classes.manifest import read_manifest
 from problemgen.model.core import ProblemgenError
 from problemgen.outputlock import holding
+from problemgen.userfiles import Refused, read_capped, read_regular
 
 _VARIANT_ID = re.compile(rb"[A-Za-z0-9][A-Za-z0-9._-]{0,63}-[0-9a-f]{12}")
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -34,9 +36,9 @@ class Owner:
 
 def _manifest(class_dir: Path) -> list[dict]:
     try:
-        data = json.loads((class_dir / "manifest.json").read_text(encoding="utf-8"))
+        data = read_manifest(class_dir)
         return [e for e in data["students"] if isinstance(e, dict) and "student" in e]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (KeyError, TypeError) as exc:
         raise ProblemgenError(f"{class_dir}: no readable manifest.json ({exc})") from None
 
 
@@ -54,21 +56,19 @@ def _whose(what: str, class_dir: Path) -> Owner | None:
     entries = _manifest(class_dir)
     by_variant = {str(e.get("variant_id")): e for e in entries}
     path = Path(what)
-    if not path.is_file():
+    if not os.path.lexists(path):  # whatever is there is read below, and refused saying what it is
         variant = _unescaped(what.strip().encode()).decode(errors="replace")
         if not _VARIANT_ID.fullmatch(variant.encode()):  # a mistyped path, not "no student"
             raise ProblemgenError(f"{what}: no such file, and not a variant id (like masking-1a2b3c4d5e6f)")
         return _owner(by_variant[variant], "variant id") if variant in by_variant else None
-    if path.stat().st_size > MAX_FILE_BYTES:
-        raise ProblemgenError(f"{path}: larger than {MAX_FILE_BYTES // 2**20} MiB")
-    data = path.read_bytes()
+    data = read_capped(path, MAX_FILE_BYTES, "file")
     for found in dict.fromkeys(m.group().decode() for m in _VARIANT_ID.finditer(_unescaped(data))):
         if found in by_variant:
             return _owner(by_variant[found], f"variant id {found} printed in {path.name}")
     digest = hashlib.sha256(data).digest()
     for entry in entries:
         for folder in (entry.get("handout"), entry.get("key")):
-            match = _same_file(class_dir, folder, digest) if folder else None
+            match = _same_file(class_dir, folder, len(data), digest) if folder else None
             if match:
                 return _owner(entry, f"same bytes as {match}")
     return None
@@ -80,14 +80,25 @@ def _unescaped(data: bytes) -> bytes:
     return data.replace(b"\\_", b"_")
 
 
-def _same_file(class_dir: Path, folder: str, digest: bytes) -> str | None:
+def _same_file(class_dir: Path, folder: str, size: int, digest: bytes) -> str | None:
     directory = (class_dir / folder).resolve()
     if not directory.is_relative_to(class_dir.resolve()) or not directory.is_dir():
         return None
     for file in sorted(directory.iterdir()):
-        if file.is_file() and not file.is_symlink() and hashlib.sha256(file.read_bytes()).digest() == digest:
+        if _same_bytes(file, size, digest):
             return f"{folder}/{file.name}"
     return None
+
+
+def _same_bytes(file: Path, size: int, digest: bytes) -> bool:
+    """Whether ``file`` is a regular file (not a link) of ``size`` bytes with this SHA-256: only a file of the
+    same size is read, so nothing else in the class folder (a FIFO, a huge file) is waited on or read whole."""
+    try:
+        if file.lstat().st_size != size:
+            return False
+        return hashlib.sha256(read_regular(file, size, follow_symlinks=False)).digest() == digest
+    except (OSError, Refused):
+        return False
 
 
 def _owner(entry: dict, how: str) -> Owner:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ from problemgen.model.core import AnswerPart, Problem, ProblemgenError
 from problemgen.answers import types
 from problemgen.answers.formatting import format_number, tolerance_text  # noqa: F401 - re-exported
 from problemgen.resources import templates_dir
+from problemgen.userfiles import read_text
 from problemgen.documents import FORMATS  # noqa: F401 - re-exported; kept in the cheap package __init__
 from problemgen.documents.terminal import to_unicode
 
@@ -262,11 +264,49 @@ class DataEnvironment(jinja2.Environment):
         return {**self.globals, **(d or {})}
 
 
+MAX_TEMPLATE_BYTES = 1024 * 1024
+"""Largest template file read; the built-in ones are a few kilobytes each."""
+
+
+class TemplateFolders(jinja2.BaseLoader):
+    """Templates from folders searched in order (the user's ``--templates``, then the built-in ones).
+
+    Each file is read by ``userfiles.read_text``: jinja's own loader read any file whole, so a huge (or
+    sparse) template filled the memory, and it skipped a name that was not a regular file, so a FIFO or a
+    folder in the user's folder silently gave the built-in template instead. Here the first folder holding
+    the name in any form owns it, and anything there that is no regular file is refused, saying what it is.
+    """
+
+    def __init__(self, folders: list[str]) -> None:
+        self.folders = [Path(folder) for folder in folders]
+
+    def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Callable[[], bool]]:
+        pieces = jinja2.loaders.split_template_path(template)  # refuses ``..`` and the like, as jinja does
+        for folder in self.folders:
+            path = folder.joinpath(*pieces)
+            if os.path.lexists(path):
+                return read_text(path, MAX_TEMPLATE_BYTES, "template"), str(path), _never_reloaded
+        raise jinja2.TemplateNotFound(template)
+
+    def list_templates(self) -> list[str]:
+        """Every name a folder holds a file under (``problems/attention.weights.j2``…), sorted, once each."""
+        found = set()
+        for folder in self.folders:
+            for root, _, files in os.walk(folder):
+                found.update(Path(root, name).relative_to(folder).as_posix() for name in files)
+        return sorted(found)
+
+
+def _never_reloaded() -> bool:
+    """A template's "still up to date" check: these environments never reload one (``auto_reload=False``)."""
+    return True
+
+
 def _new_environment(fmt: str, user_dir: str | None, **delimiters: str) -> jinja2.Environment:
     """A strict environment over the user's templates, then the built-in ones, with the format's filters."""
     search = [user_dir] if user_dir else []
     env = DataEnvironment(
-        loader=jinja2.FileSystemLoader([*search, str(builtin_templates_dir())]),
+        loader=TemplateFolders([*search, str(builtin_templates_dir())]),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         auto_reload=False,
@@ -368,8 +408,8 @@ def user_template_problems(user_dir: str) -> dict[str, str]:
             env.get_template(name)
         except jinja2.TemplateError as exc:
             problems[name] = str(template_error(exc, name))
-        except (OSError, UnicodeDecodeError) as exc:
-            problems[name] = f"template {path}: cannot be read ({exc})"
+        except ProblemgenError as exc:  # not a regular file, too large, not UTF-8 (TemplateFolders)
+            problems[name] = str(exc)
     return problems
 
 

@@ -19,6 +19,7 @@ from problemgen.exports.autograde import CONFIG, SCHEMA
 from problemgen.exports.bundle import Bundle
 from problemgen.exports.wheel import Wheel, build_wheel, read_wheel
 from problemgen.outputlock import holding
+from problemgen.userfiles import read_capped
 
 SECRET_ENV = "PROBLEMGEN_GRADER_SECRET"
 
@@ -53,7 +54,7 @@ def read_class(class_dir: str | Path) -> ClassSet:
     others' new ones, and one that starts meanwhile stops instead."""
     # deferred: export discovery imports this module; class sets and tasks pull in numpy
     from problemgen.classes.sheet_class import roster, variant_path
-    from problemgen.model.variantfile import WorksheetVariant  # (same reason)
+    from problemgen.model.variantfile import MAX_VARIANT_BYTES, WorksheetVariant  # (same reason)
 
     class_dir = Path(class_dir)
     with holding(class_dir, writing=False):
@@ -62,7 +63,7 @@ def read_class(class_dir: str | Path) -> ClassSet:
         for student in students:
             path = variant_path(class_dir, student)
             ids[student] = WorksheetVariant.load(path).variant_id
-            files[student] = path.read_bytes()
+            files[student] = read_capped(path, MAX_VARIANT_BYTES, "variant file")
     return ClassSet(title, tuple(students), files, ids)
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import importlib.metadata
+import io
 import tomllib
 import zipfile
 from dataclasses import dataclass
@@ -32,9 +33,12 @@ from pathlib import Path
 import problemgen
 from problemgen.errors import ProblemgenError
 from problemgen.exports.bundle import ZIP_DATE
+from problemgen.userfiles import read_capped
 
 WHEEL_TEXT = "Wheel-Version: 1.0\nGenerator: problemgen.exports.wheel\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
 SOLUTIONS = "problemgen/code/tasks/solutions/"
+MAX_WHEEL_BYTES = 64 * 1024 * 1024
+"""Largest ``--wheel`` read: problemgen's own wheel is under a megabyte."""
 STUDENT_VISIBLE_LEFT_OUT = (SOLUTIONS, "problemgen/code/tasks/mutants.py")
 """Paths (prefixes) left out of a wheel students can read: the tasks' solutions and the mutants made from them."""
 _SKIP_INSTALLED = {"RECORD", "INSTALLER", "REQUESTED", "direct_url.json", "WHEEL"}
@@ -193,9 +197,9 @@ def read_wheel(path: str | Path) -> Wheel:
     path = Path(path)
     if not (path.name.startswith("problemgen-") and path.name.endswith(".whl")):
         raise ProblemgenError(f"{path}: expected a problemgen-<version>-….whl file")
+    data = read_capped(path, MAX_WHEEL_BYTES, "wheel")
     try:
-        data = path.read_bytes()
-        with zipfile.ZipFile(path) as archive:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:  # the bytes shipped are the bytes checked
             if "problemgen/__init__.py" not in archive.namelist():
                 raise ProblemgenError(f"{path}: this wheel holds no problemgen package")
     except (OSError, zipfile.BadZipFile) as exc:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from problemgen.model.core import Problem, ProblemgenError, frozen_instance
+from problemgen.userfiles import read_capped
 
 SCHEMA = "problemgen.variant/1"
 MAX_VARIANT_BYTES = 64 * 1024 * 1024
@@ -114,12 +115,8 @@ class WorksheetVariant:
     @classmethod
     def load(cls, path: str | Path) -> "WorksheetVariant":
         path = Path(path)
-        try:
-            if path.stat().st_size > MAX_VARIANT_BYTES:
-                raise ProblemgenError(f"{path}: variant file larger than {MAX_VARIANT_BYTES} bytes")
-            data = parse_variant_json(path.read_bytes())
-        except OSError as exc:
-            raise ProblemgenError(f"{path}: cannot read variant file ({exc.strerror})") from exc
+        try:  # read_capped: a FIFO or /dev/zero in its place is refused, never waited on or read without end
+            data = parse_variant_json(read_capped(path, MAX_VARIANT_BYTES, "variant file"))
         except json.JSONDecodeError as exc:  # orjson's error is one, for bytes that are not UTF-8 too
             raise ProblemgenError(f"{path}: variant file is not valid JSON ({exc})") from exc
         return cls.from_dict(data)

@@ -39,6 +39,7 @@ from problemgen.practice.store_checks import (
     LAST_YEAR,
     check_base_seed,
     check_intact,
+    check_regular,
     check_rows,
     check_writable,
     edited,
@@ -360,6 +361,7 @@ class ProgressStore:
         directory cannot, is then opened read-only instead of refused (and is not upgraded); a writer is
         told which of the two is not writable before anything is shown or asked."""
         self.path = Path(path)
+        check_regular(self.path)
         self.read_only = read_only and self.path.exists() and not writable(self.path)
         try:
             if self.read_only:

@@ -595,10 +595,13 @@ def run_progress(db: str | None = None, as_json: bool = False, reset: bool = Fal
 
 
 def _exists(path: os.PathLike[str]) -> bool:
-    """Whether the progress file is there; a folder this user may not enter is one error line, as the quiz
-    gives (``Path.exists`` raises PermissionError there)."""
+    """Whether the progress file is there; a folder this user may not enter, or a loop of links, is one error
+    line, as the quiz gives (``Path.exists`` raises PermissionError there, and takes a loop for no file)."""
     try:
-        return path.exists()
+        os.stat(path)
+        return True
+    except (FileNotFoundError, NotADirectoryError):
+        return False
     except OSError as exc:
         raise ProblemgenError(f"{path}: cannot open the progress store ({exc.strerror})") from None
 

@@ -22,13 +22,16 @@ cannot make again as it is).
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import sqlite3
+import stat
 from pathlib import Path
 
 from problemgen.errors import WriteFailed
 from problemgen.model.core import ProblemgenError
+from problemgen.userfiles import kind_of
 
 TIME_EXAMPLE = "2026-03-01T09:00:00Z"
 FIRST_YEAR, LAST_YEAR = 1970, 8999
@@ -141,6 +144,25 @@ def writable(path: Path) -> bool:
     except StoreRefused:
         return False
     return True
+
+
+def check_regular(path: Path) -> None:
+    """StoreRefused when what is at the progress file's name (a link followed) is not a regular file, or is
+    a loop of links: SQLite opened a FIFO, a device or a folder by that name and said "disk I/O error", or
+    that the disk was full (exit 4, as if an answer had been lost), about a file it never had. A missing
+    file is no error (it is created), and one the checks that follow cannot reach is theirs to word.
+
+    Looked at before SQLite opens the file by its name, so something put there in between meets SQLite's
+    own error instead; SQLite opens for reading and writing, which waits on no FIFO."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise StoreRefused(f"{path}: cannot open the progress store ({exc.strerror})") from None
+        return
+    if not stat.S_ISREG(mode):
+        raise StoreRefused(f"{path}: the progress store is {kind_of(mode)}, not a regular file "
+                           "(name another file with --db)")
 
 
 def check_writable(path: Path) -> None:

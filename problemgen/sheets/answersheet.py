@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +34,7 @@ from problemgen.answers import types
 from problemgen.answers.text import NonFinite, SheetArray, check_ascii, describe_char  # noqa: F401 - re-exported
 from problemgen.answers.text import ascii_hint as _ascii_hint
 from problemgen.model.core import AnswerPart, ProblemgenError
+from problemgen.userfiles import IsLink, Refused, TooLarge, read_regular
 
 MAX_SHEET_BYTES = 256 * 1024
 """Largest accepted answer sheet; a worksheet's answers fit in a few kilobytes."""
@@ -79,39 +78,25 @@ def _first_non_ascii(text: str) -> str | None:
 
 
 def read_bytes(path: str | Path, limit: int = MAX_SHEET_BYTES) -> bytes:
-    """Read a regular file without following a symlink, refusing more than ``limit`` bytes.
+    """Read a regular file without following a symlink, refusing more than ``limit`` bytes
+    (``userfiles.read_regular``: a FIFO or device put in its place is refused, never waited on).
 
     Raises ``ProblemgenError`` (missing file) or ``ValueError`` (a file we refuse to read: symlink,
     not a regular file, too large).
     """
     path = Path(path)
-    if path.is_symlink():
-        raise ValueError(f"{path.name} is a symbolic link; submit the file itself")
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        return read_regular(path, limit, follow_symlinks=False)
     except FileNotFoundError:
         raise ProblemgenError(f"{path}: no such file") from None
+    except IsLink:
+        raise ValueError(f"{path.name} is a symbolic link; submit the file itself") from None
+    except TooLarge:
+        raise ValueError(f"{path.name} is larger than {limit // 1024} KiB") from None
+    except Refused as exc:
+        raise ValueError(f"{path.name} {exc}") from None
     except OSError as exc:
         raise ValueError(f"{path.name}: cannot open ({exc.strerror})") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError(f"{path.name} is not a regular file")
-        if info.st_size > limit:
-            raise ValueError(f"{path.name} is larger than {limit // 1024} KiB")
-        chunks, size = [], 0
-        while size <= limit:
-            chunk = os.read(fd, limit + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        data = b"".join(chunks)
-    finally:
-        os.close(fd)
-    if len(data) > limit:
-        raise ValueError(f"{path.name} is larger than {limit // 1024} KiB")
-    return data
 
 
 def decode(data: bytes, name: str = "answer sheet") -> tuple[str, list[str]]:

@@ -65,7 +65,7 @@ def collect(path: str | os.PathLike, entry_names: tuple[str, ...] = ()) -> tuple
             name = "submission.py"  # a lone file's own name does not matter; do not reject it for that
         return {name: _read(path)}, name
     if not path.is_dir():
-        raise RejectedSubmission(f"{path}: no such file or directory")
+        raise RejectedSubmission(f"{path}: {_not_a_submission(path)}")
     sources: dict[str, str] = {}
     for item in sorted(path.iterdir()):
         if item.name.endswith(FORBIDDEN_SUFFIXES):
@@ -95,14 +95,35 @@ def module_file_name(name: str) -> str:
     return name
 
 
+def _not_a_submission(path: Path) -> str:
+    """Why ``path``, neither a regular file nor a directory, is no submission: it is missing, or what it is."""
+    from problemgen.userfiles import kind_of  # here: the sandbox's child imports this module and needs none of that
+
+    try:
+        return f"is {kind_of(path.lstat().st_mode)}, not a regular file or a directory"
+    except OSError:
+        return "no such file or directory"
+
+
 def _read(path: Path) -> str:
     """The file's text. A UTF-8 byte-order mark (what some Windows editors save) is dropped: Python runs
-    such a file, and kept, the mark made the checks see a stray character and refuse a right answer."""
-    size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise RejectedSubmission(f"{path.name}: larger than {MAX_FILE_BYTES} bytes")
+    such a file, and kept, the mark made the checks see a stray character and refuse a right answer.
+
+    Read by ``userfiles.read_regular``: a FIFO, socket or device named ``x.py`` in a student's folder is
+    refused (it once blocked, or read ``/dev/zero`` without end, stopping the whole class run), and so is a
+    file that cannot be read (mode 000 under a grader that is not root), as this student's rejection."""
+    from problemgen.userfiles import Refused, TooLarge, read_regular  # here: see _not_a_submission
+
     try:
-        return path.read_bytes().decode("utf-8-sig")
+        data = read_regular(path, MAX_FILE_BYTES, follow_symlinks=False)
+    except TooLarge:
+        raise RejectedSubmission(f"{path.name}: larger than {MAX_FILE_BYTES} bytes") from None
+    except Refused as exc:
+        raise RejectedSubmission(f"{path.name}: {exc}") from None
+    except OSError as exc:
+        raise RejectedSubmission(f"{path.name}: cannot be read ({exc.strerror})") from None
+    try:
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise RejectedSubmission(f"{path.name}: not UTF-8 text (byte {exc.start})") from exc
 
