@@ -52,9 +52,10 @@ def cli() -> None:
 
     \b
     Exit codes: 0 ran, 1 ran and found a failure it was asked to report,
-    2 usage error or bad input, 3 sandbox isolation below --min-isolation or a root
-    grader that cannot leave uid 0 (nothing was run), 4 an output could not be
-    written (disk full; earlier files are kept whole).
+    2 usage error or bad input, 3 the sandbox cannot run student code as demanded
+    (isolation below --min-isolation, a root grader that cannot leave uid 0, no
+    usable /proc, a process limit too low; nothing more is run), 4 an output could
+    not be written (a full disk, stdout included; earlier files are kept whole).
     """
 
 

@@ -121,8 +121,9 @@ def grade_code_command(submission: Path, task_name: str, public_only: bool, fmt:
 
     \b
     Exit codes: 0 graded, 1 a score below --fail-under, 2 usage or bad input,
-    3 sandbox isolation below --min-isolation or a root grader that cannot leave
-    uid 0 (nothing was run), 4 an output could not be written.
+    3 the sandbox cannot run student code as demanded (isolation below
+    --min-isolation, a root grader that cannot leave uid 0, no usable /proc, a
+    process limit too low; nothing more is run), 4 an output could not be written.
     """
     from problemgen.code.sandbox import IsolationError, Limits
     from problemgen.classes.grade_code import GradeRequest, grade_code
