@@ -402,7 +402,9 @@ def write_folders(root: Path, folders: dict[str | None, dict[str, bytes]], *, du
     """Write each folder's files (``subdir`` -> name -> bytes; None: ``root`` itself) all together, whole
     or not at all (:class:`problemgen.safewrite.Staged`): a full disk leaves every earlier file as it was,
     never one student's new handout beside their earlier key. A directory or file link on the way is
-    refused (a link could lead outside ``root``)."""
+    refused (a link could lead outside ``root``). New files get :data:`FILE_MODE` as the umask allows
+    (:mod:`problemgen.outputs`), worked out once for the call: reading the umask costs more than a file."""
+    new_mode = allowed_mode(FILE_MODE)
     with Staged(durable=durable) as staged:
         for subdir, files in folders.items():
             target = str(root)
@@ -410,7 +412,7 @@ def write_folders(root: Path, folders: dict[str | None, dict[str, bytes]], *, du
                 target = os.path.join(target, component)
                 _make_directory(Path(target))
             for name, data in files.items():
-                staged.add(os.path.join(target, name), data, new_mode=allowed_mode(FILE_MODE))  # see outputs
+                staged.add(os.path.join(target, name), data, new_mode=new_mode)
         staged.commit()
 
 
