@@ -724,16 +724,17 @@ def _document_environment(fmt: str, user_dir: str | None) -> jinja2.Environment:
     return env
 
 
-def _collapse_blank_lines(text: str) -> str:
-    """At most one blank line in a row (template loops leave runs of them).
+_BLANK_RUN = re.compile("\n\n\n+")
+"""Three newlines or more: more than one blank line in a row."""
 
-    The built-in templates leave runs of three newlines only: with no run of four, one replace (in C) turns
-    each into two. A longer run takes the general loop (a test compares the two on any text)."""
-    if "\n\n\n\n" not in text:
-        return text.replace("\n\n\n", "\n\n")
-    while "\n\n\n" in text:
-        text = text.replace("\n\n\n", "\n\n")
-    return text
+
+def _collapse_blank_lines(text: str) -> str:
+    """At most one blank line in a row (template loops leave runs of them): each run of three newlines or
+    more becomes two, as repeating ``replace("\\n\\n\\n", "\\n\\n")`` until none is left does (a test
+    compares the two on any text). One pass of the regular-expression engine, which looks for the run as a
+    literal, takes half the time of ``str.replace`` on an answer key (tens of kilobytes, its heatmap glyphs
+    make it a two-byte string, and ``replace`` scans it twice)."""
+    return _BLANK_RUN.sub("\n\n", text)
 
 
 def render_document(name: str, fmt: str, context: dict, user_dir: str | None = None) -> str:
