@@ -25,12 +25,14 @@ Same inputs give the same bytes: no timestamps, sorted JSON keys, roster order k
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import hmac
 import json
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from operator import attrgetter
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -300,9 +302,20 @@ def _key_problem(entry: dict, shown: list[dict], placed: SheetProblem, solution:
         "tolerance": rendering.tolerance_text(part),
         "answer": rendering.answer_display(part, fmt),
         "heatmap": heatmap(part.value) if rendering.is_heatmap(part) else "",
-        "mistakes": list(dict.fromkeys(describe(m.name) for m in part.mistakes)),
+        "mistakes": list(_mistake_titles(tuple(map(_NAME, part.mistakes)))),
     } for part_shown, part in zip(shown, placed.problem.parts)]
     return {**entry, "solution": solution, "parts": parts}
+
+
+_NAME = attrgetter("name")
+
+
+@functools.lru_cache(maxsize=1024)
+def _mistake_titles(names: tuple[str, ...]) -> tuple[str, ...]:
+    """The catalogue's description of each named mistake, each description once, in order. A class set's
+    key lists the same few sets of mistakes thousands of times; the catalogue is fixed, so each set is
+    described once per process."""
+    return tuple(dict.fromkeys(map(describe, names)))
 
 
 FRAGMENT_BLOCKS = ("prompt", "solution")
