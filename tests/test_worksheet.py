@@ -346,6 +346,22 @@ def test_class_sets_are_identical_whatever_the_batch_of_students(bank, roster, s
     assert calls == [1, 2, 3]
 
 
+def test_a_batch_of_documents_made_problem_by_problem_is_each_variant_made_alone(bank):
+    """Variants of different lengths and kinds in one batch: each document is the one made for it alone."""
+    from problemgen.documents.banks import load_bank
+
+    weights, exam = load_bank(bank), load_bank("mixed_exam")
+    variants = [worksheet.build_variant(weights, 3, student="s1"), worksheet.build_variant(exam, 4, student="s2"),
+                worksheet.build_variant(weights, 5)]
+    assert len({len(v.problems) for v in variants}) == 2
+    renderer = worksheet.DocumentRenderer()
+    names = ["Ada", "Bo", ""]
+    batch = renderer.batch_documents(variants, ("md", "tex"), "Show your work.", names)
+    alone = [worksheet.DocumentRenderer().documents(v, ("md", "tex"), "Show your work.", n) for v, n in zip(variants, names)]
+    assert batch == alone and sorted(batch[1]) == ["answer_key.md", "answer_key.tex", "worksheet.md", "worksheet.tex"]
+    assert renderer.batch_documents([], ("md",), "", []) == []
+
+
 def test_worker_count_follows_the_request_and_stays_serial_for_small_classes():
     assert worksheet.worker_count(WorksheetJob("b", "o", jobs=3), 200) == 3
     assert worksheet.worker_count(WorksheetJob("b", "o", jobs=8), 2) == 2

@@ -238,58 +238,77 @@ class DocumentRenderer:
         """What the document templates see (documented at the top of each template)."""
         return next(self._contexts(variant, fmt, ((key, instructions, name),)))
 
-    def _contexts(self, variant: WorksheetVariant, fmt: str, documents: tuple[tuple[bool, str, str], ...]):
-        """The context of each document (key?, instructions, name) of one variant in one format.
-
-        The fragments are rendered once for all of them (a problem's prompt and solution from one template
-        context), and what every document shows alike (place, title, points, prompt, each part's key and
-        label) is worked out once; the key adds solutions and answers."""
-        fragments = [self._fragments(placed.problem, FRAGMENT_BLOCKS, fmt) for placed in variant.problems]
-        entries, shown = _problem_entries(variant, [prompt for prompt, _ in fragments])
+    def _contexts(self, variant: WorksheetVariant, fmt: str, documents: tuple[tuple[bool, str, str], ...],
+                  problems: list[tuple[dict, dict | None]] | None = None):
+        """The context of each document (key?, instructions, name) of one variant in one format (``problems``:
+        each problem as the worksheet and as the key show it, when :meth:`_problem_views` made them already)."""
+        if problems is None:
+            problems = self._problem_views([variant], fmt, keys=any(key for key, _, _ in documents))[0]
         for key, instructions, name in documents:
-            problems = [_key_problem(entry, parts, placed, solution, fmt) if key
-                        else {**entry, "solution": "", "parts": parts}
-                        for entry, parts, placed, (_, solution) in zip(entries, shown, variant.problems, fragments)]
             yield {
                 "title": variant.title, "bank": variant.bank, "variant_id": variant.variant_id,
                 "student": variant.student, "student_name": _name_for(name, fmt), "instructions": instructions,
                 "conventions": self.conventions(fmt),
-                "total_points": sum(p.points for p in variant.problems), "problems": problems,
+                "total_points": sum(p.points for p in variant.problems),
+                "problems": [keyed if key else shown for shown, keyed in problems],
             }
+
+    def _problem_views(self, variants: list[WorksheetVariant], fmt: str, *, keys: bool = True
+                       ) -> list[list[tuple[dict, dict | None]]]:
+        """Per variant, each problem as the worksheet shows it and as the key does (None without ``keys``).
+
+        A problem's fragment is rendered once for both (its prompt and solution from one template context),
+        and what both show alike (place, title, points, prompt, each part's key and label) is worked out
+        once; the key adds the solution and the answers. The batch is taken problem by problem: every
+        variant's first problem, then every second one. In a class set those are one kind, so its template
+        and answer code stay in the processor's caches from one student to the next (a tenth less CPU for
+        the fragments than student by student, ``bench/classset.py``)."""
+        views: list[list] = [[None] * len(variant.problems) for variant in variants]
+        for index in range(max((len(variant.problems) for variant in variants), default=0)):
+            for variant, row in zip(variants, views):
+                if index < len(variant.problems):
+                    row[index] = self._problem_view(variant.problems[index], index + 1, fmt, keys)
+        return views
+
+    def _problem_view(self, placed: SheetProblem, number: int, fmt: str, key: bool) -> tuple[dict, dict | None]:
+        """One problem as the worksheet shows it, and as the key does (None unless ``key``)."""
+        prompt, solution = self._fragments(placed.problem, FRAGMENT_BLOCKS, fmt)
+        problem = placed.problem
+        entry = {"id": placed.id, "number": number, "title": problem.title, "points": placed.points,
+                 "kind": problem.kind, "problem_variant": problem.variant_id, "prompt": prompt}
+        shown = [{"key": p.key, "label": p.label or p.key, "type": p.type} for p in problem.parts]
+        return {**entry, "solution": "", "parts": shown}, _key_problem(entry, shown, placed, solution, fmt) if key else None
 
     def documents(
         self, variant: WorksheetVariant, formats: tuple[str, ...], instructions: str = "", student_name: str = ""
     ) -> dict[str, bytes]:
         """File name -> bytes of every document of one variant in the requested formats (``student_name``:
         the roster's name, printed on the name line)."""
+        return self.batch_documents([variant], formats, instructions, [student_name])[0]
+
+    def batch_documents(
+        self, variants: list[WorksheetVariant], formats: tuple[str, ...], instructions: str, names: list[str]
+    ) -> list[dict[str, bytes]]:
+        """:meth:`documents` of each variant (``names``: the roster's, one per variant), their problems made
+        problem by problem across the batch (:meth:`_problem_views`)."""
         from problemgen.documents.rendering import render_document  # lazy: jinja2 only when rendering
 
-        files: dict[str, bytes] = {}
+        batch: list[dict[str, bytes]] = [{} for _ in variants]
         wanted = ("md", "tex") if {"tex", "pdf"} & set(formats) else ("md",)
-        names = (("worksheet", False), ("answer_key", True))
+        documents = (("worksheet", False), ("answer_key", True))
         for fmt in wanted:
-            contexts = self._contexts(variant, fmt, tuple((key, instructions, student_name) for _, key in names))
-            for (name, _), context in zip(names, contexts):
-                text = render_document(name, fmt, context, self.user_dir)
-                if fmt == "md" or "tex" in formats:
-                    files[f"{name}.{fmt}"] = text.encode("utf-8")
-                if fmt == "tex" and "pdf" in formats:
-                    from problemgen.documents.latex import compile_pdf  # lazy: only PDF output needs the LaTeX tools
+            views = self._problem_views(variants, fmt)
+            for variant, student_name, problems, files in zip(variants, names, views, batch):
+                asked = tuple((key, instructions, student_name) for _, key in documents)
+                for (name, _), context in zip(documents, self._contexts(variant, fmt, asked, problems)):
+                    text = render_document(name, fmt, context, self.user_dir)
+                    if fmt == "md" or "tex" in formats:
+                        files[f"{name}.{fmt}"] = text.encode("utf-8")
+                    if fmt == "tex" and "pdf" in formats:
+                        from problemgen.documents.latex import compile_pdf  # lazy: only PDF output needs LaTeX
 
-                    files[f"{name}.pdf"] = compile_pdf(text, name)
-        return files
-
-
-def _problem_entries(variant: WorksheetVariant, prompts: list[str]) -> tuple[list[dict], list[list[dict]]]:
-    """Per problem, what the worksheet and the key show alike: its place, title, points, generated variant
-    and prompt, and each part's key and label."""
-    entries, shown = [], []
-    for number, (placed, prompt) in enumerate(zip(variant.problems, prompts), start=1):
-        problem = placed.problem
-        entries.append({"id": placed.id, "number": number, "title": problem.title, "points": placed.points,
-                        "kind": problem.kind, "problem_variant": problem.variant_id, "prompt": prompt})
-        shown.append([{"key": p.key, "label": p.label or p.key, "type": p.type} for p in problem.parts])
-    return entries, shown
+                        files[f"{name}.pdf"] = compile_pdf(text, name)
+        return batch
 
 
 def _key_problem(entry: dict, shown: list[dict], placed: SheetProblem, solution: str, fmt: str) -> dict:
@@ -354,7 +373,7 @@ def batch_files(
     One step at a time over the whole batch, the documents of every variant, then their answer sheets, then
     their ``variant.json``: each step's code and data stay in the processor's caches from one variant to
     the next instead of being pushed out by the other steps (see :data:`BATCH_STUDENTS`)."""
-    documents = [renderer.documents(variant, formats, instructions, name) for variant, name in zip(variants, names)]
+    documents = renderer.batch_documents(variants, formats, instructions, names)
     sheets = [answer_sheets(variant) for variant in variants]
     frozen = [variant.to_json_bytes() for variant in variants]
     return [dict(sorted({**files, **answers, "variant.json": data}.items()))
