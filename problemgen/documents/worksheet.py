@@ -239,11 +239,18 @@ class DocumentRenderer:
         return next(self._contexts(variant, fmt, ((key, instructions, name),)))
 
     def _contexts(self, variant: WorksheetVariant, fmt: str, documents: tuple[tuple[bool, str, str], ...],
-                  problems: list[tuple[dict, dict | None]] | None = None):
-        """The context of each document (key?, instructions, name) of one variant in one format (``problems``:
-        each problem as the worksheet and as the key show it, when :meth:`_problem_views` made them already)."""
-        if problems is None:
-            problems = self._problem_views([variant], fmt, keys=any(key for key, _, _ in documents))[0]
+                  fragments: list[tuple[str, str]] | None = None):
+        """The context of each document (key?, instructions, name) of one variant in one format.
+
+        Each problem's fragment is rendered once for all of them (``fragments``: its prompt and solution,
+        when :meth:`_batch_fragments` rendered them already), and what every document shows alike (place,
+        title, points, prompt, each part's key and label) is worked out once; the key adds the solution and
+        the answers."""
+        if fragments is None:
+            fragments = self._batch_fragments([variant], fmt)[0]
+        keys = any(key for key, _, _ in documents)
+        problems = [self._problem_view(placed, number, fmt, keys, prompt, solution)
+                    for number, (placed, (prompt, solution)) in enumerate(zip(variant.problems, fragments), start=1)]
         for key, instructions, name in documents:
             yield {
                 "title": variant.title, "bank": variant.bank, "variant_id": variant.variant_id,
@@ -253,26 +260,27 @@ class DocumentRenderer:
                 "problems": [keyed if key else shown for shown, keyed in problems],
             }
 
-    def _problem_views(self, variants: list[WorksheetVariant], fmt: str, *, keys: bool = True
-                       ) -> list[list[tuple[dict, dict | None]]]:
-        """Per variant, each problem as the worksheet shows it and as the key does (None without ``keys``).
+    def _batch_fragments(self, variants: list[WorksheetVariant], fmt: str) -> list[list[tuple[str, str]]]:
+        """Per variant, each problem's (prompt, solution), rendered from one template context.
 
-        A problem's fragment is rendered once for both (its prompt and solution from one template context),
-        and what both show alike (place, title, points, prompt, each part's key and label) is worked out
-        once; the key adds the solution and the answers. The batch is taken problem by problem: every
-        variant's first problem, then every second one. In a class set those are one kind, so its template
-        and answer code stay in the processor's caches from one student to the next (a tenth less CPU for
-        the fragments than student by student, ``bench/classset.py``)."""
-        views: list[list] = [[None] * len(variant.problems) for variant in variants]
+        The batch is taken problem by problem: every variant's first problem, then every second one. In a
+        class set those are one kind, so its template's code stays in the processor's caches from one
+        student to the next (a tenth less CPU for the fragments than student by student,
+        ``bench/classset.py``). Only the text is kept across the batch: the documents' dicts are made
+        student by student and dropped, so the batch holds no more objects for the garbage collector to
+        walk than before."""
+        fragments: list[list] = [[None] * len(variant.problems) for variant in variants]
         for index in range(max((len(variant.problems) for variant in variants), default=0)):
-            for variant, row in zip(variants, views):
+            for variant, row in zip(variants, fragments):
                 if index < len(variant.problems):
-                    row[index] = self._problem_view(variant.problems[index], index + 1, fmt, keys)
-        return views
+                    prompt, solution = self._fragments(variant.problems[index].problem, FRAGMENT_BLOCKS, fmt)
+                    row[index] = (prompt, solution)
+        return fragments
 
-    def _problem_view(self, placed: SheetProblem, number: int, fmt: str, key: bool) -> tuple[dict, dict | None]:
+    @staticmethod
+    def _problem_view(placed: SheetProblem, number: int, fmt: str, key: bool, prompt: str,
+                      solution: str) -> tuple[dict, dict | None]:
         """One problem as the worksheet shows it, and as the key does (None unless ``key``)."""
-        prompt, solution = self._fragments(placed.problem, FRAGMENT_BLOCKS, fmt)
         problem = placed.problem
         entry = {"id": placed.id, "number": number, "title": problem.title, "points": placed.points,
                  "kind": problem.kind, "problem_variant": problem.variant_id, "prompt": prompt}
@@ -289,18 +297,18 @@ class DocumentRenderer:
     def batch_documents(
         self, variants: list[WorksheetVariant], formats: tuple[str, ...], instructions: str, names: list[str]
     ) -> list[dict[str, bytes]]:
-        """:meth:`documents` of each variant (``names``: the roster's, one per variant), their problems made
-        problem by problem across the batch (:meth:`_problem_views`)."""
+        """:meth:`documents` of each variant (``names``: the roster's, one per variant), the fragments of the
+        whole batch rendered first, problem by problem (:meth:`_batch_fragments`)."""
         from problemgen.documents.rendering import render_document  # lazy: jinja2 only when rendering
 
         batch: list[dict[str, bytes]] = [{} for _ in variants]
         wanted = ("md", "tex") if {"tex", "pdf"} & set(formats) else ("md",)
         documents = (("worksheet", False), ("answer_key", True))
         for fmt in wanted:
-            views = self._problem_views(variants, fmt)
-            for variant, student_name, problems, files in zip(variants, names, views, batch):
+            fragments = self._batch_fragments(variants, fmt)
+            for variant, student_name, rendered, files in zip(variants, names, fragments, batch):
                 asked = tuple((key, instructions, student_name) for _, key in documents)
-                for (name, _), context in zip(documents, self._contexts(variant, fmt, asked, problems)):
+                for (name, _), context in zip(documents, self._contexts(variant, fmt, asked, rendered)):
                     text = render_document(name, fmt, context, self.user_dir)
                     if fmt == "md" or "tex" in formats:
                         files[f"{name}.{fmt}"] = text.encode("utf-8")
