@@ -266,9 +266,9 @@ class DocumentRenderer:
         The batch is taken problem by problem: every variant's first problem, then every second one. In a
         class set those are one kind, so its template's code stays in the processor's caches from one
         student to the next (a tenth less CPU for the fragments than student by student,
-        ``bench/classset.py``). Only the text is kept across the batch: the documents' dicts are made
-        student by student and dropped, so the batch holds no more objects for the garbage collector to
-        walk than before."""
+        ``bench/classset.py``). Only the text is kept across the batch (tuples of strings, which the garbage
+        collector soon stops walking): the documents' dicts are made student by student and dropped, where
+        holding them for the batch made the collector walk thousands more objects."""
         fragments: list[list] = [[None] * len(variant.problems) for variant in variants]
         for index in range(max((len(variant.problems) for variant in variants), default=0)):
             for variant, row in zip(variants, fragments):
@@ -285,7 +285,8 @@ class DocumentRenderer:
         entry = {"id": placed.id, "number": number, "title": problem.title, "points": placed.points,
                  "kind": problem.kind, "problem_variant": problem.variant_id, "prompt": prompt}
         shown = [{"key": p.key, "label": p.label or p.key, "type": p.type} for p in problem.parts]
-        return {**entry, "solution": "", "parts": shown}, _key_problem(entry, shown, placed, solution, fmt) if key else None
+        keyed = _key_problem(entry, shown, placed, solution, fmt) if key else None
+        return {**entry, "solution": "", "parts": shown}, keyed
 
     def documents(
         self, variant: WorksheetVariant, formats: tuple[str, ...], instructions: str = "", student_name: str = ""
