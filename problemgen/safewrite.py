@@ -102,8 +102,7 @@ class Staged:
             finally:
                 os.close(descriptor)
         except OSError as exc:  # the write, the fsync or the close (where NFS reports a quota)
-            _remove(temp)
-            raise WriteFailed(f"cannot write {final} ({reason(exc, final)})") from None
+            raise _failed(temp, final, exc) from None
         except BaseException:
             _remove(temp)
             raise
@@ -130,8 +129,7 @@ class Staged:
                 if text:
                     stream.detach()
         except OSError as exc:  # the write, the flush, the fsync or the close (where NFS reports a quota)
-            _remove(temp)
-            raise WriteFailed(f"cannot write {final} ({reason(exc, final)})") from None
+            raise _failed(temp, final, exc) from None
         except BaseException:
             _remove(temp)
             raise
@@ -176,6 +174,12 @@ def replacing(path: str | Path, *, text: bool = True, durable: bool = False) -> 
         with staged.open(path, text=text) as stream:
             yield stream
         staged.commit()
+
+
+def _failed(temp: str, final: str, exc: OSError) -> WriteFailed:
+    """A write of ``final`` that failed: its temporary removed, the error as one line naming the file."""
+    _remove(temp)
+    return WriteFailed(f"cannot write {final} ({reason(exc, final)})")
 
 
 def _create_temporary(final: str) -> tuple[str, int]:
