@@ -338,7 +338,7 @@ def test_data_environment_templates_see_the_environment_globals_and_their_own():
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.text(alphabet="a\n ", max_size=40))
+@given(st.text(alphabet="a\n ░", max_size=40))
 def test_blank_lines_collapse_as_the_repeated_replace_does(text):
     expected = text
     while "\n\n\n" in expected:

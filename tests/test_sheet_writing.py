@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import tomllib
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -28,6 +29,16 @@ def test_strings_are_json_strings_with_delete_escaped():
 def test_a_row_of_numbers_or_booleans_is_written_as_element_by_element(row):
     assert toml_value(row) == _element_by_element(row)
     assert toml_value(tuple(row)) == _element_by_element(row)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.one_of(_NUMBER, st.booleans(), st.text(max_size=3)), max_size=4), max_size=4))
+def test_a_matrix_is_written_row_by_row_and_parses_back(matrix):
+    """A list takes the array path at once (a key's commonest value); each row is written as on its own."""
+    assert toml_value(matrix) == "[" + ", ".join(_element_by_element(row) for row in matrix) + "]"
+    assert toml_value(tuple(matrix)) == toml_value(matrix)
+    if not any(isinstance(x, float) and math.isnan(x) for row in matrix for x in row):
+        assert tomllib.loads(f"x = {toml_value(matrix)}")["x"] == matrix
 
 
 @settings(max_examples=50, deadline=None)

@@ -141,6 +141,27 @@ def test_key_shows_answers_tolerances_worked_solutions_and_a_weights_heatmap(ban
     assert "| query" not in worksheet_md and "Worked solution" not in worksheet_md
 
 
+def test_a_key_part_lists_each_mistake_description_once_in_order_and_every_key_its_own_list():
+    """The descriptions of a set of mistakes are made once per process; each key still gets a list of its own."""
+    from problemgen.misconceptions.catalogue import describe
+    from problemgen.model.core import AnswerPart, Mistake
+
+    names = ("scale_by_dk", "no_scaling", "scale_by_dk", "not_a_catalogue_tag")
+    part = AnswerPart("w", "number", 0.5, atol=0.01, mistakes=tuple(Mistake(name, 0.1, "") for name in names))
+    problem = SheetProblem("p1", 1, _a_problem_with(part))
+    first, second = (worksheet._key_problem({}, [{"key": "w"}], problem, "", "md")["parts"][0]["mistakes"]
+                     for _ in range(2))
+    assert first == [describe("scale_by_dk"), describe("no_scaling"), "not_a_catalogue_tag"]
+    first.append("edited by a template")
+    assert second == first[:3] and second is not first
+
+
+def _a_problem_with(part):
+    from problemgen.model.core import Problem
+
+    return Problem("attention.weights", 1, 1, {}, "A problem", "attention", {}, (part,), {})
+
+
 def test_tex_escapes_titles_and_ids(bank, tmp_path):
     worksheet.write_worksheet(WorksheetJob(bank, tmp_path / "out", formats=("tex",)))
     tex = (tmp_path / "out" / "worksheet.tex").read_text()
@@ -323,6 +344,22 @@ def test_class_sets_are_identical_whatever_the_batch_of_students(bank, roster, s
                               lambda d, t: calls.append(d))
     assert snapshot(tmp_path / "default") == snapshot(tmp_path / "batched")
     assert calls == [1, 2, 3]
+
+
+def test_a_batch_of_documents_made_problem_by_problem_is_each_variant_made_alone(bank):
+    """Variants of different lengths and kinds in one batch: each document is the one made for it alone."""
+    from problemgen.documents.banks import load_bank
+
+    weights, exam = load_bank(bank), load_bank("mixed_exam")
+    variants = [worksheet.build_variant(weights, 3, student="s1"), worksheet.build_variant(exam, 4, student="s2"),
+                worksheet.build_variant(weights, 5)]
+    assert len({len(v.problems) for v in variants}) == 2
+    renderer = worksheet.DocumentRenderer()
+    names = ["Ada", "Bo", ""]
+    batch = renderer.batch_documents(variants, ("md", "tex"), "Show your work.", names)
+    alone = [worksheet.DocumentRenderer().documents(v, ("md", "tex"), "Show your work.", n) for v, n in zip(variants, names)]
+    assert batch == alone and sorted(batch[1]) == ["answer_key.md", "answer_key.tex", "worksheet.md", "worksheet.tex"]
+    assert renderer.batch_documents([], ("md",), "", []) == []
 
 
 def test_worker_count_follows_the_request_and_stays_serial_for_small_classes():

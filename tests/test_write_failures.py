@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from problemgen.errors import WriteFailed
+from problemgen.errors import ProblemgenError, WriteFailed
 from problemgen.safewrite import Staged, write_file
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -257,6 +257,40 @@ def test_a_failed_write_leaves_the_earlier_file_and_no_temporary(tmp_path, monke
     monkeypatch.undo()
     write_file(target, "new\n", durable=True)
     assert target.read_text() == "new\n" and target.stat().st_mode & 0o777 == 0o600  # a private key stays private
+
+
+def test_a_staged_file_the_system_takes_in_short_pieces_is_written_whole(tmp_path, monkeypatch):
+    """``os.write`` may take fewer bytes than it is given (a signal, a pipe-like file system): the rest follows."""
+    write = os.write
+    monkeypatch.setattr(os, "write", lambda fd, data: write(fd, bytes(data[:7])))
+    with Staged() as staged:
+        staged.add(tmp_path / "key.toml", "x = 1\n" * 100)
+        staged.add(tmp_path / "variant.json", b"{}" * 50)
+        staged.commit()
+    monkeypatch.undo()
+    assert (tmp_path / "key.toml").read_text() == "x = 1\n" * 100
+    assert (tmp_path / "variant.json").read_bytes() == b"{}" * 50 and sorted(os.listdir(tmp_path)) == [
+        "key.toml", "variant.json"]
+
+
+def test_a_staged_write_that_takes_nothing_fails_instead_of_trying_forever(tmp_path, monkeypatch):
+    (tmp_path / "key.toml").write_text("earlier\n")
+    monkeypatch.setattr(os, "write", lambda fd, data: 0)
+    with pytest.raises(WriteFailed, match=r"cannot write .*key.toml \(No space left on device\)"):
+        with Staged() as staged:
+            staged.add(tmp_path / "key.toml", "new\n")
+    monkeypatch.undo()
+    assert (tmp_path / "key.toml").read_text() == "earlier\n" and os.listdir(tmp_path) == ["key.toml"]
+
+
+def test_a_staged_file_never_replaces_a_symbolic_link_nor_writes_through_it(tmp_path):
+    (tmp_path / "elsewhere.md").write_text("theirs\n")
+    (tmp_path / "worksheet.md").symlink_to(tmp_path / "elsewhere.md")
+    with pytest.raises(ProblemgenError, match="worksheet.md: it is a symbolic link"):
+        with Staged() as staged:
+            staged.add(tmp_path / "worksheet.md", "ours\n")
+    assert (tmp_path / "elsewhere.md").read_text() == "theirs\n" and (tmp_path / "worksheet.md").is_symlink()
+    assert sorted(os.listdir(tmp_path)) == ["elsewhere.md", "worksheet.md"]
 
 
 def test_a_staged_group_is_put_in_place_only_when_every_file_is_written(tmp_path):

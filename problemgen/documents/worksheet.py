@@ -25,12 +25,14 @@ Same inputs give the same bytes: no timestamps, sorted JSON keys, roster order k
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import hmac
 import json
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from operator import attrgetter
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -237,58 +239,86 @@ class DocumentRenderer:
         """What the document templates see (documented at the top of each template)."""
         return next(self._contexts(variant, fmt, ((key, instructions, name),)))
 
-    def _contexts(self, variant: WorksheetVariant, fmt: str, documents: tuple[tuple[bool, str, str], ...]):
+    def _contexts(self, variant: WorksheetVariant, fmt: str, documents: tuple[tuple[bool, str, str], ...],
+                  fragments: list[tuple[str, str]] | None = None):
         """The context of each document (key?, instructions, name) of one variant in one format.
 
-        The fragments are rendered once for all of them (a problem's prompt and solution from one template
-        context), and what every document shows alike (place, title, points, prompt, each part's key and
-        label) is worked out once; the key adds solutions and answers."""
-        fragments = [self._fragments(placed.problem, FRAGMENT_BLOCKS, fmt) for placed in variant.problems]
-        entries, shown = _problem_entries(variant, [prompt for prompt, _ in fragments])
+        Each problem's fragment is rendered once for all of them (``fragments``: its prompt and solution,
+        when :meth:`_batch_fragments` rendered them already), and what every document shows alike (place,
+        title, points, prompt, each part's key and label) is worked out once; the key adds the solution and
+        the answers."""
+        if fragments is None:
+            fragments = self._batch_fragments([variant], fmt)[0]
+        keys = any(key for key, _, _ in documents)
+        problems = [self._problem_view(placed, number, fmt, keys, prompt, solution)
+                    for number, (placed, (prompt, solution)) in enumerate(zip(variant.problems, fragments), start=1)]
         for key, instructions, name in documents:
-            problems = [_key_problem(entry, parts, placed, solution, fmt) if key
-                        else {**entry, "solution": "", "parts": parts}
-                        for entry, parts, placed, (_, solution) in zip(entries, shown, variant.problems, fragments)]
             yield {
                 "title": variant.title, "bank": variant.bank, "variant_id": variant.variant_id,
                 "student": variant.student, "student_name": _name_for(name, fmt), "instructions": instructions,
                 "conventions": self.conventions(fmt),
-                "total_points": sum(p.points for p in variant.problems), "problems": problems,
+                "total_points": sum(p.points for p in variant.problems),
+                "problems": [keyed if key else shown for shown, keyed in problems],
             }
+
+    def _batch_fragments(self, variants: list[WorksheetVariant], fmt: str) -> list[list[tuple[str, str]]]:
+        """Per variant, each problem's (prompt, solution), rendered from one template context.
+
+        The batch is taken problem by problem: every variant's first problem, then every second one. In a
+        class set those are one kind, so its template's code stays in the processor's caches from one
+        student to the next (a tenth less CPU for the fragments than student by student,
+        ``bench/classset.py``). Only the text is kept across the batch (tuples of strings, which the garbage
+        collector soon stops walking): the documents' dicts are made student by student and dropped, where
+        holding them for the batch made the collector walk thousands more objects."""
+        fragments: list[list] = [[None] * len(variant.problems) for variant in variants]
+        for index in range(max((len(variant.problems) for variant in variants), default=0)):
+            for variant, row in zip(variants, fragments):
+                if index < len(variant.problems):
+                    prompt, solution = self._fragments(variant.problems[index].problem, FRAGMENT_BLOCKS, fmt)
+                    row[index] = (prompt, solution)
+        return fragments
+
+    @staticmethod
+    def _problem_view(placed: SheetProblem, number: int, fmt: str, key: bool, prompt: str,
+                      solution: str) -> tuple[dict, dict | None]:
+        """One problem as the worksheet shows it, and as the key does (None unless ``key``)."""
+        problem = placed.problem
+        entry = {"id": placed.id, "number": number, "title": problem.title, "points": placed.points,
+                 "kind": problem.kind, "problem_variant": problem.variant_id, "prompt": prompt}
+        shown = [{"key": p.key, "label": p.label or p.key, "type": p.type} for p in problem.parts]
+        keyed = _key_problem(entry, shown, placed, solution, fmt) if key else None
+        return {**entry, "solution": "", "parts": shown}, keyed
 
     def documents(
         self, variant: WorksheetVariant, formats: tuple[str, ...], instructions: str = "", student_name: str = ""
     ) -> dict[str, bytes]:
         """File name -> bytes of every document of one variant in the requested formats (``student_name``:
         the roster's name, printed on the name line)."""
+        return self.batch_documents([variant], formats, instructions, [student_name])[0]
+
+    def batch_documents(
+        self, variants: list[WorksheetVariant], formats: tuple[str, ...], instructions: str, names: list[str]
+    ) -> list[dict[str, bytes]]:
+        """:meth:`documents` of each variant (``names``: the roster's, one per variant), the fragments of the
+        whole batch rendered first, problem by problem (:meth:`_batch_fragments`)."""
         from problemgen.documents.rendering import render_document  # lazy: jinja2 only when rendering
 
-        files: dict[str, bytes] = {}
+        batch: list[dict[str, bytes]] = [{} for _ in variants]
         wanted = ("md", "tex") if {"tex", "pdf"} & set(formats) else ("md",)
-        names = (("worksheet", False), ("answer_key", True))
+        documents = (("worksheet", False), ("answer_key", True))
         for fmt in wanted:
-            contexts = self._contexts(variant, fmt, tuple((key, instructions, student_name) for _, key in names))
-            for (name, _), context in zip(names, contexts):
-                text = render_document(name, fmt, context, self.user_dir)
-                if fmt == "md" or "tex" in formats:
-                    files[f"{name}.{fmt}"] = text.encode("utf-8")
-                if fmt == "tex" and "pdf" in formats:
-                    from problemgen.documents.latex import compile_pdf  # lazy: only PDF output needs the LaTeX tools
+            fragments = self._batch_fragments(variants, fmt)
+            for variant, student_name, rendered, files in zip(variants, names, fragments, batch):
+                asked = tuple((key, instructions, student_name) for _, key in documents)
+                for (name, _), context in zip(documents, self._contexts(variant, fmt, asked, rendered)):
+                    text = render_document(name, fmt, context, self.user_dir)
+                    if fmt == "md" or "tex" in formats:
+                        files[f"{name}.{fmt}"] = text.encode("utf-8")
+                    if fmt == "tex" and "pdf" in formats:
+                        from problemgen.documents.latex import compile_pdf  # lazy: only PDF output needs LaTeX
 
-                    files[f"{name}.pdf"] = compile_pdf(text, name)
-        return files
-
-
-def _problem_entries(variant: WorksheetVariant, prompts: list[str]) -> tuple[list[dict], list[list[dict]]]:
-    """Per problem, what the worksheet and the key show alike: its place, title, points, generated variant
-    and prompt, and each part's key and label."""
-    entries, shown = [], []
-    for number, (placed, prompt) in enumerate(zip(variant.problems, prompts), start=1):
-        problem = placed.problem
-        entries.append({"id": placed.id, "number": number, "title": problem.title, "points": placed.points,
-                        "kind": problem.kind, "problem_variant": problem.variant_id, "prompt": prompt})
-        shown.append([{"key": p.key, "label": p.label or p.key, "type": p.type} for p in problem.parts])
-    return entries, shown
+                        files[f"{name}.pdf"] = compile_pdf(text, name)
+        return batch
 
 
 def _key_problem(entry: dict, shown: list[dict], placed: SheetProblem, solution: str, fmt: str) -> dict:
@@ -301,9 +331,20 @@ def _key_problem(entry: dict, shown: list[dict], placed: SheetProblem, solution:
         "tolerance": rendering.tolerance_text(part),
         "answer": rendering.answer_display(part, fmt),
         "heatmap": heatmap(part.value) if rendering.is_heatmap(part) else "",
-        "mistakes": list(dict.fromkeys(describe(m.name) for m in part.mistakes)),
+        "mistakes": list(_mistake_titles(tuple(map(_NAME, part.mistakes)))),
     } for part_shown, part in zip(shown, placed.problem.parts)]
     return {**entry, "solution": solution, "parts": parts}
+
+
+_NAME = attrgetter("name")
+
+
+@functools.lru_cache(maxsize=1024)
+def _mistake_titles(names: tuple[str, ...]) -> tuple[str, ...]:
+    """The catalogue's description of each named mistake, each description once, in order. A class set's
+    key lists the same few sets of mistakes thousands of times; the catalogue is fixed, so each set is
+    described once per process."""
+    return tuple(dict.fromkeys(map(describe, names)))
 
 
 FRAGMENT_BLOCKS = ("prompt", "solution")
@@ -342,7 +383,7 @@ def batch_files(
     One step at a time over the whole batch, the documents of every variant, then their answer sheets, then
     their ``variant.json``: each step's code and data stay in the processor's caches from one variant to
     the next instead of being pushed out by the other steps (see :data:`BATCH_STUDENTS`)."""
-    documents = [renderer.documents(variant, formats, instructions, name) for variant, name in zip(variants, names)]
+    documents = renderer.batch_documents(variants, formats, instructions, names)
     sheets = [answer_sheets(variant) for variant in variants]
     frozen = [variant.to_json_bytes() for variant in variants]
     return [dict(sorted({**files, **answers, "variant.json": data}.items()))
@@ -403,7 +444,9 @@ def write_folders(root: Path, folders: dict[str | None, dict[str, bytes]], *, du
     """Write each folder's files (``subdir`` -> name -> bytes; None: ``root`` itself) all together, whole
     or not at all (:class:`problemgen.safewrite.Staged`): a full disk leaves every earlier file as it was,
     never one student's new handout beside their earlier key. A directory or file link on the way is
-    refused (a link could lead outside ``root``)."""
+    refused (a link could lead outside ``root``). New files get :data:`FILE_MODE` as the umask allows
+    (:mod:`problemgen.outputs`), worked out once for the call: reading the umask costs more than a file."""
+    new_mode = allowed_mode(FILE_MODE)
     with Staged(durable=durable) as staged:
         for subdir, files in folders.items():
             target = str(root)
@@ -411,7 +454,7 @@ def write_folders(root: Path, folders: dict[str | None, dict[str, bytes]], *, du
                 target = os.path.join(target, component)
                 _make_directory(Path(target))
             for name, data in files.items():
-                staged.add(os.path.join(target, name), data, new_mode=allowed_mode(FILE_MODE))  # see outputs
+                staged.add(os.path.join(target, name), data, new_mode=new_mode)
         staged.commit()
 
 

@@ -383,6 +383,8 @@ def parse_value(text: str) -> Any:
 
 def toml_value(value: Any) -> str:
     """Serialise a sheet value (str, int, float, bool, nested lists) as a TOML value."""
+    if type(value) is list:  # a key's commonest value (a matrix, a row), sent straight to the list's path
+        return _toml_array(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -396,13 +398,19 @@ def toml_value(value: Any) -> str:
     if isinstance(value, str):
         return _json_string(value).replace("\x7f", "\\u007f") if value else '""'  # "": every blank answer
     if isinstance(value, (list, tuple)):
-        kinds = set(map(type, value))
-        if kinds <= _NUMBER_TYPES:  # a row of numbers, a key's commonest value
-            return "[" + ", ".join(map(repr, value)) + "]"
-        if kinds == {bool}:  # a row of a boolean mask
-            return "[" + ", ".join([_BOOLEANS[v] for v in value]) + "]"
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+        return _toml_array(value)
     raise TypeError(f"cannot write {type(value).__name__} to an answer sheet")
+
+
+def _toml_array(value: list | tuple) -> str:
+    """A list or tuple as a TOML array: a row of numbers or of booleans in one C join, anything else element
+    by element (a matrix: row by row)."""
+    kinds = set(map(type, value))
+    if kinds <= _NUMBER_TYPES:  # a row of numbers, a key's commonest value
+        return "[" + ", ".join(map(repr, value)) + "]"
+    if kinds == {bool}:  # a row of a boolean mask
+        return "[" + ", ".join([_BOOLEANS[v] for v in value]) + "]"
+    return "[" + ", ".join([toml_value(v) for v in value]) + "]"
 
 
 _NUMBER_TYPES = {int, float}
@@ -428,9 +436,10 @@ def _comment(text: str) -> str:
     return "# " + " ".join(str(text).split())
 
 
-def _sheets(variant, headers: tuple[str, ...], values: tuple[Callable[[AnswerPart], Any], ...]) -> list[str]:
-    """Sheets of ``variant`` that differ only in their first line and in each answer's value, written in one
-    pass: the comment lines, most of a sheet's cost, are made once for all of them."""
+def _sheets(variant, headers: tuple[str, ...], answers: tuple[Callable[[AnswerPart], str], ...]) -> list[str]:
+    """Sheets of ``variant`` that differ only in their first line and in each answer (``answers``: the TOML
+    text of a part's answer on each sheet), written in one pass: the comment lines, most of a sheet's cost,
+    are made once for all of them."""
     sheets = [[header, "# One table per problem, one line per answer. \"\" means not answered.",
                "# Write answers as on paper: -4.25, -17/4, 2e-3, [[-4.25, 1/3], [2e-3, -7]], (N, C, W); quotes are optional.",
                "[meta]", f"variant = {toml_value(variant.variant_id)}",
@@ -445,8 +454,8 @@ def _sheets(variant, headers: tuple[str, ...], values: tuple[Callable[[AnswerPar
         for part in problem.parts:
             label = f"{part.key}: {part.label}" if part.label else part.key
             comment = _comment(f"{label}: {describe_format(part)}")
-            for lines, value_of in zip(sheets, values):
-                lines += (comment, f"{part.key} = {toml_value(value_of(part))}")
+            for lines, answer in zip(sheets, answers):
+                lines += (comment, f"{part.key} = {answer(part)}")
     return ["\n".join(lines) + "\n" for lines in sheets]
 
 
@@ -454,7 +463,13 @@ BLANK_HEADER, KEY_HEADER = "# problemgen answer sheet", "# problemgen answer key
 
 
 def _unanswered(part: AnswerPart) -> str:
-    return ""
+    """The TOML text of a blank answer (``toml_value("")``)."""
+    return '""'
+
+
+def _key_answer(part: AnswerPart) -> str:
+    """The TOML text of the key's answer (``toml_value(key_value(part))``)."""
+    return toml_value(key_value(part))
 
 
 def blank_sheet(variant) -> str:
@@ -464,10 +479,10 @@ def blank_sheet(variant) -> str:
 
 def key_sheet(variant) -> str:
     """The same sheet filled with the key values (grading it scores 100%)."""
-    return _sheets(variant, (KEY_HEADER,), (key_value,))[0]
+    return _sheets(variant, (KEY_HEADER,), (_key_answer,))[0]
 
 
 def blank_and_key_sheets(variant) -> tuple[str, str]:
     """``(blank_sheet(variant), key_sheet(variant))`` in one pass, for a class set that writes both."""
-    blank, key = _sheets(variant, (BLANK_HEADER, KEY_HEADER), (_unanswered, key_value))
+    blank, key = _sheets(variant, (BLANK_HEADER, KEY_HEADER), (_unanswered, _key_answer))
     return blank, key
