@@ -293,20 +293,26 @@ def test_a_device_in_a_students_code_folder_is_refused_not_read_without_end(tmp_
 # --------------------------------------------------------------------------- a grader that is not root
 
 
-UNPRIVILEGED = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if IS_ROOT else []
+LEAVE_ROOT = """
+import os, sys
+from problemgen.code.sandbox import runtimeview
+runtimeview.expose([sys.prefix, sys.base_prefix])  # a CI venv may live in a private (0700) temporary folder
+os.setgroups([]); os.setresgid(65534, 65534, 65534); os.setresuid(65534, 65534, 65534)
+exec(compile({code!r}, "<test>", "exec"))
+"""
 
 
 def _unprivileged(code: str, cwd: Path) -> subprocess.CompletedProcess:
     """``code`` run by Python as uid 65534 under a root test run (as this user otherwise), for mode-000 files:
-    root reads them, as a root grader does; any other user cannot."""
-    if IS_ROOT and not shutil.which("setpriv"):
-        pytest.skip("setpriv is needed to leave root")
+    root reads them, as a root grader does; any other user cannot. As root, the runtime is first made
+    reachable for uid 65534 the way the sandbox's fork server does it (``runtimeview``)."""
 
     def run(text: str) -> subprocess.CompletedProcess:
-        return subprocess.run([*UNPRIVILEGED, sys.executable, "-c", text], cwd=cwd, capture_output=True, text=True,
+        script = LEAVE_ROOT.format(code=text) if IS_ROOT else text
+        return subprocess.run([sys.executable, "-c", script], cwd=cwd, capture_output=True, text=True,
                               timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)
 
-    probe = run("import problemgen")
+    probe = run("import os, click, numpy, problemgen.cli\nassert os.getuid() != 0")
     if probe.returncode:
         pytest.skip(f"this Python or checkout cannot be used by an unprivileged user: {probe.stderr.strip()[-200:]}")
     return run(code)
