@@ -116,6 +116,41 @@ def test_standard_output_on_a_full_disk_is_one_error_line_and_exit_4(tmp_path, a
                                    "what it shows is incomplete\n")
 
 
+UNNAMED_FULL_DISK = """
+import errno, sys
+sys.path.insert(0, {root!r})
+import problemgen.model.registry as registry
+def full(*args, **kwargs):
+    raise OSError(errno.ENOSPC, "No space left on device")  # as a buffered write's error: no file named
+registry.generate = full
+from problemgen.cli import main
+main(["show", "masks.causal"])
+"""
+
+
+@pytest.mark.parametrize("stdout", ["pipe", "terminal"])
+def test_a_full_disk_elsewhere_is_not_called_the_standard_output_cut_short(tmp_path, stdout):
+    """An unnamed room error from a write no module foresaw (a full /dev/shm while staging a submission) was
+    reported as 'cannot write the standard output ... incomplete' under a pipe or a terminal, which are
+    never full; it is the generic one line, exit 4."""
+    if stdout == "terminal":
+        import pty
+
+        leader, follower = pty.openpty()
+        options = {"stdout": follower, "stderr": subprocess.PIPE}
+    else:
+        options = {"capture_output": True}
+    try:
+        run = subprocess.run([sys.executable, "-c", UNNAMED_FULL_DISK.format(root=str(ROOT))], cwd=tmp_path,
+                             env=env(), timeout=60, **options)
+    finally:
+        if stdout == "terminal":
+            os.close(follower)
+            os.close(leader)
+    clean(run)
+    assert run.returncode == 4 and run.stderr.decode() == "error: cannot write (No space left on device)\n"
+
+
 # --------------------------------------------------------------------------- home directory
 
 

@@ -158,6 +158,23 @@ def test_a_report_written_with_o_stays_whole_when_the_disk_fills(graded_class, t
     assert report.read_bytes() == before and os.listdir(tmp_path) == ["report.md"]
 
 
+def test_a_submission_that_does_not_fit_where_it_is_staged_is_one_line_naming_that_place(tmp_path, shared_tmp):
+    """A full staging folder (``/dev/shm``, ``$TMPDIR``): the write's error names no file, so the command said
+    the standard output had been cut short (a pipe here, which never is). The staging folder is one 'nobody'
+    can reach, as a root grader's children run as 'nobody'."""
+    staging, work = shared_tmp / "staging", tmp_path / "work"
+    staging.mkdir(mode=0o755)
+    work.mkdir()
+    padding = "# " + "x" * 78 + "\n"
+    (work / "ana.py").write_text("def softmax(x, axis=-1):\n    return x\n" + padding * 100, encoding="utf-8")
+    run = problemgen(["grade-code", "ana.py", "--task", "softmax", "--public-only"], limit=4096, cwd=work,
+                     TMPDIR=str(staging))
+    assert_one_write_error(run, f"cannot write ana.py in {staging}, where submissions are staged")
+    assert "standard output" not in run.stderr and run.stdout == ""
+    assert [p.name for p in staging.iterdir() if p.name.startswith("problemgen-") and not p.name.startswith(
+        "problemgen-fs-")] == []
+
+
 # -------------------------------------------------------------------------------- exports
 
 

@@ -153,7 +153,7 @@ def run_click(args: list[str]) -> int:
             sys.stderr.write(f"error: {no_temporary}\n")
             return EXIT_USAGE
         if exc.filename is None and streams.stdout_full(exc):
-            return streams.quit_stdout_full(exc)  # click's echo: the one unnamed file a command writes
+            return streams.quit_stdout_full(exc)  # click's echo into a full file: its error names no file
         if not out_of_room(exc):
             raise
         where = f" {exc.filename}" if exc.filename else ""  # a write no module foresaw: still one line

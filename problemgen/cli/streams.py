@@ -84,10 +84,22 @@ def quit_broken_pipe() -> int:
 
 def stdout_full(exc: OSError) -> bool:
     """Whether ``exc`` is standard output refused for want of room (``> file`` on a full disk or over a
-    quota, ``> /dev/full``): the run's failure, said in one line, never the interpreter's traceback."""
-    import errno
+    quota, ``> /dev/full``): the run's failure, said in one line, never the interpreter's traceback.
 
-    return exc.errno in {errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
+    Only a standard output that can be full is taken for the culprit: a file or a device, never a pipe or
+    a terminal. The error itself carries no name, so a full staging folder (``/dev/shm``) under a command
+    piped into ``less`` was reported as a standard output cut short."""
+    import errno
+    import stat
+
+    if exc.errno not in {errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}:
+        return False
+    try:
+        descriptor = sys.stdout.fileno()
+        mode = os.fstat(descriptor).st_mode
+        return (stat.S_ISREG(mode) or stat.S_ISCHR(mode)) and not os.isatty(descriptor)
+    except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is both: a stream with no file
+        return False
 
 
 def quit_stdout_full(exc: OSError) -> int:

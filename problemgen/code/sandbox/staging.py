@@ -174,12 +174,25 @@ def stage(sources: dict[str, str], entry: str) -> StagedSubmission:
     try:
         for name, text in sorted(sources.items()):
             target = os.path.join(directory, name)
-            with open(target, "x", encoding="utf-8") as handle:
-                handle.write(text)
+            try:
+                with open(target, "x", encoding="utf-8") as handle:
+                    handle.write(text)
+            except OSError as exc:
+                raise _unwritten(exc, name, os.path.dirname(enclosure)) from None
             os.chmod(target, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
         # The child may run as 'nobody': it must be able to list and read, never write.
         os.chmod(directory, 0o755)
-    except OSError:
+    except BaseException:  # the OSError of a chmod, the WriteFailed of a write, a Ctrl-C: nothing is left behind
         shutil.rmtree(enclosure, ignore_errors=True)
         raise
     return StagedSubmission(directory, entry, tuple(sorted(sources)), dict(sources), enclosure)
+
+
+def _unwritten(exc: OSError, name: str, place: str) -> OSError:
+    """A source that could not be staged, as an error naming the staging place (the write's own error names
+    no file): a full ``/dev/shm`` or ``$TMPDIR`` is the run's failure (exit 4, as any output that cannot be
+    written), once said as if the standard output had been cut short."""
+    from problemgen.errors import WriteFailed  # here: see _not_a_submission
+
+    return WriteFailed(f"cannot write {name} in {place}, where submissions are staged to run ({exc.strerror}); "
+                       "make room there, or set TMPDIR to a folder with room")
