@@ -117,7 +117,7 @@ class Staged:
         """A stream onto the temporary of ``path`` (binary, or UTF-8 text with ``text``) for content written
         piece by piece (a gradebook row by row, a zip); staged when the block ends without an error.
         ``mode``: the file's permissions; by default those of the file replaced, else ``new_mode``, else the
-        umask's."""
+        umask's less group and other write (:func:`_set_mode`)."""
         final = os.fspath(path)
         status = _own_status(final)
         temp, descriptor = _create_temporary(final)

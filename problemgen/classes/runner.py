@@ -62,8 +62,8 @@ def prepare(out_dir: str | Path) -> Path:
     except OSError as exc:
         raise ProblemgenError(f"{out}: cannot create the output directory ({exc.strerror})") from None
     for folder in (out, out / "reports"):  # before any grading, as an output file that cannot be written
-        if why_unwritable(folder):
-            raise ProblemgenError(f"{folder}: cannot be written ({why_unwritable(folder)})")
+        if reason := why_unwritable(folder):
+            raise ProblemgenError(f"{folder}: cannot be written ({reason})")
     return out
 
 

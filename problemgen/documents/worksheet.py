@@ -415,8 +415,8 @@ def prepare_output(out_dir: str | Path, force: bool) -> Iterator[Output]:
         make_folder(out)
     except OSError as exc:
         raise ProblemgenError(f"{out}: cannot create the output directory ({_os_reason(exc, out)})") from None
-    if why_unwritable(out):  # before any work, as an output file that cannot be written
-        raise ProblemgenError(f"{out}: cannot be written ({why_unwritable(out)})")
+    if reason := why_unwritable(out):  # before any work, as an output file that cannot be written
+        raise ProblemgenError(f"{out}: cannot be written ({reason})")
     with holding(out, writing=True):
         try:
             earlier = any(out.iterdir())
