@@ -83,16 +83,18 @@ def quit_broken_pipe() -> int:
 
 
 def stdout_full(exc: OSError) -> bool:
-    """Whether ``exc`` is standard output refused for want of room (``> file`` on a full disk or over a
-    quota, ``> /dev/full``): the run's failure, said in one line, never the interpreter's traceback.
+    """Whether ``exc`` is standard output refused for want of room or of a writable disk (``> file`` on a
+    full disk or over a quota, ``> /dev/full``; the errors :func:`~problemgen.safewrite.out_of_room` names
+    for every output): the run's failure, said in one line, never the interpreter's traceback.
 
     Only a standard output that can be full is taken for the culprit: a file or a device, never a pipe or
     a terminal. The error itself carries no name, so a full staging folder (``/dev/shm``) under a command
     piped into ``less`` was reported as a standard output cut short."""
-    import errno
     import stat
 
-    if exc.errno not in {errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}:
+    from problemgen.safewrite import out_of_room  # here, on failure only: the fast --help path stays light
+
+    if not out_of_room(exc):
         return False
     try:
         descriptor = sys.stdout.fileno()
